@@ -1,0 +1,103 @@
+#include "distflow/framework/op_kernel.h"
+
+#include "absl/synchronization/notification.h"
+
+namespace distflow {
+
+OpKernelConstruction::OpKernelConstruction(DeviceBase* device, const NodeDef& def,
+                                           const OpDef& op_def,
+                                           DataTypeSlice input_types,
+                                           DataTypeSlice output_types)
+    : device_(device),
+      def_(def),
+      op_def_(op_def),
+      input_types_(input_types),
+      output_types_(output_types) {}
+
+OpKernel::OpKernel(OpKernelConstruction* ctx)
+    : def_(ctx->def()),
+      input_types_(ctx->input_types().begin(), ctx->input_types().end()),
+      output_types_(ctx->output_types().begin(), ctx->output_types().end()) {}
+
+OpKernel::~OpKernel() = default;
+
+void AsyncOpKernel::Compute(OpKernelContext* ctx) {
+  absl::Notification n;
+  ComputeAsync(ctx, [&n] { n.Notify(); });
+  n.WaitForNotification();
+}
+
+OpKernelContext::OpKernelContext(Params* params)
+    : params_(params), outputs_(params->op_kernel->num_outputs()) {}
+
+OpKernelContext::~OpKernelContext() = default;
+
+absl::Status OpKernelContext::allocate_output(int i, const TensorShape& shape,
+                                              Tensor** out) {
+  Output& o = outputs_[i];
+  o.value = Tensor(expected_output_dtype(i), shape);
+  o.ref = nullptr;
+  o.ref_mu = nullptr;
+  o.set = true;
+  *out = &o.value;
+  return absl::OkStatus();
+}
+
+absl::Status OpKernelContext::forward_input_or_allocate_output(
+    std::initializer_list<int> candidates, int i, const TensorShape& shape,
+    Tensor** out) {
+  const DataType dtype = expected_output_dtype(i);
+  for (int in : candidates) {
+    const TensorValue& v = params_->inputs[in];
+    if (v.is_ref() || v.tensor == nullptr) continue;
+    const Tensor& t = *v.tensor;
+    if (t.dtype() != dtype || t.NumElements() != shape.num_elements() ||
+        dtype == DT_STRING || !t.RefCountIsOne()) {
+      continue;
+    }
+    Output& o = outputs_[i];
+    o.value = Tensor();
+    o.value.CopyFrom(t, shape);
+    o.ref = nullptr;
+    o.ref_mu = nullptr;
+    o.set = true;
+    *out = &o.value;
+    return absl::OkStatus();
+  }
+  return allocate_output(i, shape, out);
+}
+
+absl::Status OpKernelContext::allocate_temp(DataType dtype, const TensorShape& shape,
+                                            Tensor* out) {
+  *out = Tensor(dtype, shape);
+  return absl::OkStatus();
+}
+
+void OpKernelContext::set_output(int i, Tensor t) {
+  Output& o = outputs_[i];
+  o.value = std::move(t);
+  o.ref = nullptr;
+  o.ref_mu = nullptr;
+  o.set = true;
+}
+
+void OpKernelContext::set_output_ref(int i, absl::Mutex* mu, Tensor* t) {
+  Output& o = outputs_[i];
+  o.value = Tensor();
+  o.ref = t;
+  o.ref_mu = mu;
+  o.set = true;
+}
+
+void OpKernelContext::forward_ref_input_to_ref_output(int in, int out) {
+  set_output_ref(out, params_->inputs[in].mutex_if_ref, params_->inputs[in].tensor);
+}
+
+TensorValue OpKernelContext::output_value(int i) {
+  Output& o = outputs_[i];
+  if (!o.set) return TensorValue();
+  if (o.ref) return TensorValue(o.ref_mu, o.ref);
+  return TensorValue(&o.value);
+}
+
+}  // namespace distflow

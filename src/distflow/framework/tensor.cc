@@ -1,0 +1,213 @@
+#include "distflow/framework/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "absl/strings/str_cat.h"
+
+namespace distflow {
+namespace {
+
+constexpr size_t kAlignment = 64;
+
+// Owns an aligned allocation; constructs and destroys strings in place.
+class AlignedBuffer final : public TensorBuffer {
+ public:
+  static AlignedBuffer* New(DataType dtype, int64_t n) {
+    const bool is_string = dtype == DT_STRING;
+    const size_t elem = is_string ? sizeof(std::string) : DataTypeSize(dtype);
+    const size_t bytes = elem * static_cast<size_t>(n);
+    void* data = nullptr;
+    if (bytes > 0) {
+      const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+      data = std::aligned_alloc(kAlignment, rounded);
+      if (data == nullptr) throw std::bad_alloc();
+      if (is_string) {
+        auto* s = static_cast<std::string*>(data);
+        for (int64_t i = 0; i < n; ++i) new (s + i) std::string();
+      }
+    }
+    return new AlignedBuffer(data, bytes, is_string ? n : 0);
+  }
+
+ private:
+  AlignedBuffer(void* data, size_t bytes, int64_t num_strings)
+      : TensorBuffer(data, bytes), num_strings_(num_strings) {}
+  ~AlignedBuffer() override {
+    auto* s = static_cast<std::string*>(data());
+    for (int64_t i = 0; i < num_strings_; ++i) s[i].~basic_string();
+    std::free(data());
+  }
+  const int64_t num_strings_;
+};
+
+class ExternalBuffer final : public TensorBuffer {
+ public:
+  ExternalBuffer(void* data, size_t size, std::function<void()> release)
+      : TensorBuffer(data, size), release_(std::move(release)) {}
+
+ private:
+  ~ExternalBuffer() override {
+    if (release_) release_();
+  }
+  std::function<void()> release_;
+};
+
+size_t ElementSize(DataType dtype) {
+  return dtype == DT_STRING ? sizeof(std::string) : DataTypeSize(dtype);
+}
+
+}  // namespace
+
+RefPtr<TensorBuffer> MakeExternalBuffer(void* data, size_t size,
+                                        std::function<void()> release) {
+  return RefPtr<TensorBuffer>(new ExternalBuffer(data, size, std::move(release)));
+}
+
+Tensor::Tensor(DataType dtype, const TensorShape& shape)
+    : dtype_(dtype), shape_(shape) {
+  DF_CHECK_MSG(DataTypeIsSupported(dtype), DataTypeString(dtype));
+  buf_.reset(AlignedBuffer::New(dtype, shape.num_elements()));
+  data_ = buf_->data();
+}
+
+Tensor::Tensor(DataType dtype, const TensorShape& shape,
+               RefPtr<TensorBuffer> buf)
+    : dtype_(dtype), shape_(shape), buf_(std::move(buf)) {
+  DF_CHECK(buf_ == nullptr ||
+           buf_->size() >= ElementSize(dtype) * shape.num_elements());
+  data_ = buf_ ? buf_->data() : nullptr;
+}
+
+bool Tensor::IsInitialized() const {
+  return dtype_ != DT_INVALID && (buf_ != nullptr || NumElements() == 0);
+}
+
+size_t Tensor::TotalBytes() const {
+  if (dtype_ == DT_STRING) {
+    size_t n = 0;
+    for (const std::string& s : flat<std::string>()) n += s.size();
+    return n;
+  }
+  return DataTypeSize(dtype_) * static_cast<size_t>(NumElements());
+}
+
+bool Tensor::CopyFrom(const Tensor& other, const TensorShape& shape) {
+  if (other.NumElements() != shape.num_elements()) return false;
+  dtype_ = other.dtype_;
+  shape_ = shape;
+  buf_ = other.buf_;
+  data_ = other.data_;
+  return true;
+}
+
+namespace {
+// A sub-range of another buffer; keeps the owner alive.
+class SubBuffer final : public TensorBuffer {
+ public:
+  SubBuffer(RefPtr<TensorBuffer> parent, void* data, size_t size)
+      : TensorBuffer(data, size), parent_(std::move(parent)) {}
+  const TensorBuffer* root() const override { return parent_->root(); }
+
+ private:
+  RefPtr<TensorBuffer> parent_;
+};
+}  // namespace
+
+Tensor Tensor::Slice(int64_t start, int64_t limit) const {
+  DF_CHECK(dims() >= 1 && 0 <= start && start <= limit && limit <= dim_size(0));
+  TensorShape shape = shape_;
+  shape.set_dim(0, limit - start);
+  if (start == 0 && limit == dim_size(0)) {
+    Tensor t = *this;
+    return t;
+  }
+  const int64_t row = dim_size(0) == 0 ? 0 : NumElements() / dim_size(0);
+  const size_t elem = ElementSize(dtype_);
+  char* begin = static_cast<char*>(data_) + start * row * elem;
+  RefPtr<TensorBuffer> sub(
+      new SubBuffer(buf_, begin, (limit - start) * row * elem));
+  return Tensor(dtype_, shape, std::move(sub));
+}
+
+Tensor Tensor::DeepCopy() const {
+  if (!IsInitialized()) return *this;
+  Tensor out(dtype_, shape_);
+  if (dtype_ == DT_STRING) {
+    auto src = flat<std::string>();
+    auto dst = out.flat<std::string>();
+    for (size_t i = 0; i < src.size(); ++i) dst[i] = src[i];
+  } else if (NumElements() > 0) {
+    std::memcpy(out.data_, data_, TotalBytes());
+  }
+  return out;
+}
+
+bool Tensor::SharesBufferWith(const Tensor& other) const {
+  return buf_ != nullptr && other.buf_ != nullptr &&
+         buf_->root() == other.buf_->root();
+}
+
+bool Tensor::RefCountIsOne() const {
+  return buf_ != nullptr && buf_->root() == buf_.get() && buf_->RefCountIsOne();
+}
+
+namespace {
+
+template <typename T>
+void AppendValue(std::string* out, const T& v) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    absl::StrAppend(out, "\"", v, "\"");
+  } else if constexpr (std::is_same_v<T, bfloat16>) {
+    absl::StrAppend(out, static_cast<float>(v));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    out->append(v ? "true" : "false");
+  } else if constexpr (sizeof(T) == 1) {
+    absl::StrAppend(out, static_cast<int>(v));
+  } else {
+    absl::StrAppend(out, v);
+  }
+}
+
+}  // namespace
+
+std::string Tensor::SummarizeValue(int64_t max_entries) const {
+  if (!IsInitialized()) return "<uninitialized>";
+  std::string out;
+  const int64_t n = std::min<int64_t>(NumElements(), max_entries);
+  const int rank = dims();
+  VisitDataType(dtype_, [&](auto zero) {
+    using T = decltype(zero);
+    const T* p = base<T>();
+    if (rank == 0) {
+      AppendValue(&out, p[0]);
+      return;
+    }
+    // Open a bracket at each dim boundary, like NumPy's nested printing.
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t stride = 1;
+      for (int d = rank - 1; d >= 0; --d) {
+        stride *= dim_size(d);
+        if (i % stride == 0) out.append("[");
+      }
+      if (i % dim_size(rank - 1) != 0) out.append(" ");
+      AppendValue(&out, p[i]);
+      stride = 1;
+      for (int d = rank - 1; d >= 0; --d) {
+        stride *= dim_size(d);
+        if ((i + 1) % stride == 0) out.append("]");
+      }
+    }
+    if (n < NumElements()) out.append("...");
+  });
+  return out;
+}
+
+std::string Tensor::DebugString(int max_entries) const {
+  return absl::StrCat("Tensor<type: ", DataTypeString(dtype_),
+                      " shape: ", shape_.DebugString(),
+                      " values: ", SummarizeValue(max_entries), ">");
+}
+
+}  // namespace distflow

@@ -1,0 +1,185 @@
+#include "distflow/framework/tensor_proto.h"
+
+#include <cstring>
+
+#include "distflow/core/status.h"
+
+namespace distflow {
+namespace {
+
+// Copies typed proto values into `dst`, converting each with `conv`.
+template <typename T, typename Field, typename Conv>
+absl::Status FillFromField(const Field& field, int64_t n, T* dst, Conv conv,
+                           const char* field_name) {
+  const int64_t have = field.size();
+  if (have > n) {
+    return errors::InvalidArgument("TensorProto has ", have, " values in ",
+                                   field_name, " but its shape holds ", n);
+  }
+  if (have == 0) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = T();
+    return absl::OkStatus();
+  }
+  for (int64_t i = 0; i < have; ++i) dst[i] = conv(field.Get(static_cast<int>(i)));
+  const T last = dst[have - 1];
+  for (int64_t i = have; i < n; ++i) dst[i] = last;
+  return absl::OkStatus();
+}
+
+template <typename T>
+T Same(T v) {
+  return v;
+}
+
+bfloat16 BitsToBfloat16(int32_t bits) {
+  return Eigen::numext::bit_cast<bfloat16>(static_cast<uint16_t>(bits));
+}
+
+}  // namespace
+
+absl::Status TensorFromProto(const TensorProto& proto, Tensor* out) {
+  const DataType dtype = proto.dtype();
+  if (!DataTypeIsSupported(dtype) || IsRefType(dtype)) {
+    return errors::InvalidArgument("TensorProto has unsupported dtype ",
+                                   DataTypeString(dtype));
+  }
+  TensorShape shape;
+  DF_RETURN_IF_ERROR(errors::Annotate(
+      TensorShape::FromProto(proto.tensor_shape(), &shape), "TensorProto: "));
+  Tensor t(dtype, shape);
+  const int64_t n = shape.num_elements();
+
+  if (dtype != DT_STRING && !proto.tensor_content().empty()) {
+    const size_t want = static_cast<size_t>(n) * DataTypeSize(dtype);
+    if (proto.tensor_content().size() != want) {
+      return errors::InvalidArgument(
+          "TensorProto of type ", DataTypeString(dtype), " and shape ",
+          shape.DebugString(), " needs ", want,
+          " bytes of tensor_content, got ", proto.tensor_content().size());
+    }
+    if (want > 0) std::memcpy(t.raw_data(), proto.tensor_content().data(), want);
+    *out = std::move(t);
+    return absl::OkStatus();
+  }
+
+  absl::Status s;
+  switch (dtype) {
+    case DT_FLOAT:
+      s = FillFromField(proto.float_val(), n, t.base<float>(), Same<float>, "float_val");
+      break;
+    case DT_DOUBLE:
+      s = FillFromField(proto.double_val(), n, t.base<double>(), Same<double>, "double_val");
+      break;
+    case DT_INT32:
+      s = FillFromField(proto.int_val(), n, t.base<int32_t>(), Same<int32_t>, "int_val");
+      break;
+    case DT_UINT8:
+      s = FillFromField(proto.int_val(), n, t.base<uint8_t>(),
+                        [](int32_t v) { return static_cast<uint8_t>(v); }, "int_val");
+      break;
+    case DT_INT8:
+      s = FillFromField(proto.int_val(), n, t.base<int8_t>(),
+                        [](int32_t v) { return static_cast<int8_t>(v); }, "int_val");
+      break;
+    case DT_INT16:
+      s = FillFromField(proto.int_val(), n, t.base<int16_t>(),
+                        [](int32_t v) { return static_cast<int16_t>(v); }, "int_val");
+      break;
+    case DT_UINT16:
+      s = FillFromField(proto.int_val(), n, t.base<uint16_t>(),
+                        [](int32_t v) { return static_cast<uint16_t>(v); }, "int_val");
+      break;
+    case DT_INT64:
+      s = FillFromField(proto.int64_val(), n, t.base<int64_t>(), Same<int64_t>, "int64_val");
+      break;
+    case DT_UINT32:
+      s = FillFromField(proto.uint32_val(), n, t.base<uint32_t>(), Same<uint32_t>, "uint32_val");
+      break;
+    case DT_UINT64:
+      s = FillFromField(proto.uint64_val(), n, t.base<uint64_t>(), Same<uint64_t>, "uint64_val");
+      break;
+    case DT_BOOL:
+      s = FillFromField(proto.bool_val(), n, t.base<bool>(), Same<bool>, "bool_val");
+      break;
+    case DT_BFLOAT16:
+      s = FillFromField(proto.half_val(), n, t.base<bfloat16>(), BitsToBfloat16, "half_val");
+      break;
+    case DT_STRING:
+      s = FillFromField(proto.string_val(), n, t.base<std::string>(),
+                        [](const std::string& v) { return v; }, "string_val");
+      break;
+    default:
+      return errors::InvalidArgument("TensorProto has unsupported dtype ",
+                                     DataTypeString(dtype));
+  }
+  DF_RETURN_IF_ERROR(s);
+  *out = std::move(t);
+  return absl::OkStatus();
+}
+
+void TensorToProto(const Tensor& tensor, TensorProto* proto) {
+  proto->Clear();
+  proto->set_dtype(tensor.dtype());
+  tensor.shape().AsProto(proto->mutable_tensor_shape());
+  if (tensor.dtype() == DT_STRING) {
+    for (const std::string& s : tensor.flat<std::string>()) proto->add_string_val(s);
+    return;
+  }
+  if (tensor.NumElements() > 0) {
+    proto->set_tensor_content(static_cast<const char*>(tensor.raw_data()),
+                              tensor.TotalBytes());
+  }
+}
+
+void TensorToProtoField(const Tensor& tensor, TensorProto* proto) {
+  proto->Clear();
+  proto->set_dtype(tensor.dtype());
+  tensor.shape().AsProto(proto->mutable_tensor_shape());
+  switch (tensor.dtype()) {
+    case DT_FLOAT:
+      for (float v : tensor.flat<float>()) proto->add_float_val(v);
+      break;
+    case DT_DOUBLE:
+      for (double v : tensor.flat<double>()) proto->add_double_val(v);
+      break;
+    case DT_INT32:
+      for (int32_t v : tensor.flat<int32_t>()) proto->add_int_val(v);
+      break;
+    case DT_UINT8:
+      for (uint8_t v : tensor.flat<uint8_t>()) proto->add_int_val(v);
+      break;
+    case DT_INT8:
+      for (int8_t v : tensor.flat<int8_t>()) proto->add_int_val(v);
+      break;
+    case DT_INT16:
+      for (int16_t v : tensor.flat<int16_t>()) proto->add_int_val(v);
+      break;
+    case DT_UINT16:
+      for (uint16_t v : tensor.flat<uint16_t>()) proto->add_int_val(v);
+      break;
+    case DT_INT64:
+      for (int64_t v : tensor.flat<int64_t>()) proto->add_int64_val(v);
+      break;
+    case DT_UINT32:
+      for (uint32_t v : tensor.flat<uint32_t>()) proto->add_uint32_val(v);
+      break;
+    case DT_UINT64:
+      for (uint64_t v : tensor.flat<uint64_t>()) proto->add_uint64_val(v);
+      break;
+    case DT_BOOL:
+      for (bool v : tensor.flat<bool>()) proto->add_bool_val(v);
+      break;
+    case DT_BFLOAT16:
+      for (bfloat16 v : tensor.flat<bfloat16>()) {
+        proto->add_half_val(Eigen::numext::bit_cast<uint16_t>(v));
+      }
+      break;
+    case DT_STRING:
+      for (const std::string& s : tensor.flat<std::string>()) proto->add_string_val(s);
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace distflow

@@ -1,0 +1,27 @@
+// Conversion between Tensor and TensorProto, TensorFlow-compatible.
+// Reading accepts tensor_content or the typed *_val fields; a typed field
+// with fewer values than elements repeats its last value (one value fills
+// the tensor), and an empty one means zeros. Writing uses tensor_content for
+// numbers (raw little-endian bytes) and string_val for strings.
+#ifndef DISTFLOW_FRAMEWORK_TENSOR_PROTO_H_
+#define DISTFLOW_FRAMEWORK_TENSOR_PROTO_H_
+
+#include "absl/status/status.h"
+#include "distflow/framework/tensor.h"
+#include "distflow/tensor.pb.h"
+
+namespace distflow {
+
+// InvalidArgument naming the problem for an unsupported dtype, a bad shape,
+// a tensor_content of the wrong length or too many typed values.
+absl::Status TensorFromProto(const TensorProto& proto, Tensor* out);
+
+// Writes tensor_content (numbers) or string_val (strings).
+void TensorToProto(const Tensor& tensor, TensorProto* proto);
+
+// Writes the typed *_val fields instead of tensor_content.
+void TensorToProtoField(const Tensor& tensor, TensorProto* proto);
+
+}  // namespace distflow
+
+#endif  // DISTFLOW_FRAMEWORK_TENSOR_PROTO_H_

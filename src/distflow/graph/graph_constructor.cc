@@ -1,0 +1,138 @@
+#include "distflow/graph/graph_constructor.h"
+
+#include <deque>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "distflow/core/status.h"
+#include "distflow/framework/device_name_utils.h"
+
+namespace distflow {
+namespace {
+
+// A ref output may feed a non-ref input (it is read); a non-ref output may
+// not feed a ref input.
+bool TypesCompatible(DataType produced, DataType expected) {
+  if (produced == expected) return true;
+  return IsRefType(produced) && !IsRefType(expected) && BaseType(produced) == expected;
+}
+
+absl::Status Build(const GraphConstructorOptions& opts, const GraphDef& gdef, Graph* g) {
+  absl::flat_hash_map<absl::string_view, Node*> by_name;
+  std::vector<Node*> nodes;
+  nodes.reserve(gdef.node_size());
+  for (const NodeDef& def : gdef.node()) {
+    if (!IsValidNodeName(def.name())) {
+      return errors::InvalidArgument("node name '", def.name(), "' is not valid",
+                                     def.name().empty() ? " (empty)" : "");
+    }
+    if (by_name.contains(def.name())) {
+      return errors::InvalidArgument("duplicate node name '", def.name(), "'");
+    }
+    if (!opts.allow_internal_ops && absl::StartsWith(def.op(), "_")) {
+      return errors::InvalidArgument(FormatNodeForError(def), " uses internal op '",
+                                     def.op(), "'");
+    }
+    ParsedDeviceName parsed;
+    if (!device_name::Parse(def.device(), &parsed)) {
+      return errors::InvalidArgument(FormatNodeForError(def), " has malformed device name '",
+                                     def.device(), "'");
+    }
+    DF_ASSIGN_OR_RETURN(Node * n, g->AddNode(def));
+    DF_RETURN_IF_ERROR(ValidateNodeDef(n->def(), n->op_def()));
+    by_name[n->name()] = n;
+    nodes.push_back(n);
+  }
+  for (Node* n : nodes) {
+    int data_index = 0;
+    for (const std::string& input : n->def().input()) {
+      TensorId id;
+      DF_RETURN_IF_ERROR(errors::Annotate(ParseTensorName(input, &id),
+                                          absl::StrCat("node '", n->name(), "': ")));
+      auto it = by_name.find(id.node);
+      if (it == by_name.end()) {
+        return errors::InvalidArgument("node '", n->name(), "': input '", input,
+                                       "' names a missing node '", id.node, "'");
+      }
+      Node* src = it->second;
+      if (id.IsControl()) {
+        g->AddControlEdge(src, n);
+        continue;
+      }
+      if (id.index >= src->num_outputs()) {
+        return errors::InvalidArgument("node '", n->name(), "': input '", input,
+                                       "' names output ", id.index, " of node '", src->name(),
+                                       "' which has ", src->num_outputs(), " outputs");
+      }
+      const DataType produced = src->output_type(id.index);
+      const DataType expected = n->input_type(data_index);
+      if (!TypesCompatible(produced, expected)) {
+        return errors::InvalidArgument("node '", n->name(), "': input ", data_index, " ('",
+                                       input, "') expects ", DataTypeString(expected),
+                                       " but '", src->name(), "' produces ",
+                                       DataTypeString(produced));
+      }
+      g->AddEdge(src, id.index, n, data_index);
+      ++data_index;
+    }
+  }
+  FixupSourceAndSinkEdges(g);
+  std::vector<Node*> order;
+  DF_RETURN_IF_ERROR(TopologicalOrder(*g, &order));
+  if (gdef.has_versions()) g->set_versions(gdef.versions());
+  if (gdef.has_library()) g->set_library(gdef.library());
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ConvertGraphDefToGraph(const GraphConstructorOptions& opts,
+                                    const GraphDef& graph_def, Graph* graph) {
+  // Build into a scratch graph so a failure leaves `graph` untouched.
+  Graph scratch(graph->op_registry());
+  DF_RETURN_IF_ERROR(Build(opts, graph_def, &scratch));
+  graph->Copy(scratch);
+  return absl::OkStatus();
+}
+
+void FixupSourceAndSinkEdges(Graph* g) {
+  for (Node* n : g->op_nodes()) {
+    if (n->in_edges().empty()) g->AddControlEdge(g->source_node(), n);
+    if (n->out_edges().empty()) g->AddControlEdge(n, g->sink_node());
+  }
+}
+
+absl::Status TopologicalOrder(const Graph& g, std::vector<Node*>* order) {
+  order->clear();
+  std::vector<int> pending(g.num_node_ids(), 0);
+  std::deque<Node*> ready;
+  for (Node* n : g.op_nodes()) {
+    for (const Edge* e : n->in_edges()) {
+      if (e->src()->IsOp() && !e->src()->IsNextIteration()) ++pending[n->id()];
+    }
+    if (pending[n->id()] == 0) ready.push_back(n);
+  }
+  while (!ready.empty()) {
+    Node* n = ready.front();
+    ready.pop_front();
+    order->push_back(n);
+    if (n->IsNextIteration()) continue;
+    for (const Edge* e : n->out_edges()) {
+      Node* d = e->dst();
+      if (d->IsOp() && --pending[d->id()] == 0) ready.push_back(d);
+    }
+  }
+  if (static_cast<int>(order->size()) != g.num_op_nodes()) {
+    for (Node* n : g.op_nodes()) {
+      if (pending[n->id()] > 0) {
+        return errors::InvalidArgument("graph has a cycle through node '", n->name(),
+                                       "' (", n->type_string(),
+                                       "); cycles are only allowed through NextIteration");
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace distflow
