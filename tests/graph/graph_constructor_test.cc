@@ -1,5 +1,6 @@
 #include "distflow/graph/graph_constructor.h"
 
+#include "distflow/core/status.h"
 #include "distflow/framework/tensor_proto.h"
 #include "distflow/graph/graph_io.h"
 #include "gmock/gmock.h"
@@ -49,6 +50,8 @@ node {
   input: "x"
   input: "w"
   attr { key: "T" value { type: DT_FLOAT } }
+  attr { key: "grad_a" value { b: false } }
+  attr { key: "grad_b" value { b: false } }
   attr { key: "transpose_a" value { b: false } }
   attr { key: "transpose_b" value { b: false } }
 }
