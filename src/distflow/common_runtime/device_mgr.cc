@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "distflow/core/logging.h"
 #include "distflow/core/status.h"
@@ -24,7 +25,13 @@ absl::StatusOr<Device*> DeviceMgr::LookupDevice(absl::string_view name) const {
   auto it = by_full_name_.find(name);
   if (it != by_full_name_.end()) return it->second;
   ParsedDeviceName pattern;
-  if (name.empty() || !device_name::Parse(name, &pattern)) {
+  // "CPU:1" is the local name of "/device:CPU:1".
+  const bool parsed =
+      !name.empty() &&
+      (name[0] == '/'
+           ? device_name::Parse(name, &pattern)
+           : device_name::Parse(absl::StrCat("/device:", name), &pattern));
+  if (!parsed) {
     return errors::InvalidArgument("Malformed device name '", name, "'");
   }
   Device* found = nullptr;

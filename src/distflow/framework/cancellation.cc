@@ -20,6 +20,7 @@ void CancellationManager::StartCancel() {
     absl::MutexLock l(&mu_);
     if (is_cancelling_) return;
     is_cancelling_ = true;
+    cancelling_thread_ = std::this_thread::get_id();
     is_cancelled_.store(true, std::memory_order_release);
     std::swap(callbacks, callbacks_);
   }
@@ -42,6 +43,7 @@ bool CancellationManager::DeregisterCallback(CancellationToken token) {
       callbacks_.erase(token);
       return true;
     }
+    if (cancelling_thread_ == std::this_thread::get_id()) return false;
   }
   callbacks_done_.WaitForNotification();
   return false;

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
@@ -49,10 +50,11 @@ class CancellationManager {
   bool RegisterCallback(CancellationToken token, CancelCallback callback);
 
   // Removes the callback of `token`. Returns true iff it was removed before
-  // running. When cancellation is in progress it waits until every callback
-  // has finished, so after it returns the callback is not running and never
-  // will; returns false in that case.
-  // REQUIRES: not called from inside a cancellation callback.
+  // running. When cancellation is in progress on another thread it waits
+  // until every callback has finished, so after it returns the callback is
+  // not running and never will; returns false in that case. Called from
+  // inside a callback it returns false at once (the callbacks run one after
+  // another on that thread).
   bool DeregisterCallback(CancellationToken token);
 
   // Like DeregisterCallback but never waits: false when cancellation has
@@ -64,6 +66,7 @@ class CancellationManager {
   std::atomic<bool> is_cancelled_{false};
   std::atomic<CancellationToken> next_token_{0};
   bool is_cancelling_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread::id cancelling_thread_ ABSL_GUARDED_BY(mu_);
   absl::Notification callbacks_done_;
   absl::flat_hash_map<CancellationToken, CancelCallback> callbacks_
       ABSL_GUARDED_BY(mu_);
