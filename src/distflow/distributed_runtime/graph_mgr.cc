@@ -57,7 +57,7 @@ absl::Status GraphMgr::Register(const std::string& session, const GraphDef& grap
   PartitionOptions popts;
   popts.node_to_loc = [](const Node* n) { return n->assigned_device_name(); };
   int64_t name_counter = 0;
-  popts.new_name = [&name_counter](const std::string& prefix) {
+  popts.new_name = [&name_counter](absl::string_view prefix) {
     return absl::StrCat(prefix, "/_w", name_counter++);
   };
   const DeviceMgr* mgr = env_->device_mgr;

@@ -35,7 +35,7 @@ struct MasterSession::ClientGraph {
   std::vector<DataType> feed_types;
 };
 
-struct MasterSession::PartialRun {
+struct MasterSession::PartialRunState {
   std::shared_ptr<ClientGraph> cg;
   int64_t step_id = 0;
   std::vector<bool> fed, fetched;
@@ -157,7 +157,7 @@ absl::StatusOr<std::shared_ptr<MasterSession::ClientGraph>> MasterSession::Build
 
   PartitionOptions popts;
   popts.node_to_loc = [](const Node* n) { return TaskOf(n->assigned_device_name()); };
-  popts.new_name = [this](const std::string& prefix) {
+  popts.new_name = [this](absl::string_view prefix) {
     absl::MutexLock lock(&mu_);
     return absl::StrCat(prefix, "/_m", name_counter_++);
   };
@@ -486,7 +486,7 @@ absl::Status MasterSession::PartialRunSetup(const PartialRunSetupRequest& req,
   for (const std::string& f : req.fetch()) sig.fetches.push_back(CanonicalTensorName(f));
   sig.targets.assign(req.target().begin(), req.target().end());
   DF_ASSIGN_OR_RETURN(std::shared_ptr<ClientGraph> cg, GetOrBuildClientGraph(sig));
-  auto run = std::make_shared<struct PartialRun>();
+  auto run = std::make_shared<PartialRunState>();
   run->cg = cg;
   run->step_id = NewStepId();
   run->fed.assign(sig.feeds.size(), false);
@@ -499,7 +499,7 @@ absl::Status MasterSession::PartialRunSetup(const PartialRunSetupRequest& req,
 }
 
 absl::Status MasterSession::PartialRun(const RunStepRequest& req, RunStepResponse* resp) {
-  std::shared_ptr<struct PartialRun> run;
+  std::shared_ptr<PartialRunState> run;
   {
     absl::MutexLock lock(&mu_);
     auto it = partial_runs_.find(req.partial_run_handle());

@@ -65,7 +65,7 @@ class MasterSession {
     Signature sig;
     RunOptions run_options;
   };
-  struct PartialRun;
+  struct PartialRunState;
 
   absl::StatusOr<std::shared_ptr<ClientGraph>> GetOrBuildClientGraph(const Signature& sig);
   absl::StatusOr<std::shared_ptr<ClientGraph>> BuildClientGraph(const Signature& sig);
@@ -99,7 +99,7 @@ class MasterSession {
   absl::flat_hash_map<int64_t, Callable> callables_ ABSL_GUARDED_BY(mu_);
   int64_t name_counter_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t next_partial_ ABSL_GUARDED_BY(mu_) = 0;
-  absl::flat_hash_map<std::string, std::shared_ptr<PartialRun>> partial_runs_
+  absl::flat_hash_map<std::string, std::shared_ptr<PartialRunState>> partial_runs_
       ABSL_GUARDED_BY(mu_);
   // Serializes building client graphs, so one signature is built once.
   absl::Mutex build_mu_;
