@@ -16,6 +16,13 @@
 namespace distflow {
 namespace test {
 
+// A bool tensor (AsTensor cannot take std::vector<bool>).
+inline Tensor AsBoolTensor(std::initializer_list<bool> values,
+                           std::initializer_list<int64_t> shape) {
+  return Tensor::FromVector<bool>(absl::Span<const bool>(values.begin(), values.size()),
+                                  TensorShape(shape));
+}
+
 // The outputs of a kernel that must succeed (empty on failure, which is
 // reported).
 inline std::vector<Tensor> RunOk(const std::string& op,
