@@ -29,6 +29,15 @@ NodeDef* AddConst(GraphDef* g, const std::string& name, int64_t value,
   return n;
 }
 
+NodeDef* AddPlaceholder(GraphDef* g, const std::string& name, DataType dtype,
+                        const PartialTensorShape& shape,
+                        const std::string& device) {
+  NodeDef* n = AddNode(g, name, "Placeholder", {}, device);
+  AddNodeAttr("dtype", dtype, n);
+  AddNodeAttr("shape", shape, n);
+  return n;
+}
+
 namespace {
 
 REGISTER_OP("TestConst").Output("out: int64").Attr("value: int").SetShapeFn(ScalarShape);
