@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "distflow/distributed_runtime/cluster_spec.h"
 #include "distflow/distributed_runtime/rpc/grpc_session.h"
 #include "distflow/distributed_runtime/server.h"
 #include "distflow/framework/tensor_proto.h"

@@ -30,6 +30,7 @@ class GrpcSession : public Session {
                    const std::vector<std::string>& output_tensor_names,
                    const std::vector<std::string>& target_node_names,
                    std::vector<Tensor>* outputs, RunMetadata* run_metadata) override;
+  using Session::Run;
   absl::Status ListDevices(std::vector<DeviceAttributes>* response) override;
   absl::Status Close() override;
 
