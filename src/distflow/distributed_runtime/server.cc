@@ -90,6 +90,12 @@ absl::Status GrpcServer::Start() {
   if (impl_->server == nullptr || bound_port_ == 0) {
     return errors::Unavailable("cannot listen on ", listen, " for ", task_name_);
   }
+  if (port == 0) {
+    // Peers in this process (the master) must reach the port really bound.
+    DF_RETURN_IF_ERROR(worker_cache_->SetTaskAddress(
+        server_def_.job_name(), server_def_.task_index(),
+        absl::StrCat("127.0.0.1:", bound_port_)));
+  }
   return absl::OkStatus();
 }
 
