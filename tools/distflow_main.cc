@@ -2,6 +2,8 @@
 //   distflow run GRAPH [--feed NAME=JSON|NAME=@file.npy]... [--fetch TENSOR]...
 //                [--target NODE]... [--devices N] [--output text|json]
 //                [--trace FILE]
+//   distflow run ... --master grpc://HOST:PORT   (the same, on a cluster)
+//   distflow server --cluster "ps=h:p;worker=h:p,h:p" --job J --task T
 // Errors print "error: <Code>: <message>" on stderr and exit with status 1.
 #include <iostream>
 #include <string>
@@ -9,6 +11,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "run_command.h"
+#include "server_command.h"
 
 namespace {
 
@@ -57,6 +60,18 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--devices", run.devices, "number of CPU devices")->capture_default_str();
   run_cmd->add_option("--output", run.output, "text or json")->capture_default_str();
   run_cmd->add_option("--trace", run.trace_path, "write a Chrome trace of the step here");
+  run_cmd->add_option("--master", run.master,
+                      "run on a cluster: grpc://HOST:PORT of a distflow server");
+
+  distflow::ServerFlags server;
+  CLI::App* server_cmd = app.add_subcommand(
+      "server", "Run one task of a cluster until SIGTERM (or TF_CONFIG)");
+  server_cmd->add_option("--cluster", server.cluster,
+                         "jobs and tasks: \"ps=h:p;worker=h:p,h:p\" (port 0: any free port)");
+  server_cmd->add_option("--job", server.job, "this task's job");
+  server_cmd->add_option("--task", server.task, "this task's index")->capture_default_str();
+  server_cmd->add_option("--devices", server.devices, "CPU devices in this task")
+      ->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -66,6 +81,10 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     return Fail(absl::InvalidArgumentError(e.what()));
+  }
+  if (server_cmd->parsed()) {
+    absl::Status s = distflow::RunServerCommand(server, std::cout);
+    return s.ok() ? 0 : Fail(s);
   }
   if (run_cmd->parsed()) {
     absl::Status s = distflow::RunGraphCommand(run, std::cout);

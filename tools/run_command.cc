@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "distflow/common_runtime/session.h"
 #include "distflow/common_runtime/timeline.h"
@@ -100,6 +101,10 @@ absl::Status RunGraphCommand(const RunFlags& flags, std::ostream& out) {
   }
 
   SessionOptions options;
+  options.target = flags.master;
+  if (!options.target.empty() && !absl::StartsWith(options.target, "grpc://")) {
+    options.target = absl::StrCat("grpc://", options.target);
+  }
   (*options.config.mutable_device_count())["CPU"] = flags.devices;
   options.config.set_allow_soft_placement(true);
   DF_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options));

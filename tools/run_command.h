@@ -25,6 +25,8 @@ struct RunFlags {
   std::string output = "text";
   // Where to write a Chrome trace of the step; empty for none.
   std::string trace_path;
+  // "grpc://host:port" of a cluster's master; empty runs in this process.
+  std::string master;
 };
 
 // Runs the graph and writes the fetched values to `out`. Errors name the

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <iostream>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -197,6 +198,7 @@ TEST_F(ClusterProcessTest, KilledWorkerFailsTheStepWithinTheTimeout) {
   runner.join();
   const auto elapsed = std::chrono::steady_clock::now() - start;
   ASSERT_FALSE(s.ok());
+  std::cerr << "step error after SIGKILL: " << s << "\n";
   EXPECT_THAT(s.code(), AnyOf(absl::StatusCode::kUnavailable, absl::StatusCode::kAborted));
   EXPECT_THAT(s.message(), HasSubstr("/job:worker/replica:0/task:1"));
   EXPECT_LT(elapsed, std::chrono::seconds(15));
@@ -218,6 +220,7 @@ TEST_F(ClusterProcessTest, RestartedWorkerServesANewSession) {
   // return stale data.
   absl::Status s = session->Run({{"a", one}}, {"c"}, {}, &out);
   EXPECT_FALSE(s.ok());
+  std::cerr << "old session after restart: " << s << "\n";
   EXPECT_THAT(s.message(), HasSubstr("/job:worker/replica:0/task:1"));
 
   auto fresh = NewClusterSession(Config());

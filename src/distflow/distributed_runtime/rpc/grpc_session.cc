@@ -26,8 +26,7 @@ void SetDeadline(grpc::ClientContext* ctx, int64_t timeout_ms) {
 
 absl::Status MasterError(const std::string& address, const grpc::Status& s) {
   absl::Status status = FromGrpcStatus(s);
-  if (status.code() == absl::StatusCode::kUnavailable &&
-      !absl::StartsWith(status.message(), "master at ")) {
+  if (status.code() == absl::StatusCode::kUnavailable && !IsServerStatus(s)) {
     return errors::Unavailable("master at ", address, " is unreachable: ", status.message());
   }
   return status;
