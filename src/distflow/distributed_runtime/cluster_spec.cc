@@ -109,6 +109,18 @@ std::vector<std::string> ClusterSpec::TaskNames() const {
   return out;
 }
 
+absl::Status ClusterSpec::SetTaskAddress(absl::string_view job, int task,
+                                         const std::string& address) {
+  for (JobDef& j : *def_.mutable_job()) {
+    if (j.name() != job) continue;
+    auto it = j.mutable_tasks()->find(task);
+    if (it == j.mutable_tasks()->end()) break;
+    it->second = address;
+    return absl::OkStatus();
+  }
+  return errors::NotFound("cluster has no task /job:", job, "/task:", task);
+}
+
 namespace {
 absl::Status CheckTask(const ClusterSpec& spec, absl::string_view job, int task) {
   if (spec.NumTasks(job) == 0) {

@@ -34,6 +34,9 @@ class ClusterSpec {
   absl::StatusOr<std::string> TaskAddress(absl::string_view job, int task) const;
   // Every task as "/job:J/replica:0/task:T", sorted.
   std::vector<std::string> TaskNames() const;
+  // Replaces the address of an existing task (a server that bound port 0
+  // learns its real port after the spec was made). NotFound when absent.
+  absl::Status SetTaskAddress(absl::string_view job, int task, const std::string& address);
 
  private:
   ClusterDef def_;

@@ -1,5 +1,6 @@
 #include "distflow/distributed_runtime/worker_cache.h"
 
+#include "absl/strings/str_cat.h"
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
 #include "distflow/framework/device_name_utils.h"
@@ -7,6 +8,24 @@
 namespace distflow {
 
 WorkerCache::WorkerCache(ClusterSpec cluster) : cluster_(std::move(cluster)) {}
+
+std::vector<std::string> WorkerCache::ListWorkers() const {
+  absl::MutexLock lock(&mu_);
+  return cluster_.TaskNames();
+}
+
+ClusterSpec WorkerCache::cluster() const {
+  absl::MutexLock lock(&mu_);
+  return cluster_;
+}
+
+absl::Status WorkerCache::SetTaskAddress(absl::string_view job, int task,
+                                         const std::string& address) {
+  absl::MutexLock lock(&mu_);
+  DF_RETURN_IF_ERROR(cluster_.SetTaskAddress(job, task, address));
+  workers_.erase(absl::StrCat("/job:", job, "/replica:0/task:", task));
+  return absl::OkStatus();
+}
 
 absl::StatusOr<GrpcWorkerClient*> WorkerCache::GetWorker(absl::string_view task_or_device) {
   ParsedDeviceName parsed;

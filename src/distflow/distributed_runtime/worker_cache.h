@@ -23,12 +23,15 @@ class WorkerCache {
   // it). NotFound naming the task when the cluster has no such task.
   absl::StatusOr<GrpcWorkerClient*> GetWorker(absl::string_view task_or_device);
   // Every task of the cluster, sorted.
-  std::vector<std::string> ListWorkers() const { return cluster_.TaskNames(); }
-  const ClusterSpec& cluster() const { return cluster_; }
+  std::vector<std::string> ListWorkers() const;
+  ClusterSpec cluster() const;
+  // Points a task at a new address (see ClusterSpec::SetTaskAddress); the
+  // task's client is rebuilt on next use.
+  absl::Status SetTaskAddress(absl::string_view job, int task, const std::string& address);
 
  private:
-  const ClusterSpec cluster_;
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
+  ClusterSpec cluster_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::unique_ptr<GrpcWorkerClient>> workers_
       ABSL_GUARDED_BY(mu_);
 };

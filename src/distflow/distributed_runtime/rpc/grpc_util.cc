@@ -2,10 +2,17 @@
 
 namespace distflow {
 
+namespace {
+constexpr char kServerMark[] = "distflow";
+}  // namespace
+
 grpc::Status ToGrpcStatus(const absl::Status& s) {
   if (s.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()),
+                      kServerMark);
 }
+
+bool IsServerStatus(const grpc::Status& s) { return s.error_details() == kServerMark; }
 
 absl::Status FromGrpcStatus(const grpc::Status& s) {
   if (s.ok()) return absl::OkStatus();

@@ -12,9 +12,13 @@
 
 namespace distflow {
 
-// Codes map one to one (both follow the canonical code numbers).
+// Codes map one to one (both follow the canonical code numbers). Statuses
+// made by ToGrpcStatus are marked, so a client can tell an error a distflow
+// server returned from a failure of the transport itself.
 grpc::Status ToGrpcStatus(const absl::Status& s);
 absl::Status FromGrpcStatus(const grpc::Status& s);
+// True iff `s` was produced by a distflow server (not by the transport).
+bool IsServerStatus(const grpc::Status& s);
 
 // The largest message a channel or server accepts: INT32_MAX bytes.
 inline constexpr int kMaxMessageBytes = 0x7fffffff;

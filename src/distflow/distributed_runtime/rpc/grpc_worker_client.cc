@@ -58,7 +58,7 @@ std::unique_ptr<CallState> StartCall(const std::string& task, const char* method
 void FinishCall(CallState* state, const grpc::Status& s) {
   if (state->opts != nullptr) state->opts->ClearContext();
   absl::Status status = FromGrpcStatus(s);
-  if (!status.ok()) {
+  if (!status.ok() && !IsServerStatus(s)) {
     switch (status.code()) {
       case absl::StatusCode::kUnavailable:
         status = errors::Unavailable(state->method, " to ", state->task,

@@ -1,0 +1,69 @@
+// The master service's logic: creates sessions (discovering the devices of
+// every task of the cluster, each with its incarnation), routes requests to
+// them and closes them. Long calls (RunStep and friends) run on the
+// master's own pool so transport threads never block. Thread-safe.
+#ifndef DISTFLOW_DISTRIBUTED_RUNTIME_MASTER_H_
+#define DISTFLOW_DISTRIBUTED_RUNTIME_MASTER_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "distflow/core/threadpool.h"
+#include "distflow/distributed_runtime/master_session.h"
+#include "distflow/distributed_runtime/worker_cache.h"
+#include "distflow/master.pb.h"
+
+namespace distflow {
+
+class Master {
+ public:
+  // `task_name` is the task this master runs in; its CPU:0 is the client
+  // device of every session. `default_config` comes from the ServerDef.
+  // `worker_cache` reaches the cluster the server was started with; a
+  // session whose config carries a cluster_def uses that cluster instead
+  // and announces it to every task with CreateWorkerSession.
+  Master(std::string task_name, std::shared_ptr<WorkerCache> worker_cache,
+         ConfigProto default_config);
+  ~Master();
+
+  using Done = std::function<void(const absl::Status&)>;
+
+  void CreateSession(const CreateSessionRequest* req, CreateSessionResponse* resp, Done done);
+  void ExtendSession(const ExtendSessionRequest* req, ExtendSessionResponse* resp, Done done);
+  void RunStep(const RunStepRequest* req, RunStepResponse* resp, Done done);
+  void CloseSession(const CloseSessionRequest* req, CloseSessionResponse* resp, Done done);
+  void ListDevices(const ListDevicesRequest* req, ListDevicesResponse* resp, Done done);
+  void Reset(const ResetRequest* req, ResetResponse* resp, Done done);
+  void MakeCallable(const MakeCallableRequest* req, MakeCallableResponse* resp, Done done);
+  void RunCallable(const RunCallableRequest* req, RunCallableResponse* resp, Done done);
+  void ReleaseCallable(const ReleaseCallableRequest* req, ReleaseCallableResponse* resp,
+                       Done done);
+  void PartialRunSetup(const PartialRunSetupRequest* req, PartialRunSetupResponse* resp,
+                       Done done);
+
+ private:
+  // Asks every task for its devices; Unavailable naming a task that does
+  // not answer within the timeout.
+  absl::StatusOr<std::unique_ptr<DeviceSet>> DiscoverDevices(WorkerCache* cache,
+                                                             int64_t timeout_ms);
+  // Tells every task of `cache`'s cluster about a new session.
+  absl::Status CreateWorkerSessions(WorkerCache* cache, const std::string& handle,
+                                    int64_t timeout_ms);
+  absl::StatusOr<std::shared_ptr<MasterSession>> FindSession(const std::string& handle);
+
+  const std::string task_name_;
+  const std::shared_ptr<WorkerCache> worker_cache_;
+  const ConfigProto default_config_;
+  ThreadPool pool_;
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<MasterSession>> sessions_
+      ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace distflow
+
+#endif  // DISTFLOW_DISTRIBUTED_RUNTIME_MASTER_H_

@@ -1,0 +1,178 @@
+#include "distflow/distributed_runtime/rendezvous_mgr.h"
+
+#include "distflow/core/logging.h"
+#include "distflow/core/status.h"
+
+namespace distflow {
+
+RemoteRendezvous::RemoteRendezvous(std::string task_name, int64_t step_id)
+    : task_name_(std::move(task_name)), step_id_(step_id) {
+  DF_CHECK(device_name::Parse(task_name_, &task_));
+}
+
+RemoteRendezvous::~RemoteRendezvous() = default;
+
+bool RemoteRendezvous::IsLocal(const ParsedDeviceName& d) const {
+  return d.has_job && d.job == task_.job && d.has_task && d.task == task_.task &&
+         (!d.has_replica || d.replica == task_.replica);
+}
+
+void RemoteRendezvous::Initialize(std::shared_ptr<WorkerCache> worker_cache) {
+  std::vector<Deferred> deferred;
+  {
+    absl::MutexLock lock(&mu_);
+    if (worker_cache_ != nullptr) return;
+    worker_cache_ = std::move(worker_cache);
+    deferred.swap(deferred_);
+  }
+  for (Deferred& d : deferred) RecvFromRemote(d.key, d.args, std::move(d.done));
+}
+
+absl::Status RemoteRendezvous::Send(const ParsedKey& key, const Args& args,
+                                    const Tensor& value, bool is_dead) {
+  if (!IsLocal(key.src)) {
+    return errors::InvalidArgument("step ", step_id_, ": cannot send tensor '", key.edge_name,
+                                   "' from device ", key.src_device, " on task ", task_name_);
+  }
+  return local_.Send(key, args, value, is_dead);
+}
+
+void RemoteRendezvous::RecvAsync(const ParsedKey& key, const Args& args, DoneCallback done) {
+  if (IsLocal(key.src)) {
+    local_.RecvAsync(key, args, std::move(done));
+    return;
+  }
+  absl::Status aborted;
+  {
+    absl::MutexLock lock(&mu_);
+    aborted = status_;
+    if (aborted.ok() && worker_cache_ == nullptr) {
+      deferred_.push_back(Deferred{key, args, std::move(done)});
+      return;
+    }
+  }
+  if (!aborted.ok()) {
+    done(aborted, Args(), args, Tensor(), false);
+    return;
+  }
+  RecvFromRemote(key, args, std::move(done));
+}
+
+void RemoteRendezvous::RecvLocalAsync(const ParsedKey& key, DoneCallback done) {
+  local_.RecvAsync(key, Args(), std::move(done));
+}
+
+void RemoteRendezvous::RecvFromRemote(const ParsedKey& key, const Args& args,
+                                      DoneCallback done) {
+  std::shared_ptr<WorkerCache> cache;
+  auto opts = std::make_shared<CallOptions>();
+  absl::Status aborted;
+  {
+    absl::MutexLock lock(&mu_);
+    aborted = status_;
+    cache = worker_cache_;
+    if (aborted.ok()) active_calls_[opts.get()] = opts;
+  }
+  if (!aborted.ok()) {
+    done(aborted, Args(), args, Tensor(), false);
+    return;
+  }
+  absl::StatusOr<GrpcWorkerClient*> worker = cache->GetWorker(key.src_device);
+  if (!worker.ok()) {
+    {
+      absl::MutexLock lock(&mu_);
+      active_calls_.erase(opts.get());
+    }
+    done(worker.status(), Args(), args, Tensor(), false);
+    return;
+  }
+  CancellationManager* cm = args.cancellation_manager;
+  CancellationToken token = 0;
+  if (cm != nullptr) {
+    token = cm->get_cancellation_token();
+    if (!cm->RegisterCallback(token, [opts] { opts->StartCancel(); })) {
+      {
+        absl::MutexLock lock(&mu_);
+        active_calls_.erase(opts.get());
+      }
+      done(errors::Cancelled("RecvTensor of '", key.edge_name, "' cancelled"), Args(), args,
+           Tensor(), false);
+      return;
+    }
+  }
+  struct Result {
+    Tensor tensor;
+    bool is_dead = false;
+  };
+  auto result = std::make_shared<Result>();
+  Ref();
+  RefPtr<RemoteRendezvous> self(this);
+  (*worker)->RecvTensorAsync(
+      step_id_, std::string(key.FullKey()), &result->tensor, &result->is_dead, opts.get(),
+      [self, opts, result, cm, token, args, done = std::move(done)](const absl::Status& s) {
+        if (cm != nullptr) cm->TryDeregisterCallback(token);
+        absl::Status status = s;
+        {
+          absl::MutexLock lock(&self->mu_);
+          self->active_calls_.erase(opts.get());
+          if (!self->status_.ok()) status = self->status_;
+        }
+        done(status, Args(), args, status.ok() ? result->tensor : Tensor(),
+             status.ok() && result->is_dead);
+      });
+}
+
+void RemoteRendezvous::StartAbort(const absl::Status& status) {
+  DF_CHECK(!status.ok());
+  local_.StartAbort(status);
+  std::vector<Deferred> deferred;
+  std::vector<std::shared_ptr<CallOptions>> calls;
+  {
+    absl::MutexLock lock(&mu_);
+    if (status_.ok()) status_ = status;
+    deferred.swap(deferred_);
+    for (auto& [raw, call] : active_calls_) calls.push_back(call);
+  }
+  // Outside the lock: a cancelled call's completion takes the lock.
+  for (auto& c : calls) c->StartCancel();
+  for (Deferred& d : deferred) d.done(status, Args(), d.args, Tensor(), false);
+}
+
+RendezvousMgr::RendezvousMgr(std::string task_name) : task_name_(std::move(task_name)) {}
+
+RendezvousMgr::~RendezvousMgr() { CleanupAll(); }
+
+RefPtr<RemoteRendezvous> RendezvousMgr::Find(int64_t step_id) {
+  absl::MutexLock lock(&mu_);
+  auto& slot = table_[step_id];
+  if (slot == nullptr) slot.reset(new RemoteRendezvous(task_name_, step_id));
+  return slot;
+}
+
+void RendezvousMgr::Cleanup(int64_t step_id) {
+  RefPtr<RemoteRendezvous> r;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = table_.find(step_id);
+    if (it == table_.end()) return;
+    r = std::move(it->second);
+    table_.erase(it);
+  }
+  r->StartAbort(errors::Cancelled("step ", step_id, " was cleaned up"));
+}
+
+void RendezvousMgr::CleanupAll() {
+  absl::flat_hash_map<int64_t, RefPtr<RemoteRendezvous>> table;
+  {
+    absl::MutexLock lock(&mu_);
+    table.swap(table_);
+  }
+  for (auto& [id, r] : table) r->StartAbort(errors::Cancelled("step ", id, " was cleaned up"));
+}
+
+int RendezvousMgr::NumSteps() {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(table_.size());
+}
+
+}  // namespace distflow

@@ -1,0 +1,94 @@
+// The rendezvous of a worker's steps. Every step id gets its own
+// RemoteRendezvous, created on first use — by the step's RunGraph, or by a
+// peer's RecvTensor that arrives first — and dropped by Cleanup(step_id),
+// which the master sends when the step is over (success or failure).
+//
+// RemoteRendezvous: Send always stores locally (producers are local); a
+// receive whose source device is in this worker's task is served from the
+// local table, otherwise it becomes a RecvTensor RPC to the producer's
+// worker. Remote receives issued before Initialize() (which binds the worker
+// cache) are deferred until then. StartAbort fails local waiters and
+// cancels every in-flight RPC. All methods are thread-safe.
+#ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RENDEZVOUS_MGR_H_
+#define DISTFLOW_DISTRIBUTED_RUNTIME_RENDEZVOUS_MGR_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "distflow/common_runtime/local_rendezvous.h"
+#include "distflow/distributed_runtime/worker_cache.h"
+#include "distflow/framework/rendezvous.h"
+
+namespace distflow {
+
+class RemoteRendezvous : public Rendezvous {
+ public:
+  // `task_name` is this worker's "/job:J/replica:R/task:T".
+  RemoteRendezvous(std::string task_name, int64_t step_id);
+
+  // Binds the cache used for remote receives and runs the deferred ones.
+  // Later calls are ignored.
+  void Initialize(std::shared_ptr<WorkerCache> worker_cache);
+
+  // InvalidArgument when the key's source device is not in this task.
+  absl::Status Send(const ParsedKey& key, const Args& args, const Tensor& value,
+                    bool is_dead) override;
+  void RecvAsync(const ParsedKey& key, const Args& args, DoneCallback done) override;
+  void StartAbort(const absl::Status& status) override;
+
+  // Serves a peer's RecvTensor: waits for the local producer of `key`.
+  void RecvLocalAsync(const ParsedKey& key, DoneCallback done);
+
+  int64_t step_id() const { return step_id_; }
+
+ private:
+  ~RemoteRendezvous() override;
+  bool IsLocal(const ParsedDeviceName& device) const;
+  void RecvFromRemote(const ParsedKey& key, const Args& args, DoneCallback done);
+
+  struct Deferred {
+    ParsedKey key;
+    Args args;
+    DoneCallback done;
+  };
+
+  const std::string task_name_;
+  ParsedDeviceName task_;
+  const int64_t step_id_;
+  LocalRendezvous local_;
+
+  absl::Mutex mu_;
+  std::shared_ptr<WorkerCache> worker_cache_ ABSL_GUARDED_BY(mu_);
+  absl::Status status_ ABSL_GUARDED_BY(mu_);
+  std::vector<Deferred> deferred_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<CallOptions*, std::shared_ptr<CallOptions>> active_calls_
+      ABSL_GUARDED_BY(mu_);
+};
+
+class RendezvousMgr {
+ public:
+  explicit RendezvousMgr(std::string task_name);
+  ~RendezvousMgr();
+
+  // The rendezvous of `step_id`, created when new. The caller owns the
+  // returned reference.
+  RefPtr<RemoteRendezvous> Find(int64_t step_id);
+  // Aborts and forgets the step's rendezvous (if any).
+  void Cleanup(int64_t step_id);
+  // Aborts and forgets every step.
+  void CleanupAll();
+  int NumSteps();
+
+ private:
+  const std::string task_name_;
+  absl::Mutex mu_;
+  absl::flat_hash_map<int64_t, RefPtr<RemoteRendezvous>> table_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace distflow
+
+#endif  // DISTFLOW_DISTRIBUTED_RUNTIME_RENDEZVOUS_MGR_H_

@@ -1,0 +1,75 @@
+// A Session whose graph runs on a cluster: every call goes to a master over
+// gRPC (target "grpc://host:port"). Beyond the Session interface it offers
+// callables (a fixed signature prepared once and run many times) and partial
+// runs. Calls that are safe to repeat (ListDevices, Close, MakeCallable's
+// lookups) are retried with backoff when the master is briefly Unavailable.
+// Thread-safe.
+#ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_SESSION_H_
+#define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_SESSION_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "distflow/common_runtime/session.h"
+#include "distflow/master_service.grpc.pb.h"
+
+namespace distflow {
+
+class GrpcSession : public Session {
+ public:
+  // InvalidArgument when the target is not "grpc://host:port".
+  static absl::StatusOr<std::unique_ptr<GrpcSession>> Create(const SessionOptions& options);
+  ~GrpcSession() override;
+
+  absl::Status Create(const GraphDef& graph) override;
+  absl::Status Extend(const GraphDef& graph) override;
+  absl::Status Run(const RunOptions& run_options,
+                   const std::vector<std::pair<std::string, Tensor>>& inputs,
+                   const std::vector<std::string>& output_tensor_names,
+                   const std::vector<std::string>& target_node_names,
+                   std::vector<Tensor>* outputs, RunMetadata* run_metadata) override;
+  using Session::Run;
+  absl::Status ListDevices(std::vector<DeviceAttributes>* response) override;
+  absl::Status Close() override;
+
+  using CallableHandle = int64_t;
+  absl::Status MakeCallable(const CallableOptions& options, CallableHandle* handle);
+  // `feeds` follow options.feed's order; outputs follow options.fetch's.
+  absl::Status RunCallable(CallableHandle handle, const std::vector<Tensor>& feeds,
+                           std::vector<Tensor>* outputs, RunMetadata* run_metadata);
+  absl::Status ReleaseCallable(CallableHandle handle);
+
+  // Partial runs: set up once with every feed and fetch, then feed and
+  // fetch in several calls; each node runs once for the whole partial run.
+  absl::Status PRunSetup(const std::vector<std::string>& input_names,
+                         const std::vector<std::string>& output_names,
+                         const std::vector<std::string>& target_nodes, std::string* handle);
+  absl::Status PRun(const std::string& handle,
+                    const std::vector<std::pair<std::string, Tensor>>& inputs,
+                    const std::vector<std::string>& output_names,
+                    std::vector<Tensor>* outputs);
+
+ private:
+  GrpcSession(SessionOptions options, std::string address);
+  absl::StatusOr<std::string> Handle();
+  // Creates the remote session with an empty graph when none exists yet.
+  absl::Status EnsureCreated();
+
+  const SessionOptions options_;
+  const std::string address_;
+  std::unique_ptr<MasterService::Stub> stub_;
+  absl::Mutex mu_;
+  std::string handle_ ABSL_GUARDED_BY(mu_);
+  int64_t graph_version_ ABSL_GUARDED_BY(mu_) = 0;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+// Makes NewSession accept "grpc://" targets. Idempotent; linking the
+// distributed runtime registers it too.
+void RegisterGrpcSessionFactory();
+
+}  // namespace distflow
+
+#endif  // DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_SESSION_H_

@@ -1,0 +1,115 @@
+#include "distflow/distributed_runtime/rpc/grpc_worker_service.h"
+
+#include <memory>
+
+#include "distflow/core/status.h"
+#include "distflow/distributed_runtime/rpc/grpc_util.h"
+
+namespace distflow {
+namespace {
+
+grpc::ServerUnaryReactor* Finished(grpc::CallbackServerContext* ctx, const absl::Status& s) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(s));
+  return reactor;
+}
+
+// A reactor that turns the caller's cancellation into a CancellationManager
+// the worker watches, and finishes when the worker calls back.
+class CancellableReactor : public grpc::ServerUnaryReactor {
+ public:
+  CancellationManager* cm() { return &cm_; }
+  void OnCancel() override { cm_.StartCancel(); }
+  void OnDone() override { delete this; }
+
+ private:
+  CancellationManager cm_;
+};
+
+}  // namespace
+
+grpc::ServerUnaryReactor* GrpcWorkerService::GetStatus(grpc::CallbackServerContext* ctx,
+                                                       const GetStatusRequest* req,
+                                                       GetStatusResponse* resp) {
+  worker_->GetStatus(*req, resp);
+  return Finished(ctx, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* GrpcWorkerService::CreateWorkerSession(
+    grpc::CallbackServerContext* ctx, const CreateWorkerSessionRequest* req,
+    CreateWorkerSessionResponse* resp) {
+  return Finished(ctx, worker_->CreateWorkerSession(*req));
+}
+
+grpc::ServerUnaryReactor* GrpcWorkerService::DeleteWorkerSession(
+    grpc::CallbackServerContext* ctx, const DeleteWorkerSessionRequest* req,
+    DeleteWorkerSessionResponse* resp) {
+  return Finished(ctx, worker_->DeleteWorkerSession(*req));
+}
+
+grpc::ServerUnaryReactor* GrpcWorkerService::RegisterGraph(grpc::CallbackServerContext* ctx,
+                                                           const RegisterGraphRequest* req,
+                                                           RegisterGraphResponse* resp) {
+  return Finished(ctx, worker_->RegisterGraph(*req, resp));
+}
+
+grpc::ServerUnaryReactor* GrpcWorkerService::DeregisterGraph(grpc::CallbackServerContext* ctx,
+                                                             const DeregisterGraphRequest* req,
+                                                             DeregisterGraphResponse* resp) {
+  return Finished(ctx, worker_->DeregisterGraph(*req));
+}
+
+grpc::ServerUnaryReactor* GrpcWorkerService::RunGraph(grpc::CallbackServerContext* ctx,
+                                                      const RunGraphRequest* req,
+                                                      RunGraphResponse* resp) {
+  auto* reactor = new CancellableReactor;
+  worker_->RunGraphAsync(reactor->cm(), req, resp, [reactor](const absl::Status& s) {
+    reactor->Finish(ToGrpcStatus(s));
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* GrpcWorkerService::CleanupGraph(grpc::CallbackServerContext* ctx,
+                                                          const CleanupGraphRequest* req,
+                                                          CleanupGraphResponse* resp) {
+  return Finished(ctx, worker_->CleanupGraph(*req));
+}
+
+grpc::ServerUnaryReactor* GrpcWorkerService::CleanupAll(grpc::CallbackServerContext* ctx,
+                                                        const CleanupAllRequest* req,
+                                                        CleanupAllResponse* resp) {
+  return Finished(ctx, worker_->CleanupAll(*req));
+}
+
+grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerContext* ctx,
+                                                        const grpc::ByteBuffer* req,
+                                                        grpc::ByteBuffer* resp) {
+  auto request = std::make_shared<RecvTensorRequest>();
+  std::vector<grpc::Slice> slices;
+  std::string bytes;
+  if (req->Dump(&slices).ok()) {
+    for (const auto& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  }
+  if (!request->ParseFromString(bytes)) {
+    return Finished(ctx, errors::InvalidArgument("malformed RecvTensorRequest"));
+  }
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  worker_->RecvTensorAsync(request.get(), resp, [reactor, request](const absl::Status& s) {
+    reactor->Finish(ToGrpcStatus(s));
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* GrpcWorkerService::Logging(grpc::CallbackServerContext* ctx,
+                                                     const LoggingRequest* req,
+                                                     LoggingResponse* resp) {
+  return Finished(ctx, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* GrpcWorkerService::Tracing(grpc::CallbackServerContext* ctx,
+                                                     const TracingRequest* req,
+                                                     TracingResponse* resp) {
+  return Finished(ctx, errors::Unimplemented("Tracing is not supported"));
+}
+
+}  // namespace distflow

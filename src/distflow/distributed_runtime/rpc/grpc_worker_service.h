@@ -1,0 +1,59 @@
+// The WorkerService over gRPC (callback API): each RPC is handed to the
+// Worker and finished when the Worker's callback runs, so no server thread
+// blocks on a step or a tensor. RecvTensor uses raw byte buffers so tensor
+// bytes are sent from the tensor's own memory. A RunGraph whose caller
+// cancels (or whose deadline passes) cancels the step.
+#ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_WORKER_SERVICE_H_
+#define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_WORKER_SERVICE_H_
+
+#include "distflow/distributed_runtime/worker.h"
+#include "distflow/worker_service.grpc.pb.h"
+
+namespace distflow {
+
+class GrpcWorkerService final
+    : public WorkerService::WithRawCallbackMethod_RecvTensor<WorkerService::CallbackService> {
+ public:
+  explicit GrpcWorkerService(Worker* worker) : worker_(worker) {}
+
+  grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext* ctx,
+                                      const GetStatusRequest* req,
+                                      GetStatusResponse* resp) override;
+  grpc::ServerUnaryReactor* CreateWorkerSession(grpc::CallbackServerContext* ctx,
+                                                const CreateWorkerSessionRequest* req,
+                                                CreateWorkerSessionResponse* resp) override;
+  grpc::ServerUnaryReactor* DeleteWorkerSession(grpc::CallbackServerContext* ctx,
+                                                const DeleteWorkerSessionRequest* req,
+                                                DeleteWorkerSessionResponse* resp) override;
+  grpc::ServerUnaryReactor* RegisterGraph(grpc::CallbackServerContext* ctx,
+                                          const RegisterGraphRequest* req,
+                                          RegisterGraphResponse* resp) override;
+  grpc::ServerUnaryReactor* DeregisterGraph(grpc::CallbackServerContext* ctx,
+                                            const DeregisterGraphRequest* req,
+                                            DeregisterGraphResponse* resp) override;
+  grpc::ServerUnaryReactor* RunGraph(grpc::CallbackServerContext* ctx,
+                                     const RunGraphRequest* req,
+                                     RunGraphResponse* resp) override;
+  grpc::ServerUnaryReactor* CleanupGraph(grpc::CallbackServerContext* ctx,
+                                         const CleanupGraphRequest* req,
+                                         CleanupGraphResponse* resp) override;
+  grpc::ServerUnaryReactor* CleanupAll(grpc::CallbackServerContext* ctx,
+                                       const CleanupAllRequest* req,
+                                       CleanupAllResponse* resp) override;
+  grpc::ServerUnaryReactor* RecvTensor(grpc::CallbackServerContext* ctx,
+                                       const grpc::ByteBuffer* req,
+                                       grpc::ByteBuffer* resp) override;
+  grpc::ServerUnaryReactor* Logging(grpc::CallbackServerContext* ctx,
+                                    const LoggingRequest* req,
+                                    LoggingResponse* resp) override;
+  grpc::ServerUnaryReactor* Tracing(grpc::CallbackServerContext* ctx,
+                                    const TracingRequest* req,
+                                    TracingResponse* resp) override;
+
+ private:
+  Worker* const worker_;
+};
+
+}  // namespace distflow
+
+#endif  // DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_WORKER_SERVICE_H_

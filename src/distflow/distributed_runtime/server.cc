@@ -1,0 +1,120 @@
+#include "distflow/distributed_runtime/server.h"
+
+#include "absl/strings/str_cat.h"
+#include "distflow/common_runtime/cpu_device.h"
+#include "distflow/common_runtime/device_mgr.h"
+#include "distflow/core/status.h"
+#include "distflow/core/threadpool.h"
+#include "distflow/distributed_runtime/cluster_spec.h"
+#include "distflow/distributed_runtime/master.h"
+#include "distflow/distributed_runtime/rendezvous_mgr.h"
+#include "distflow/distributed_runtime/rpc/grpc_master_service.h"
+#include "distflow/distributed_runtime/rpc/grpc_util.h"
+#include "distflow/distributed_runtime/rpc/grpc_worker_service.h"
+#include "distflow/distributed_runtime/worker.h"
+#include "distflow/distributed_runtime/worker_cache.h"
+#include "distflow/distributed_runtime/worker_env.h"
+#include "grpcpp/grpcpp.h"
+
+namespace distflow {
+
+struct GrpcServer::Impl {
+  WorkerEnv env;
+  std::unique_ptr<Worker> worker;
+  std::unique_ptr<Master> master;
+  std::unique_ptr<GrpcWorkerService> worker_service;
+  std::unique_ptr<GrpcMasterService> master_service;
+  std::unique_ptr<grpc::Server> server;
+  absl::Mutex mu;
+  bool stopped ABSL_GUARDED_BY(mu) = false;
+};
+
+absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& server_def) {
+  DF_ASSIGN_OR_RETURN(ClusterSpec cluster, ClusterSpec::FromClusterDef(server_def.cluster()));
+  DF_RETURN_IF_ERROR(
+      cluster.TaskAddress(server_def.job_name(), server_def.task_index()).status());
+  std::unique_ptr<GrpcServer> s(new GrpcServer);
+  s->server_def_ = server_def;
+  s->task_name_ =
+      absl::StrCat("/job:", server_def.job_name(), "/replica:0/task:", server_def.task_index());
+  const ConfigProto& config = server_def.default_session_config();
+  DF_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Device>> devices,
+                      CreateCpuDevices(config, s->task_name_));
+  s->device_mgr_ = std::make_unique<DeviceMgr>(std::move(devices));
+  int inter = config.inter_op_parallelism_threads();
+  if (inter <= 0) inter = std::max(4, NumSchedulableCPUs());
+  s->compute_pool_ = std::make_unique<ThreadPool>("compute", inter);
+  s->worker_cache_ = std::make_shared<WorkerCache>(std::move(cluster));
+  s->rendezvous_mgr_ = std::make_unique<RendezvousMgr>(s->task_name_);
+  s->impl_ = std::make_unique<Impl>();
+  WorkerEnv& env = s->impl_->env;
+  env.task_name = s->task_name_;
+  env.device_mgr = s->device_mgr_.get();
+  env.worker_cache = s->worker_cache_;
+  env.rendezvous_mgr = s->rendezvous_mgr_.get();
+  env.compute_pool = s->compute_pool_.get();
+  s->impl_->worker = std::make_unique<Worker>(&env);
+  s->impl_->master = std::make_unique<Master>(s->task_name_, s->worker_cache_, config);
+  s->impl_->worker_service = std::make_unique<GrpcWorkerService>(s->impl_->worker.get());
+  s->impl_->master_service = std::make_unique<GrpcMasterService>(s->impl_->master.get());
+  return s;
+}
+
+GrpcServer::~GrpcServer() {
+  Stop();
+  // The master's sessions talk to workers: close them before the workers go.
+  if (impl_ != nullptr) {
+    impl_->master.reset();
+    impl_->worker.reset();
+  }
+  if (rendezvous_mgr_ != nullptr) rendezvous_mgr_->CleanupAll();
+}
+
+absl::Status GrpcServer::Start() {
+  int port = server_def_.port();
+  if (port == 0) {
+    DF_ASSIGN_OR_RETURN(ClusterSpec cluster, ClusterSpec::FromClusterDef(server_def_.cluster()));
+    DF_ASSIGN_OR_RETURN(std::string address,
+                        cluster.TaskAddress(server_def_.job_name(), server_def_.task_index()));
+    std::string host;
+    DF_RETURN_IF_ERROR(SplitHostPort(address, &host, &port));
+  }
+  grpc::ServerBuilder builder;
+  const std::string listen = absl::StrCat("0.0.0.0:", port);
+  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &bound_port_);
+  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  builder.RegisterService(impl_->worker_service.get());
+  builder.RegisterService(impl_->master_service.get());
+  impl_->server = builder.BuildAndStart();
+  if (impl_->server == nullptr || bound_port_ == 0) {
+    return errors::Unavailable("cannot listen on ", listen, " for ", task_name_);
+  }
+  if (port == 0) {
+    // Peers in this process (the master) must reach the port really bound.
+    DF_RETURN_IF_ERROR(worker_cache_->SetTaskAddress(
+        server_def_.job_name(), server_def_.task_index(),
+        absl::StrCat("127.0.0.1:", bound_port_)));
+  }
+  return absl::OkStatus();
+}
+
+void GrpcServer::Stop() {
+  if (impl_ == nullptr || impl_->server == nullptr) return;
+  {
+    absl::MutexLock lock(&impl_->mu);
+    if (impl_->stopped) return;
+    impl_->stopped = true;
+  }
+  // Fail every waiting step first so in-flight calls can finish.
+  rendezvous_mgr_->CleanupAll();
+  impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+}
+
+void GrpcServer::Join() {
+  if (impl_ != nullptr && impl_->server != nullptr) impl_->server->Wait();
+}
+
+std::string GrpcServer::target() const { return absl::StrCat("grpc://localhost:", bound_port_); }
+
+}  // namespace distflow

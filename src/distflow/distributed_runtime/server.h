@@ -1,0 +1,64 @@
+// One task of a cluster as a process: a gRPC server on one port hosting the
+// master service and the worker service, the task's CPU devices, and the
+// state they share. Start() binds the port (0 picks a free one; the chosen
+// port is bound_port()), Stop() shuts the server down and fails what is
+// running. Thread-safe.
+#ifndef DISTFLOW_DISTRIBUTED_RUNTIME_SERVER_H_
+#define DISTFLOW_DISTRIBUTED_RUNTIME_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "distflow/tensorflow_server.pb.h"
+
+namespace distflow {
+
+class DeviceMgr;
+class GrpcMasterService;
+class GrpcWorkerService;
+class Master;
+class RendezvousMgr;
+class ThreadPool;
+class Worker;
+class WorkerCache;
+
+class GrpcServer {
+ public:
+  // InvalidArgument when the ServerDef's task is not in its cluster.
+  static absl::StatusOr<std::unique_ptr<GrpcServer>> Create(const ServerDef& server_def);
+  ~GrpcServer();
+  GrpcServer(const GrpcServer&) = delete;
+  GrpcServer& operator=(const GrpcServer&) = delete;
+
+  // Binds the task's port (or ServerDef.port when nonzero) on all
+  // interfaces. Unavailable naming the address when it cannot bind.
+  absl::Status Start();
+  // Stops accepting calls, cancels the running ones and waits for them.
+  void Stop();
+  // Blocks until Stop() is called (from another thread or a signal).
+  void Join();
+
+  int bound_port() const { return bound_port_; }
+  // "/job:J/replica:0/task:T".
+  const std::string& task_name() const { return task_name_; }
+  // "grpc://localhost:PORT", the target a client session connects to.
+  std::string target() const;
+
+ private:
+  GrpcServer() = default;
+
+  ServerDef server_def_;
+  std::string task_name_;
+  int bound_port_ = 0;
+  std::unique_ptr<DeviceMgr> device_mgr_;
+  std::unique_ptr<ThreadPool> compute_pool_;
+  std::shared_ptr<WorkerCache> worker_cache_;
+  std::unique_ptr<RendezvousMgr> rendezvous_mgr_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace distflow
+
+#endif  // DISTFLOW_DISTRIBUTED_RUNTIME_SERVER_H_

@@ -1,0 +1,315 @@
+#include "distflow/distributed_runtime/worker.h"
+
+#include "distflow/common_runtime/device_mgr.h"
+#include "distflow/common_runtime/step_stats_collector.h"
+#include "distflow/core/env.h"
+#include "distflow/core/status.h"
+#include "distflow/distributed_runtime/rendezvous_mgr.h"
+#include "distflow/distributed_runtime/tensor_coding.h"
+#include "distflow/framework/tensor_proto.h"
+
+namespace distflow {
+
+Worker::Worker(WorkerEnv* env) : env_(env), graph_mgr_(env) {}
+
+Worker::~Worker() = default;
+
+void Worker::GetStatus(const GetStatusRequest& req, GetStatusResponse* resp) {
+  for (const DeviceAttributes& a : env_->device_mgr->ListDeviceAttributes()) {
+    *resp->add_device_attributes() = a;
+  }
+}
+
+absl::Status Worker::CreateWorkerSession(const CreateWorkerSessionRequest& req) {
+  if (req.server_def().cluster().job_size() == 0) return absl::OkStatus();
+  DF_ASSIGN_OR_RETURN(ClusterSpec cluster, ClusterSpec::FromClusterDef(req.server_def().cluster()));
+  auto cache = std::make_shared<WorkerCache>(std::move(cluster));
+  absl::MutexLock lock(&mu_);
+  session_caches_[req.session_handle()] = std::move(cache);
+  return absl::OkStatus();
+}
+
+absl::Status Worker::DeleteWorkerSession(const DeleteWorkerSessionRequest& req) {
+  graph_mgr_.DeregisterSession(req.session_handle());
+  absl::MutexLock lock(&mu_);
+  session_caches_.erase(req.session_handle());
+  return absl::OkStatus();
+}
+
+std::shared_ptr<WorkerCache> Worker::CacheForSession(const std::string& session) {
+  absl::MutexLock lock(&mu_);
+  auto it = session_caches_.find(session);
+  return it == session_caches_.end() ? env_->worker_cache : it->second;
+}
+
+absl::Status Worker::RegisterGraph(const RegisterGraphRequest& req,
+                                   RegisterGraphResponse* resp) {
+  std::string handle;
+  DF_RETURN_IF_ERROR(errors::Annotate(
+      graph_mgr_.Register(req.session_handle(), req.graph_def(), req.graph_options(), &handle),
+      absl::StrCat(env_->task_name, ": ")));
+  resp->set_graph_handle(handle);
+  return absl::OkStatus();
+}
+
+absl::Status Worker::DeregisterGraph(const DeregisterGraphRequest& req) {
+  return graph_mgr_.Deregister(req.graph_handle());
+}
+
+absl::Status Worker::CleanupGraph(const CleanupGraphRequest& req) {
+  env_->rendezvous_mgr->Cleanup(req.step_id());
+  return absl::OkStatus();
+}
+
+absl::Status Worker::CleanupAll(const CleanupAllRequest& req) {
+  env_->rendezvous_mgr->CleanupAll();
+  return absl::OkStatus();
+}
+
+namespace {
+
+// Everything one RunGraph call keeps until it finishes.
+struct RunGraphCall {
+  RefPtr<RemoteRendezvous> rendezvous;
+  CancellationManager step_cm;
+  CancellationToken call_token = 0;
+  CancellationManager* call_cm = nullptr;
+  std::unique_ptr<StepStatsCollector> collector;
+};
+
+}  // namespace
+
+void Worker::RunGraphAsync(CancellationManager* call_cm, const RunGraphRequest* req,
+                           RunGraphResponse* resp, Done done) {
+  if (req->is_partial()) {
+    RunPartialGraphAsync(call_cm, req, resp, std::move(done));
+    return;
+  }
+  auto call = std::make_shared<RunGraphCall>();
+  call->rendezvous = env_->rendezvous_mgr->Find(req->step_id());
+  call->rendezvous->Initialize(CacheForSession(req->session_handle()));
+  call->call_cm = call_cm;
+  if (call_cm != nullptr) {
+    call->call_token = call_cm->get_cancellation_token();
+    CancellationManager* step_cm = &call->step_cm;
+    if (!call_cm->RegisterCallback(call->call_token, [step_cm] { step_cm->StartCancel(); })) {
+      done(errors::Cancelled("RunGraph of step ", req->step_id(), " was cancelled"));
+      return;
+    }
+  }
+  // Feeds go into the rendezvous under the keys the master computed.
+  for (const NamedTensorProto& send : req->send()) {
+    Rendezvous::ParsedKey key;
+    absl::Status s = Rendezvous::ParseKey(send.name(), &key);
+    Tensor value;
+    if (s.ok()) s = TensorFromProto(send.tensor(), &value);
+    if (s.ok()) s = call->rendezvous->Send(key, Rendezvous::Args(), value, false);
+    if (!s.ok()) {
+      if (call_cm != nullptr) call_cm->TryDeregisterCallback(call->call_token);
+      done(errors::Annotate(s, absl::StrCat("RunGraph feed '", send.name(), "': ")));
+      return;
+    }
+  }
+  if (req->exec_opts().record_timeline() || req->exec_opts().record_costs()) {
+    call->collector = std::make_unique<StepStatsCollector>();
+  }
+  const int64_t step_id = req->step_id();
+  const std::string handle = req->graph_handle();
+  graph_mgr_.ExecuteAsync(
+      handle, step_id, call->rendezvous.get(), &call->step_cm, call->collector.get(),
+      [this, call, req, resp, done = std::move(done)](absl::Status s) {
+        if (call->call_cm != nullptr) call->call_cm->TryDeregisterCallback(call->call_token);
+        if (s.ok()) {
+          for (const std::string& key_str : req->recv_key()) {
+            Rendezvous::ParsedKey key;
+            s = Rendezvous::ParseKey(key_str, &key);
+            if (!s.ok()) break;
+            Tensor value;
+            bool is_dead = false;
+            // The step is over, so every fetched value is already buffered.
+            s = call->rendezvous->Recv(key, Rendezvous::Args(), &value, &is_dead, 1);
+            if (!s.ok()) {
+              s = errors::Internal("fetch '", key.edge_name, "' was not produced by step ",
+                                   req->step_id(), ": ", s.message());
+              break;
+            }
+            NamedTensorProto* out = resp->add_recv();
+            out->set_name(key_str);
+            TensorToProto(value, out->mutable_tensor());
+          }
+        }
+        if (s.ok() && call->collector != nullptr) call->collector->Finalize(resp->mutable_step_stats());
+        if (s.ok() && req->exec_opts().record_partition_graphs()) {
+          std::vector<GraphDef> parts;
+          if (graph_mgr_.PartitionGraphs(req->graph_handle(), &parts).ok()) {
+            for (auto& p : parts) *resp->add_partition_graph() = std::move(p);
+          }
+        }
+        done(s);
+      });
+}
+
+struct Worker::PartialStep {
+  RefPtr<RemoteRendezvous> rendezvous;
+  CancellationManager cm;
+  absl::Mutex mu;
+  bool finished ABSL_GUARDED_BY(mu) = false;
+  absl::Status status ABSL_GUARDED_BY(mu);
+  std::vector<std::function<void(const absl::Status&)>> on_finish ABSL_GUARDED_BY(mu);
+};
+
+void Worker::RunPartialGraphAsync(CancellationManager* call_cm, const RunGraphRequest* req,
+                                  RunGraphResponse* resp, Done done) {
+  const int64_t step_id = req->step_id();
+  std::shared_ptr<PartialStep> step;
+  bool start = false;
+  {
+    absl::MutexLock lock(&mu_);
+    auto& slot = partial_steps_[step_id];
+    if (slot == nullptr) {
+      slot = std::make_shared<PartialStep>();
+      start = true;
+    }
+    step = slot;
+  }
+  if (start) {
+    step->rendezvous = env_->rendezvous_mgr->Find(step_id);
+    step->rendezvous->Initialize(CacheForSession(req->session_handle()));
+    graph_mgr_.ExecuteAsync(req->graph_handle(), step_id, step->rendezvous.get(), &step->cm,
+                            nullptr, [step](absl::Status s) {
+                              std::vector<std::function<void(const absl::Status&)>> waiters;
+                              {
+                                absl::MutexLock lock(&step->mu);
+                                step->finished = true;
+                                step->status = s;
+                                waiters.swap(step->on_finish);
+                              }
+                              for (auto& w : waiters) w(s);
+                            });
+  }
+  for (const NamedTensorProto& send : req->send()) {
+    Rendezvous::ParsedKey key;
+    absl::Status s = Rendezvous::ParseKey(send.name(), &key);
+    Tensor value;
+    if (s.ok()) s = TensorFromProto(send.tensor(), &value);
+    if (s.ok()) s = step->rendezvous->Send(key, Rendezvous::Args(), value, false);
+    if (!s.ok()) {
+      step->cm.StartCancel();
+      done(errors::Annotate(s, absl::StrCat("RunGraph feed '", send.name(), "': ")));
+      return;
+    }
+  }
+  // Collect this call's fetches as they are produced, then (for the last
+  // call) wait for the step to end.
+  struct Pending {
+    absl::Mutex mu;
+    int left;
+    absl::Status status;
+    std::vector<Tensor> values;
+  };
+  auto pending = std::make_shared<Pending>();
+  pending->left = req->recv_key_size() + 1;
+  pending->values.resize(req->recv_key_size());
+  const bool last = req->is_last_partial_run();
+  auto finish_call = [this, step, step_id, pending, req, resp, last, done]() {
+    absl::Status s;
+    {
+      absl::MutexLock lock(&pending->mu);
+      s = pending->status;
+    }
+    auto reply = [this, step_id, pending, req, resp, done](absl::Status s) {
+      if (s.ok()) {
+        for (int i = 0; i < req->recv_key_size(); ++i) {
+          NamedTensorProto* out = resp->add_recv();
+          out->set_name(req->recv_key(i));
+          TensorToProto(pending->values[i], out->mutable_tensor());
+        }
+      }
+      done(s);
+    };
+    if (!s.ok()) step->cm.StartCancel();
+    if (!last && s.ok()) {
+      reply(s);
+      return;
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      partial_steps_.erase(step_id);
+    }
+    absl::Status final_status;
+    bool finished;
+    {
+      absl::MutexLock lock(&step->mu);
+      finished = step->finished;
+      if (finished) {
+        final_status = s.ok() ? step->status : s;
+      } else {
+        step->on_finish.push_back(
+            [s, reply](const absl::Status& st) { reply(s.ok() ? st : s); });
+      }
+    }
+    if (finished) reply(final_status);
+  };
+  auto one_done = [pending, finish_call](const absl::Status& s) {
+    bool all;
+    {
+      absl::MutexLock lock(&pending->mu);
+      if (!s.ok() && pending->status.ok()) pending->status = s;
+      all = --pending->left == 0;
+    }
+    if (all) finish_call();
+  };
+  for (int i = 0; i < req->recv_key_size(); ++i) {
+    Rendezvous::ParsedKey key;
+    absl::Status s = Rendezvous::ParseKey(req->recv_key(i), &key);
+    if (!s.ok()) {
+      one_done(s);
+      continue;
+    }
+    Rendezvous::Args args;
+    args.cancellation_manager = call_cm;
+    step->rendezvous->RecvAsync(key, args,
+                                [pending, i, one_done](const absl::Status& s,
+                                                       const Rendezvous::Args&,
+                                                       const Rendezvous::Args&,
+                                                       const Tensor& value, bool) {
+                                  if (s.ok()) {
+                                    absl::MutexLock lock(&pending->mu);
+                                    pending->values[i] = value;
+                                  }
+                                  one_done(s);
+                                });
+  }
+  one_done(absl::OkStatus());
+}
+
+void Worker::RecvTensorAsync(const RecvTensorRequest* req, grpc::ByteBuffer* resp, Done done) {
+  Rendezvous::ParsedKey key;
+  absl::Status s = Rendezvous::ParseKey(req->rendezvous_key(), &key);
+  if (!s.ok()) {
+    done(s);
+    return;
+  }
+  ParsedDeviceName task;
+  device_name::Parse(env_->task_name, &task);
+  if (!key.src.has_job || key.src.job != task.job || !key.src.has_task ||
+      key.src.task != task.task) {
+    done(errors::InvalidArgument("RecvTensor for '", key.edge_name, "' asks ", env_->task_name,
+                                 " for a tensor produced on ", key.src_device));
+    return;
+  }
+  RefPtr<RemoteRendezvous> rendezvous = env_->rendezvous_mgr->Find(req->step_id());
+  rendezvous->RecvLocalAsync(
+      key, [resp, done = std::move(done)](const absl::Status& s, const Rendezvous::Args&,
+                                          const Rendezvous::Args&, const Tensor& value,
+                                          bool is_dead) {
+        if (!s.ok()) {
+          done(s);
+          return;
+        }
+        EncodeRecvTensorResponse(value, is_dead, NowMicros(), resp);
+        done(absl::OkStatus());
+      });
+}
+
+}  // namespace distflow

@@ -1,0 +1,74 @@
+// The worker service's logic, independent of the transport: register and
+// run graph partitions, serve tensors to peers, drop a step's state when the
+// master says so. RunGraph and RecvTensor complete asynchronously (no thread
+// waits for a tensor). Thread-safe.
+#ifndef DISTFLOW_DISTRIBUTED_RUNTIME_WORKER_H_
+#define DISTFLOW_DISTRIBUTED_RUNTIME_WORKER_H_
+
+#include <functional>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "distflow/distributed_runtime/worker_cache.h"
+#include "distflow/distributed_runtime/graph_mgr.h"
+#include "distflow/distributed_runtime/worker_env.h"
+#include "distflow/framework/cancellation.h"
+#include "distflow/worker.pb.h"
+#include "grpcpp/support/byte_buffer.h"
+
+namespace distflow {
+
+class Worker {
+ public:
+  explicit Worker(WorkerEnv* env);
+  ~Worker();
+
+  using Done = std::function<void(const absl::Status&)>;
+
+  void GetStatus(const GetStatusRequest& req, GetStatusResponse* resp);
+  absl::Status CreateWorkerSession(const CreateWorkerSessionRequest& req);
+  absl::Status DeleteWorkerSession(const DeleteWorkerSessionRequest& req);
+  absl::Status RegisterGraph(const RegisterGraphRequest& req, RegisterGraphResponse* resp);
+  absl::Status DeregisterGraph(const DeregisterGraphRequest& req);
+  // Drops the rendezvous (and with it any buffered tensors and waiters) of
+  // a finished or failed step.
+  absl::Status CleanupGraph(const CleanupGraphRequest& req);
+  absl::Status CleanupAll(const CleanupAllRequest& req);
+
+  // Runs one step of a registered graph: puts req.send into the step's
+  // rendezvous, runs, and returns the tensors of req.recv_key. `call_cm` is
+  // cancelled when the caller goes away (the step then stops).
+  void RunGraphAsync(CancellationManager* call_cm, const RunGraphRequest* req,
+                     RunGraphResponse* resp, Done done);
+
+  // Waits for the local producer of req.rendezvous_key in step req.step_id
+  // and encodes the tensor into `resp` (raw bytes, no copy).
+  void RecvTensorAsync(const RecvTensorRequest* req, grpc::ByteBuffer* resp, Done done);
+
+  GraphMgr* graph_mgr() { return &graph_mgr_; }
+
+ private:
+  // The peers a session's steps talk to: the session's own cluster when
+  // CreateWorkerSession gave one, else the server's.
+  std::shared_ptr<WorkerCache> CacheForSession(const std::string& session);
+  // One call of a partial run: the first call of a step starts its
+  // executors; each call adds feeds and waits only for its own fetches; the
+  // last call also waits for the step to finish.
+  void RunPartialGraphAsync(CancellationManager* call_cm, const RunGraphRequest* req,
+                            RunGraphResponse* resp, Done done);
+  struct PartialStep;
+
+  WorkerEnv* const env_;
+  GraphMgr graph_mgr_;
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<WorkerCache>> session_caches_
+      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<int64_t, std::shared_ptr<PartialStep>> partial_steps_
+      ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace distflow
+
+#endif  // DISTFLOW_DISTRIBUTED_RUNTIME_WORKER_H_

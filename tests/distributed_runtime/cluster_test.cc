@@ -1,0 +1,205 @@
+// Servers of a three-task cluster (ps:0, worker:0, worker:1) in this
+// process, on loopback ports, driven through GrpcSession.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "distflow/distributed_runtime/cluster_spec.h"
+#include "distflow/distributed_runtime/rpc/grpc_session.h"
+#include "distflow/distributed_runtime/server.h"
+#include "distflow/framework/tensor_proto.h"
+#include "distflow/graph/graph_io.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace distflow {
+namespace {
+
+using ::testing::HasSubstr;
+
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// y = (a x b) + a spread over three tasks; fetches m and y.
+constexpr char kGraph[] = R"pb(
+node { name: "a" op: "Const" device: "/job:ps/task:0"
+       attr { key: "dtype" value { type: DT_FLOAT } }
+       attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } dim { size: 2 } }
+                                            float_val: 1 float_val: 2 float_val: 3 float_val: 4 } } } }
+node { name: "x" op: "Placeholder" device: "/job:worker/task:1"
+       attr { key: "dtype" value { type: DT_FLOAT } }
+       attr { key: "shape" value { shape { dim { size: 2 } dim { size: 2 } } } } }
+node { name: "m" op: "MatMul" input: "a" input: "x" device: "/job:worker/task:0"
+       attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "y" op: "AddV2" input: "m" input: "a" device: "/job:worker/task:1"
+       attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "bad" op: "Reshape" input: "y" input: "shape" device: "/job:worker/task:1"
+       attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "shape" op: "Const" device: "/job:worker/task:1"
+       attr { key: "dtype" value { type: DT_INT32 } }
+       attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: 3 } } } }
+)pb";
+
+class ClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const int p0 = FreePort(), p1 = FreePort(), p2 = FreePort();
+    const std::string cluster = absl::StrCat("ps=127.0.0.1:", p0, ";worker=127.0.0.1:", p1,
+                                             ",127.0.0.1:", p2);
+    for (auto [job, task] : {std::pair<const char*, int>{"ps", 0}, {"worker", 0}, {"worker", 1}}) {
+      auto def = MakeServerDef(cluster, job, task);
+      ASSERT_TRUE(def.ok()) << def.status();
+      auto server = GrpcServer::Create(*def);
+      ASSERT_TRUE(server.ok()) << server.status();
+      ASSERT_TRUE((*server)->Start().ok());
+      servers_.push_back(std::move(*server));
+    }
+  }
+
+  std::unique_ptr<GrpcSession> NewClusterSession(ConfigProto config = {}) {
+    SessionOptions opts;
+    opts.target = servers_[1]->target();
+    opts.config = config;
+    auto session = GrpcSession::Create(opts);
+    EXPECT_TRUE(session.ok());
+    GraphDef g;
+    EXPECT_TRUE(ParseGraphDefText(kGraph, &g).ok());
+    absl::Status s = (*session)->Create(g);
+    EXPECT_TRUE(s.ok()) << s;
+    return std::move(*session);
+  }
+
+  static Tensor X() { return Tensor::FromVector<float>({1, 0, 0, 2}, TensorShape({2, 2})); }
+
+  std::vector<std::unique_ptr<GrpcServer>> servers_;
+};
+
+TEST_F(ClusterTest, RunsAcrossThreeTasks) {
+  auto session = NewClusterSession();
+  std::vector<Tensor> out;
+  absl::Status s = session->Run({{"x", X()}}, {"y", "m:0", "y"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_EQ(out.size(), 3u);
+  // m = a.x = [[1,4],[3,8]]; y = m + a = [[2,6],[6,12]].
+  EXPECT_EQ(out[1].DebugString(), "Tensor<type: float32 shape: [2,2] values: [[1 4][3 8]]>");
+  EXPECT_EQ(out[0].DebugString(), "Tensor<type: float32 shape: [2,2] values: [[2 6][6 12]]>");
+  EXPECT_EQ(out[2].DebugString(), out[0].DebugString());
+
+  std::vector<DeviceAttributes> devices;
+  ASSERT_TRUE(session->ListDevices(&devices).ok());
+  EXPECT_EQ(devices.size(), 3u);
+  EXPECT_TRUE(session->Close().ok());
+}
+
+TEST_F(ClusterTest, KernelErrorNamesNodeAndTask) {
+  auto session = NewClusterSession();
+  std::vector<Tensor> out;
+  absl::Status s = session->Run({{"x", X()}}, {"bad"}, {}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("node 'bad'"));
+  EXPECT_THAT(s.message(), HasSubstr("/job:worker/replica:0/task:1"));
+  // The session still works afterwards.
+  EXPECT_TRUE(session->Run({{"x", X()}}, {"y"}, {}, &out).ok());
+}
+
+TEST_F(ClusterTest, BadFeedsAndFetches) {
+  auto session = NewClusterSession();
+  std::vector<Tensor> out;
+  absl::Status s = session->Run({{"x", X()}}, {"nope:0"}, {}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("nope"));
+  s = session->Run({}, {"y"}, {}, &out);
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("x"));
+}
+
+TEST_F(ClusterTest, ConcurrentClients) {
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      auto session = NewClusterSession();
+      for (int i = 0; i < 20; ++i) {
+        Tensor x = Tensor::FromVector<float>({static_cast<float>(i), 0, 0, 1}, TensorShape({2, 2}));
+        std::vector<Tensor> out;
+        if (!session->Run({{"x", x}}, {"m"}, {}, &out).ok()) continue;
+        // m = a.x = [[i, 2], [3i, 4]].
+        auto v = out[0].flat<float>();
+        if (v[0] == i && v[1] == 2 && v[2] == 3 * i && v[3] == 4) ok++;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 80);
+}
+
+TEST_F(ClusterTest, CallablesAndPartialRuns) {
+  auto session = NewClusterSession();
+  CallableOptions opts;
+  opts.add_feed("x");
+  opts.add_fetch("y");
+  GrpcSession::CallableHandle h;
+  ASSERT_TRUE(session->MakeCallable(opts, &h).ok());
+  std::vector<Tensor> out;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(session->RunCallable(h, {X()}, &out, nullptr).ok());
+    EXPECT_EQ(out[0].flat<float>()[3], 12.0f);
+  }
+  ASSERT_TRUE(session->ReleaseCallable(h).ok());
+  EXPECT_FALSE(session->RunCallable(h, {X()}, &out, nullptr).ok());
+
+  std::string prun;
+  ASSERT_TRUE(session->PRunSetup({"x"}, {"m", "y"}, {}, &prun).ok());
+  absl::Status s = session->PRun(prun, {{"x", X()}}, {"m"}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(out[0].flat<float>()[3], 8.0f);
+  s = session->PRun(prun, {}, {"y"}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(out[0].flat<float>()[3], 12.0f);
+  // The partial run is over.
+  EXPECT_FALSE(session->PRun(prun, {}, {"y"}, &out).ok());
+}
+
+TEST_F(ClusterTest, StepTimeout) {
+  ConfigProto config;
+  config.set_operation_timeout_in_ms(300);
+  auto session = NewClusterSession(config);
+  // A partial run that fetches m without ever feeding x waits on x until the
+  // step deadline, then fails without hanging.
+  std::string prun;
+  ASSERT_TRUE(session->PRunSetup({"x"}, {"m"}, {}, &prun).ok());
+  std::vector<Tensor> out;
+  const auto start = std::chrono::steady_clock::now();
+  absl::Status s = session->PRun(prun, {}, {"m"}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  // Regular steps still work.
+  EXPECT_TRUE(session->Run({{"x", X()}}, {"y"}, {}, &out).ok());
+}
+
+TEST_F(ClusterTest, UnreachableMaster) {
+  SessionOptions opts;
+  opts.target = absl::StrCat("grpc://127.0.0.1:", FreePort());
+  auto session = GrpcSession::Create(opts);
+  ASSERT_TRUE(session.ok());
+  absl::Status s = (*session)->Create(GraphDef());
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(s.message(), HasSubstr("unreachable"));
+}
+
+}  // namespace
+}  // namespace distflow

@@ -1,0 +1,239 @@
+// Real `distflow server` processes on loopback: each binds port 0 and
+// reports its port; the client passes the whole cluster in its session
+// config. Covers values against the local session, concurrent clients, a
+// worker killed with SIGKILL mid-step, and a restarted worker.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "distflow/common_runtime/session.h"
+#include "distflow/distributed_runtime/cluster_spec.h"
+#include "distflow/distributed_runtime/rpc/grpc_session.h"
+#include "distflow/graph/graph_io.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace distflow {
+namespace {
+
+using ::testing::AnyOf;
+using ::testing::HasSubstr;
+
+// A `distflow server` child process.
+class ServerProcess {
+ public:
+  // Starts the task and waits for its "listening on HOST:PORT" line.
+  static std::unique_ptr<ServerProcess> Start(const std::string& cluster, const std::string& job,
+                                              int task) {
+    int fds[2];
+    if (pipe(fds) != 0) return nullptr;
+    const pid_t pid = fork();
+    if (pid == 0) {
+      dup2(fds[1], STDOUT_FILENO);
+      close(fds[0]);
+      close(fds[1]);
+      const std::string task_str = std::to_string(task);
+      execl(DISTFLOW_BINARY, DISTFLOW_BINARY, "server", "--cluster", cluster.c_str(), "--job",
+            job.c_str(), "--task", task_str.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(fds[1]);
+    auto p = std::unique_ptr<ServerProcess>(new ServerProcess);
+    p->pid_ = pid;
+    FILE* f = fdopen(fds[0], "r");
+    char line[256] = {0};
+    if (fgets(line, sizeof(line), f) == nullptr) {
+      fclose(f);
+      return nullptr;
+    }
+    fclose(f);
+    std::string s(line);
+    const size_t colon = s.rfind(':');
+    if (!absl::StartsWith(s, "listening on ") || colon == std::string::npos ||
+        !absl::SimpleAtoi(absl::StripAsciiWhitespace(s.substr(colon + 1)), &p->port_)) {
+      return nullptr;
+    }
+    return p;
+  }
+  ~ServerProcess() { Kill(SIGTERM); }
+
+  int port() const { return port_; }
+  std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
+  // Sends `sig` and reaps the process; returns its wait status.
+  int Kill(int sig) {
+    if (pid_ <= 0) return 0;
+    kill(pid_, sig);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return status;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+// b = a x a on worker:0, c = b + a on worker:1, with a on ps:0; the fetch
+// "big" is a long chain on worker:1 used to kill mid-step.
+constexpr char kGraph[] = R"pb(
+node { name: "a" op: "Placeholder" device: "/job:ps/task:0"
+       attr { key: "dtype" value { type: DT_FLOAT } }
+       attr { key: "shape" value { shape { dim { size: -1 } dim { size: -1 } } } } }
+node { name: "b" op: "MatMul" input: "a" input: "a" device: "/job:worker/task:0"
+       attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "c" op: "AddV2" input: "b" input: "a" device: "/job:worker/task:1"
+       attr { key: "T" value { type: DT_FLOAT } } }
+)pb";
+
+class ClusterProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ps_ = ServerProcess::Start("ps=127.0.0.1:0", "ps", 0);
+    w0_ = ServerProcess::Start("worker=127.0.0.1:0,127.0.0.1:0", "worker", 0);
+    w1_ = ServerProcess::Start("worker=127.0.0.1:0,127.0.0.1:0", "worker", 1);
+    ASSERT_NE(ps_, nullptr);
+    ASSERT_NE(w0_, nullptr);
+    ASSERT_NE(w1_, nullptr);
+  }
+
+  ConfigProto Config(int64_t timeout_ms = 20000) {
+    auto spec = ClusterSpec::FromFlag(absl::StrCat("ps=", ps_->address(), ";worker=",
+                                                   w0_->address(), ",", w1_->address()));
+    EXPECT_TRUE(spec.ok());
+    ConfigProto config;
+    *config.mutable_cluster_def() = spec->def();
+    config.set_operation_timeout_in_ms(timeout_ms);
+    return config;
+  }
+
+  std::unique_ptr<Session> NewClusterSession(const ConfigProto& config) {
+    SessionOptions opts;
+    opts.target = absl::StrCat("grpc://", w0_->address());
+    opts.config = config;
+    auto session = NewSession(opts);
+    EXPECT_TRUE(session.ok()) << session.status();
+    GraphDef g;
+    EXPECT_TRUE(ParseGraphDefText(kGraph, &g).ok());
+    absl::Status s = (*session)->Create(g);
+    EXPECT_TRUE(s.ok()) << s;
+    return std::move(*session);
+  }
+
+  static GraphDef LocalGraph() {
+    GraphDef g;
+    EXPECT_TRUE(ParseGraphDefText(kGraph, &g).ok());
+    for (NodeDef& n : *g.mutable_node()) n.clear_device();
+    return g;
+  }
+
+  std::unique_ptr<ServerProcess> ps_, w0_, w1_;
+};
+
+TEST_F(ClusterProcessTest, SameValuesAsLocalSession) {
+  auto remote = NewClusterSession(Config());
+  auto local = NewSession(SessionOptions());
+  ASSERT_TRUE(local.ok());
+  ASSERT_TRUE((*local)->Create(LocalGraph()).ok());
+  Tensor a = Tensor::FromVector<float>({1, 2, 3, 4, 5, 6, 7, 8, 9}, TensorShape({3, 3}));
+  std::vector<Tensor> r, l;
+  absl::Status s = remote->Run({{"a", a}}, {"c", "b"}, {}, &r);
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_TRUE((*local)->Run({{"a", a}}, {"c", "b"}, {}, &l).ok());
+  EXPECT_EQ(r[0].DebugString(100), l[0].DebugString(100));
+  EXPECT_EQ(r[1].DebugString(100), l[1].DebugString(100));
+  EXPECT_EQ(r[0].flat<float>()[0], 31.0f);  // (a.a)[0][0] = 30, + a[0][0]
+}
+
+TEST_F(ClusterProcessTest, ConcurrentClients) {
+  const ConfigProto config = Config();
+  std::vector<std::thread> threads;
+  std::atomic<int> good{0};
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      auto session = NewClusterSession(config);
+      for (int i = 0; i < 10; ++i) {
+        const float v = static_cast<float>(t * 100 + i);
+        std::vector<Tensor> out;
+        if (!session->Run({{"a", Tensor::FromVector<float>({v}, TensorShape({1, 1}))}}, {"c"}, {},
+                          &out)
+                 .ok()) {
+          continue;
+        }
+        if (out[0].flat<float>()[0] == v * v + v) good++;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(good.load(), 30);
+}
+
+TEST_F(ClusterProcessTest, KilledWorkerFailsTheStepWithinTheTimeout) {
+  auto session = NewClusterSession(Config(/*timeout_ms=*/15000));
+  // A 1500x1500 float MatMul keeps worker:0 busy long enough to be killed.
+  Tensor a(DT_FLOAT, TensorShape({1500, 1500}));
+  for (float& x : a.flat<float>()) x = 1.0f;
+  std::vector<Tensor> warm;
+  ASSERT_TRUE(session->Run({{"a", Tensor::FromVector<float>({1}, TensorShape({1, 1}))}}, {"c"},
+                           {}, &warm)
+                  .ok());
+  absl::Status s;
+  const auto start = std::chrono::steady_clock::now();
+  std::thread runner([&] {
+    std::vector<Tensor> out;
+    for (int i = 0; i < 20 && s.ok(); ++i) s = session->Run({{"a", a}}, {"c"}, {}, &out);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  w1_->Kill(SIGKILL);
+  runner.join();
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(s.ok());
+  std::cerr << "step error after SIGKILL: " << s << "\n";
+  EXPECT_THAT(s.code(), AnyOf(absl::StatusCode::kUnavailable, absl::StatusCode::kAborted));
+  EXPECT_THAT(s.message(), HasSubstr("/job:worker/replica:0/task:1"));
+  EXPECT_LT(elapsed, std::chrono::seconds(15));
+}
+
+TEST_F(ClusterProcessTest, RestartedWorkerServesANewSession) {
+  auto session = NewClusterSession(Config());
+  std::vector<Tensor> out;
+  const Tensor one = Tensor::FromVector<float>({2}, TensorShape({1, 1}));
+  ASSERT_TRUE(session->Run({{"a", one}}, {"c"}, {}, &out).ok());
+
+  const int port = w1_->port();
+  w1_->Kill(SIGKILL);
+  w1_ = ServerProcess::Start(absl::StrCat("worker=127.0.0.1:0,127.0.0.1:", port), "worker", 1);
+  ASSERT_NE(w1_, nullptr);
+  ASSERT_EQ(w1_->port(), port);
+
+  // The old session's state on task 1 is gone: the step fails, it does not
+  // return stale data.
+  absl::Status s = session->Run({{"a", one}}, {"c"}, {}, &out);
+  EXPECT_FALSE(s.ok());
+  std::cerr << "old session after restart: " << s << "\n";
+  EXPECT_THAT(s.message(), HasSubstr("/job:worker/replica:0/task:1"));
+
+  auto fresh = NewClusterSession(Config());
+  s = fresh->Run({{"a", one}}, {"c"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(out[0].flat<float>()[0], 6.0f);
+}
+
+TEST_F(ClusterProcessTest, SigtermStopsCleanly) {
+  const int status = ps_->Kill(SIGTERM);
+  EXPECT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+}  // namespace
+}  // namespace distflow

@@ -1,0 +1,50 @@
+#include "server_command.h"
+
+#include <csignal>
+#include <cstdlib>
+
+#include "distflow/core/status.h"
+#include "distflow/distributed_runtime/cluster_spec.h"
+#include "distflow/distributed_runtime/server.h"
+
+namespace distflow {
+
+absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out) {
+  ServerDef def;
+  if (!flags.cluster.empty()) {
+    if (flags.job.empty()) return errors::InvalidArgument("--job is required with --cluster");
+    DF_ASSIGN_OR_RETURN(def, MakeServerDef(flags.cluster, flags.job, flags.task));
+  } else {
+    const char* tf_config = std::getenv("TF_CONFIG");
+    if (tf_config == nullptr || *tf_config == '\0') {
+      return errors::InvalidArgument("give --cluster/--job/--task or set TF_CONFIG");
+    }
+    DF_ASSIGN_OR_RETURN(def, ServerDefFromTfConfig(tf_config));
+  }
+  if (flags.devices < 1) return errors::InvalidArgument("--devices must be >= 1");
+  (*def.mutable_default_session_config()->mutable_device_count())["CPU"] = flags.devices;
+
+  // Block the stop signals in every thread the server starts, then wait for
+  // them here.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+
+  DF_ASSIGN_OR_RETURN(std::unique_ptr<GrpcServer> server, GrpcServer::Create(def));
+  DF_RETURN_IF_ERROR(server->Start());
+  DF_ASSIGN_OR_RETURN(ClusterSpec cluster, ClusterSpec::FromClusterDef(def.cluster()));
+  DF_ASSIGN_OR_RETURN(std::string address, cluster.TaskAddress(def.job_name(), def.task_index()));
+  std::string host;
+  int port;
+  DF_RETURN_IF_ERROR(SplitHostPort(address, &host, &port));
+  out << "listening on " << host << ":" << server->bound_port() << std::endl;
+
+  int sig = 0;
+  sigwait(&stop, &sig);
+  server->Stop();
+  return absl::OkStatus();
+}
+
+}  // namespace distflow
