@@ -72,6 +72,8 @@ TEST_F(WrappersTest, EveryWrapperBuildsItsOp) {
       {"Log", [](const Scope& s, const Output& x) { return ops::Log(s, x).operation; }},
       {"Tanh", [](const Scope& s, const Output& x) { return ops::Tanh(s, x).operation; }},
       {"Sigmoid", [](const Scope& s, const Output& x) { return ops::Sigmoid(s, x).operation; }},
+      {"Reciprocal",
+       [](const Scope& s, const Output& x) { return ops::Reciprocal(s, x).operation; }},
       {"Relu", [](const Scope& s, const Output& x) { return ops::Relu(s, x).operation; }},
       {"Relu6", [](const Scope& s, const Output& x) { return ops::Relu6(s, x).operation; }},
       {"Elu", [](const Scope& s, const Output& x) { return ops::Elu(s, x).operation; }},
@@ -407,6 +409,10 @@ TEST_F(WrappersTest, GatherAndOneHot) {
   EXPECT_EQ(Attr<DataType>(g, "Taxis"), DT_INT32);
   EXPECT_EQ(Attr<int64_t>(g, "batch_dims"), 0);
   EXPECT_EQ(ShapeOf(g), "[2,2,2]");
+  auto rows = ops::Gather(root_, x_, {1, 1, 0});
+  ASSERT_TRUE(root_.ok()) << root_.status();
+  EXPECT_EQ(rows.node()->type_string(), "GatherV2");
+  EXPECT_EQ(ShapeOf(rows), "[3,3]");
   EXPECT_EQ(Attr<DataType>(oh, "TI"), DT_INT32);
   EXPECT_EQ(Attr<int64_t>(oh, "axis"), 0);
   EXPECT_EQ(ShapeOf(oh), "[4,2]");

@@ -129,6 +129,10 @@ GatherV2::GatherV2(const Scope& scope, Input params, Input indices, Input axis,
                         {{"batch_dims", attrs.batch_dims_}})),
       output(operation.output(0)) {}
 
+Gather::Gather(const Scope& scope, Input params, Input indices)
+    : operation(GatherV2(scope, params, indices, 0).operation),
+      output(operation.output(0)) {}
+
 OneHot::OneHot(const Scope& scope, Input indices, Input depth, Input on_value,
                Input off_value)
     : OneHot(scope, indices, depth, on_value, off_value, Attrs()) {}

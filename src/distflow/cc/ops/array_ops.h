@@ -386,6 +386,18 @@ class GatherV2 {
   Output output;
 };
 
+// Rows of `params` (slices along dimension 0) picked by `indices`: the
+// two-input form of TensorFlow's Gather, built as GatherV2 with axis 0.
+class Gather {
+ public:
+  Gather(const Scope& scope, Input params, Input indices);
+  operator Output() const { return output; }
+  operator Input() const { return output; }
+  Node* node() const { return output.node(); }
+  Operation operation;
+  Output output;
+};
+
 // A one-hot tensor: `on_value` where the index is `indices`, `off_value`
 // elsewhere, with a new dimension of length `depth`.
 class OneHot {

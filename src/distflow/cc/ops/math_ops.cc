@@ -53,6 +53,8 @@ Tanh::Tanh(const Scope& scope, Input x)
     : operation(BuildOp(scope, "Tanh", {x})), y(operation.output(0)) {}
 Sigmoid::Sigmoid(const Scope& scope, Input x)
     : operation(BuildOp(scope, "Sigmoid", {x})), y(operation.output(0)) {}
+Reciprocal::Reciprocal(const Scope& scope, Input x)
+    : operation(BuildOp(scope, "Reciprocal", {x})), y(operation.output(0)) {}
 
 Equal::Equal(const Scope& scope, Input x, Input y)
     : Equal(scope, x, y, Attrs()) {}

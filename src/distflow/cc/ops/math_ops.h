@@ -240,6 +240,16 @@ class Sigmoid {
   Output y;
 };
 
+class Reciprocal {
+ public:
+  Reciprocal(const Scope& scope, Input x);
+  operator Output() const { return y; }
+  operator Input() const { return y; }
+  Node* node() const { return y.node(); }
+  Operation operation;
+  Output y;
+};
+
 // Comparisons and logic; z is bool.
 
 class Equal {
