@@ -27,6 +27,8 @@ namespace distflow {
 
 class Output;
 
+// A null Operation (node() == nullptr) is what a failed construction leaves;
+// every accessor but node() and operator== REQUIRES a non-null node.
 class Operation {
  public:
   Operation() = default;
