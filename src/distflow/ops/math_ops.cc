@@ -448,9 +448,21 @@ DF_REDUCTION_OP("Max", kRealTypes)
     .Doc("The largest input value over the reduction dimensions.");
 DF_REDUCTION_OP("Min", kRealTypes)
     .Doc("The smallest input value over the reduction dimensions.");
-DF_REDUCTION_OP("All", "T: {bool} = DT_BOOL")
+REGISTER_OP("All")
+    .Input("input: bool")
+    .Input("reduction_indices: Tidx")
+    .Output("output: bool")
+    .Attr("keep_dims: bool = false")
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .SetShapeFn(ReductionShape)
     .Doc("Logical and of the input over the reduction dimensions.");
-DF_REDUCTION_OP("Any", "T: {bool} = DT_BOOL")
+REGISTER_OP("Any")
+    .Input("input: bool")
+    .Input("reduction_indices: Tidx")
+    .Output("output: bool")
+    .Attr("keep_dims: bool = false")
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .SetShapeFn(ReductionShape)
     .Doc("Logical or of the input over the reduction dimensions.");
 
 DF_ARG_OP("ArgMax").Doc(
