@@ -1,6 +1,7 @@
 #include "distflow/cc/scope.h"
 
 #include "distflow/cc/ops/standard_ops.h"
+#include "distflow/graph/graph_constructor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -167,6 +168,33 @@ TEST(ScopeTest, ToGraphDefWritesNodesInOrder) {
   EXPECT_THAT(g.node(1).input(), ElementsAre("x"));
   EXPECT_EQ(g.node(1).attr().at("T").type(), DT_FLOAT);
   EXPECT_EQ(g.node(0).attr().at("shape").shape().dim_size(), 2);
+}
+
+TEST(ScopeTest, GraphDefOfAModelReimports) {
+  Scope root = Scope::NewRootScope();
+  auto x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT,
+                            ops::Placeholder::Shape({-1, 4}));
+  auto labels = ops::Placeholder(root.WithOpName("labels"), DT_INT64);
+  Scope layer = root.NewSubScope("dense");
+  auto w =
+      ops::RandomNormal(layer, {4, 3}, DT_FLOAT, ops::RandomNormal::Seed(1));
+  auto logits = ops::BiasAdd(layer, ops::MatMul(layer, x, w), {0.f, 0.f, 0.f});
+  auto xent = ops::SparseSoftmaxCrossEntropyWithLogits(root, logits, labels);
+  auto loss = ops::Mean(root.WithOpName("loss"), xent.loss, 0);
+  auto probs = ops::Softmax(root.WithDevice("/job:worker/task:0"), logits);
+  ASSERT_TRUE(root.ok()) << root.status();
+  EXPECT_EQ(logits.node()->name(), "dense/BiasAdd");
+  EXPECT_EQ(root.refiner()->OutputShape(probs.node(), 0).DebugString(),
+            "[?,3]");
+  EXPECT_EQ(root.refiner()->OutputShape(loss.node(), 0).DebugString(), "[]");
+
+  GraphDef g;
+  ASSERT_TRUE(root.ToGraphDef(&g).ok());
+  EXPECT_EQ(g.node_size(), root.graph()->num_op_nodes());
+  Graph imported;
+  absl::Status s = ConvertGraphDefToGraph({}, g, &imported);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(imported.num_op_nodes(), root.graph()->num_op_nodes());
 }
 
 TEST(ScopeTest, ShapesAreInferredAtConstruction) {
