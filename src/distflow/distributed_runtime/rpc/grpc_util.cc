@@ -1,0 +1,34 @@
+#include "distflow/distributed_runtime/rpc/grpc_util.h"
+
+namespace distflow {
+
+grpc::Status ToGrpcStatus(const absl::Status& s) {
+  if (s.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+}
+
+absl::Status FromGrpcStatus(const grpc::Status& s) {
+  if (s.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+}
+
+grpc::ChannelArguments DistflowChannelArguments() {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  args.SetMaxSendMessageSize(kMaxMessageBytes);
+  // Reconnect quickly to a restarted peer instead of backing off for minutes.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  // Each channel gets its own connection, so one peer's traffic does not
+  // queue behind another's on a shared subchannel.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  return args;
+}
+
+std::shared_ptr<grpc::Channel> NewGrpcChannel(const std::string& address) {
+  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
+                                   DistflowChannelArguments());
+}
+
+}  // namespace distflow

@@ -1,0 +1,183 @@
+#include "distflow/distributed_runtime/rpc/grpc_worker_client.h"
+
+#include <chrono>
+
+#include "distflow/core/status.h"
+#include "distflow/distributed_runtime/rpc/grpc_util.h"
+#include "distflow/distributed_runtime/tensor_coding.h"
+
+namespace distflow {
+
+void CallOptions::StartCancel() {
+  absl::MutexLock lock(&mu_);
+  cancelled_ = true;
+  if (ctx_ != nullptr) ctx_->TryCancel();
+}
+
+bool CallOptions::SetContext(grpc::ClientContext* ctx) {
+  absl::MutexLock lock(&mu_);
+  if (cancelled_) return false;
+  ctx_ = ctx;
+  return true;
+}
+
+void CallOptions::ClearContext() {
+  absl::MutexLock lock(&mu_);
+  ctx_ = nullptr;
+}
+
+namespace {
+
+// Owns a call's context for its lifetime and turns transport errors into
+// statuses that name the peer.
+struct CallState {
+  grpc::ClientContext ctx;
+  CallOptions* opts = nullptr;
+  StatusCallback done;
+  std::string task;
+  const char* method = "";
+};
+
+std::unique_ptr<CallState> StartCall(const std::string& task, const char* method,
+                                     CallOptions* opts, StatusCallback done) {
+  auto state = std::make_unique<CallState>();
+  state->opts = opts;
+  state->done = std::move(done);
+  state->task = task;
+  state->method = method;
+  if (opts != nullptr && opts->timeout_ms() > 0) {
+    state->ctx.set_deadline(std::chrono::system_clock::now() +
+                            std::chrono::milliseconds(opts->timeout_ms()));
+  }
+  state->ctx.set_wait_for_ready(false);
+  return state;
+}
+
+// Runs the user's callback once with a status that names the peer for
+// transport-level failures.
+void FinishCall(CallState* state, const grpc::Status& s) {
+  if (state->opts != nullptr) state->opts->ClearContext();
+  absl::Status status = FromGrpcStatus(s);
+  if (!status.ok()) {
+    switch (status.code()) {
+      case absl::StatusCode::kUnavailable:
+        status = errors::Unavailable(state->method, " to ", state->task,
+                                     " failed: ", status.message());
+        break;
+      case absl::StatusCode::kDeadlineExceeded:
+        if (status.message() == "Deadline Exceeded") {
+          status = errors::DeadlineExceeded(state->method, " to ", state->task,
+                                            " timed out");
+        }
+        break;
+      case absl::StatusCode::kCancelled:
+        if (status.message() == "Cancelled" || status.message() == "CANCELLED") {
+          status = errors::Cancelled(state->method, " to ", state->task, " was cancelled");
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  StatusCallback done = std::move(state->done);
+  delete state;
+  done(status);
+}
+
+}  // namespace
+
+GrpcWorkerClient::GrpcWorkerClient(std::string task, std::shared_ptr<grpc::Channel> channel)
+    : task_(std::move(task)),
+      channel_(channel),
+      stub_(WorkerService::NewStub(channel)),
+      generic_(channel) {}
+
+void GrpcWorkerClient::Call(const char* name, CallOptions* opts, StatusCallback done,
+                            const Invoker& invoke) {
+  CallState* state = StartCall(task_, name, opts, std::move(done)).release();
+  if (opts != nullptr && !opts->SetContext(&state->ctx)) {
+    FinishCall(state, grpc::Status(grpc::StatusCode::CANCELLED, "Cancelled"));
+    return;
+  }
+  invoke(stub_->async(), &state->ctx, [state](grpc::Status s) { FinishCall(state, s); });
+}
+
+#define DF_WORKER_CALL(METHOD)                                                          \
+  Call(#METHOD, opts, std::move(done),                                                  \
+       [req, resp](WorkerService::StubInterface::async_interface* async,                \
+                   grpc::ClientContext* ctx, std::function<void(grpc::Status)> cb) {     \
+         async->METHOD(ctx, req, resp, std::move(cb));                                   \
+       })
+
+void GrpcWorkerClient::GetStatusAsync(const GetStatusRequest* req, GetStatusResponse* resp,
+                                      CallOptions* opts, StatusCallback done) {
+  DF_WORKER_CALL(GetStatus);
+}
+void GrpcWorkerClient::CreateWorkerSessionAsync(const CreateWorkerSessionRequest* req,
+                                                CreateWorkerSessionResponse* resp,
+                                                CallOptions* opts, StatusCallback done) {
+  DF_WORKER_CALL(CreateWorkerSession);
+}
+void GrpcWorkerClient::DeleteWorkerSessionAsync(const DeleteWorkerSessionRequest* req,
+                                                DeleteWorkerSessionResponse* resp,
+                                                CallOptions* opts, StatusCallback done) {
+  DF_WORKER_CALL(DeleteWorkerSession);
+}
+void GrpcWorkerClient::RegisterGraphAsync(const RegisterGraphRequest* req,
+                                          RegisterGraphResponse* resp, CallOptions* opts,
+                                          StatusCallback done) {
+  DF_WORKER_CALL(RegisterGraph);
+}
+void GrpcWorkerClient::DeregisterGraphAsync(const DeregisterGraphRequest* req,
+                                            DeregisterGraphResponse* resp, CallOptions* opts,
+                                            StatusCallback done) {
+  DF_WORKER_CALL(DeregisterGraph);
+}
+void GrpcWorkerClient::RunGraphAsync(const RunGraphRequest* req, RunGraphResponse* resp,
+                                     CallOptions* opts, StatusCallback done) {
+  DF_WORKER_CALL(RunGraph);
+}
+void GrpcWorkerClient::CleanupGraphAsync(const CleanupGraphRequest* req,
+                                         CleanupGraphResponse* resp, CallOptions* opts,
+                                         StatusCallback done) {
+  DF_WORKER_CALL(CleanupGraph);
+}
+void GrpcWorkerClient::CleanupAllAsync(const CleanupAllRequest* req, CleanupAllResponse* resp,
+                                       CallOptions* opts, StatusCallback done) {
+  DF_WORKER_CALL(CleanupAll);
+}
+
+void GrpcWorkerClient::RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key,
+                                       Tensor* tensor, bool* is_dead, CallOptions* opts,
+                                       StatusCallback done) {
+  struct RecvState {
+    grpc::ByteBuffer request;
+    grpc::ByteBuffer response;
+  };
+  auto bufs = std::make_shared<RecvState>();
+  {
+    RecvTensorRequest req;
+    req.set_step_id(step_id);
+    req.set_rendezvous_key(rendezvous_key);
+    grpc::Slice slice(req.SerializeAsString());
+    bufs->request = grpc::ByteBuffer(&slice, 1);
+  }
+  auto wrapped = [bufs, tensor, is_dead, done = std::move(done)](const absl::Status& s) {
+    if (!s.ok()) {
+      done(s);
+      return;
+    }
+    int64_t send_start = 0;
+    done(DecodeRecvTensorResponse(bufs->response, tensor, is_dead, &send_start));
+  };
+  CallState* state = StartCall(task_, "RecvTensor", opts, std::move(wrapped)).release();
+  if (opts != nullptr && !opts->SetContext(&state->ctx)) {
+    FinishCall(state, grpc::Status(grpc::StatusCode::CANCELLED, "Cancelled"));
+    return;
+  }
+  generic_.UnaryCall(&state->ctx, "/distflow.WorkerService/RecvTensor", grpc::StubOptions(),
+                     &bufs->request, &bufs->response,
+                     [state](grpc::Status s) { FinishCall(state, s); });
+}
+
+}  // namespace distflow

@@ -1,0 +1,252 @@
+#include "distflow/graph/graph_constructor.h"
+
+#include "distflow/core/status.h"
+#include "distflow/framework/tensor_proto.h"
+#include "distflow/graph/graph_io.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace distflow {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A GraphDef as TensorFlow writes it in text form: consts in tensor_content
+// and float_val/int_val form, list attrs and shape attrs.
+constexpr char kTfGraph[] = R"pb(
+node {
+  name: "x"
+  op: "Placeholder"
+  attr { key: "dtype" value { type: DT_FLOAT } }
+  attr { key: "shape" value { shape { dim { size: -1 } dim { size: 2 } } } }
+}
+node {
+  name: "w"
+  op: "Const"
+  attr { key: "dtype" value { type: DT_FLOAT } }
+  attr {
+    key: "value"
+    value {
+      tensor {
+        dtype: DT_FLOAT
+        tensor_shape { dim { size: 2 } dim { size: 1 } }
+        tensor_content: "\000\000\200?\000\000\000@"
+      }
+    }
+  }
+}
+node {
+  name: "b"
+  op: "Const"
+  attr { key: "dtype" value { type: DT_FLOAT } }
+  attr {
+    key: "value"
+    value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 0.5 } }
+  }
+}
+node {
+  name: "mm"
+  op: "MatMul"
+  input: "x"
+  input: "w"
+  attr { key: "T" value { type: DT_FLOAT } }
+  attr { key: "grad_a" value { b: false } }
+  attr { key: "grad_b" value { b: false } }
+  attr { key: "transpose_a" value { b: false } }
+  attr { key: "transpose_b" value { b: false } }
+}
+node {
+  name: "y"
+  op: "AddV2"
+  input: "mm"
+  input: "b"
+  device: "/job:localhost/replica:0/task:0/device:CPU:0"
+  attr { key: "T" value { type: DT_FLOAT } }
+}
+node {
+  name: "sq"
+  op: "Squeeze"
+  input: "y"
+  attr { key: "T" value { type: DT_FLOAT } }
+  attr { key: "squeeze_dims" value { list { i: 1 } } }
+}
+node {
+  name: "perm"
+  op: "Const"
+  attr { key: "dtype" value { type: DT_INT32 } }
+  attr {
+    key: "value"
+    value {
+      tensor {
+        dtype: DT_INT32
+        tensor_shape { dim { size: 2 } }
+        int_val: 1
+        int_val: 0
+      }
+    }
+  }
+}
+node {
+  name: "t"
+  op: "Transpose"
+  input: "mm"
+  input: "perm"
+  input: "^b"
+  attr { key: "T" value { type: DT_FLOAT } }
+  attr { key: "Tperm" value { type: DT_INT32 } }
+}
+versions { producer: 1087 }
+)pb";
+
+GraphDef ParseText(const std::string& text) {
+  GraphDef g;
+  absl::Status s = ParseGraphDefText(text, &g);
+  EXPECT_TRUE(s.ok()) << s;
+  return g;
+}
+
+absl::Status Import(const std::string& text) {
+  GraphDef def;
+  DF_RETURN_IF_ERROR(ParseGraphDefText(text, &def));
+  Graph g;
+  return ConvertGraphDefToGraph({}, def, &g);
+}
+
+TEST(GraphConstructorTest, TensorFlowTextGraphLoadsAndRoundTrips) {
+  GraphDef original = ParseText(kTfGraph);
+  Graph g;
+  ASSERT_TRUE(ConvertGraphDefToGraph({}, original, &g).ok());
+  EXPECT_EQ(g.num_op_nodes(), 8);
+
+  // Edges and types came from the inputs.
+  Node* t = nullptr;
+  Node* b = nullptr;
+  for (Node* n : g.op_nodes()) {
+    if (n->name() == "t") t = n;
+    if (n->name() == "b") b = n;
+  }
+  ASSERT_NE(t, nullptr);
+  int control = 0, data = 0;
+  for (const Edge* e : t->in_edges()) (e->IsControlEdge() ? control : data)++;
+  EXPECT_EQ(data, 2);
+  EXPECT_EQ(control, 1);
+  Tensor bval;
+  ASSERT_TRUE(GetNodeAttr(b->attrs(), "value", &bval).ok());
+  EXPECT_EQ(bval.scalar<float>(), 0.5f);
+
+  GraphDef back;
+  g.ToGraphDef(&back);
+  EXPECT_EQ(SerializeGraphDefDeterministic(back), SerializeGraphDefDeterministic(original));
+
+  // Binary round trip through a file.
+  const std::string path = ::testing::TempDir() + "/graph.pb";
+  ASSERT_TRUE(WriteGraphDefToFile(path, back, /*text=*/false).ok());
+  GraphDef reread;
+  ASSERT_TRUE(ReadGraphDefFromFile(path, &reread).ok());
+  EXPECT_EQ(SerializeGraphDefDeterministic(reread), SerializeGraphDefDeterministic(original));
+}
+
+TEST(GraphConstructorTest, TextFileLoads) {
+  const std::string path = ::testing::TempDir() + "/graph.pbtxt";
+  ASSERT_TRUE(WriteGraphDefToFile(path, ParseText(kTfGraph), /*text=*/true).ok());
+  GraphDef g;
+  ASSERT_TRUE(ReadGraphDefFromFile(path, &g).ok());
+  EXPECT_EQ(g.node_size(), 8);
+}
+
+TEST(GraphConstructorTest, DefaultAttrsAreFilled) {
+  Graph g;
+  ASSERT_TRUE(ConvertGraphDefToGraph({}, ParseText(R"pb(
+    node { name: "a" op: "Const"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } dim { size: 1 } } float_val: 1 } } } }
+    node { name: "m" op: "MatMul" input: "a" input: "a" attr { key: "T" value { type: DT_FLOAT } } }
+  )pb"), &g).ok());
+  for (Node* n : g.op_nodes()) {
+    if (n->name() == "m") {
+      bool ta = true;
+      ASSERT_TRUE(GetNodeAttr(n->attrs(), "transpose_a", &ta).ok());
+      EXPECT_FALSE(ta);
+    }
+  }
+}
+
+TEST(GraphConstructorTest, UnknownOp) {
+  absl::Status s = Import(R"pb(node { name: "n" op: "FancyOp" })pb");
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(s.message(), HasSubstr("op 'FancyOp' is not registered"));
+  EXPECT_THAT(s.message(), HasSubstr("node 'n'"));
+}
+
+TEST(GraphConstructorTest, MissingInputNode) {
+  absl::Status s = Import(R"pb(
+    node { name: "i" op: "Identity" input: "ghost" attr { key: "T" value { type: DT_FLOAT } } })pb");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("node 'i': input 'ghost' names a missing node 'ghost'"));
+}
+
+TEST(GraphConstructorTest, MissingOutputIndex) {
+  absl::Status s = Import(R"pb(
+    node { name: "c" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }
+    node { name: "i" op: "Identity" input: "c:3" attr { key: "T" value { type: DT_FLOAT } } })pb");
+  EXPECT_THAT(s.message(), HasSubstr("node 'i': input 'c:3' names output 3 of node 'c' which has 1 outputs"));
+}
+
+TEST(GraphConstructorTest, DuplicateNames) {
+  absl::Status s = Import(R"pb(node { name: "n" op: "NoOp" } node { name: "n" op: "NoOp" })pb");
+  EXPECT_THAT(s.message(), HasSubstr("duplicate node name 'n'"));
+}
+
+TEST(GraphConstructorTest, DtypeMismatch) {
+  absl::Status s = Import(R"pb(
+    node { name: "c" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+           attr { key: "value" value { tensor { dtype: DT_INT32 int_val: 1 } } } }
+    node { name: "i" op: "Identity" input: "c" attr { key: "T" value { type: DT_FLOAT } } })pb");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("node 'i': input 0 ('c') expects float32 but 'c' produces int32"));
+}
+
+TEST(GraphConstructorTest, Cycle) {
+  absl::Status s = Import(R"pb(
+    node { name: "a" op: "Identity" input: "b" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "b" op: "Identity" input: "a" attr { key: "T" value { type: DT_FLOAT } } })pb");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("cycle through node"));
+}
+
+TEST(GraphConstructorTest, MalformedDevice) {
+  absl::Status s = Import(R"pb(node { name: "n" op: "NoOp" device: "/job:w/task:x" })pb");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("node 'n' (NoOp) has malformed device name '/job:w/task:x'"));
+}
+
+TEST(GraphConstructorTest, BadAttrs) {
+  absl::Status s = Import(R"pb(
+    node { name: "m" op: "MatMul" attr { key: "T" value { type: DT_STRING } } })pb");
+  EXPECT_THAT(s.message(), HasSubstr("attr 'T' has value string which is not in the allowed list"));
+  s = Import(R"pb(node { name: "m" op: "NoOp" attr { key: "bogus" value { i: 1 } } })pb");
+  EXPECT_THAT(s.message(), HasSubstr("has attr 'bogus' which op 'NoOp' does not define"));
+  s = Import(R"pb(node { name: "c" op: "Const" attr { key: "dtype" value { i: 3 } } })pb");
+  EXPECT_THAT(s.message(), HasSubstr("attr 'dtype': expected a value of type type"));
+  s = Import(R"pb(node { name: "i" op: "Identity" attr { key: "T" value { type: DT_FLOAT } } })pb");
+  EXPECT_THAT(s.message(), HasSubstr("expects 1 data inputs but has 0"));
+}
+
+TEST(GraphConstructorTest, MalformedText) {
+  GraphDef g;
+  absl::Status s = ParseGraphDefText("node { name: \"x\" op: }", &g);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("line 1"));
+  s = ReadGraphDefFromFile("/nonexistent/graph.pb", &g);
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+}
+
+TEST(GraphConstructorTest, FailureLeavesGraphUntouched) {
+  Graph g;
+  EXPECT_FALSE(ConvertGraphDefToGraph({}, ParseText(R"pb(node { name: "a" op: "NoOp" } node { name: "b" op: "Nope" })pb"), &g).ok());
+  EXPECT_EQ(g.num_op_nodes(), 0);
+}
+
+}  // namespace
+}  // namespace distflow
