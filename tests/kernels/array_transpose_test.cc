@@ -45,6 +45,31 @@ TEST(TransposeOpTest, ThreeDims) {
                     Transpose(AsTensor<int32_t>(in, {2, 3, 4}), {1, 0, 2}));
 }
 
+TEST(TransposeOpTest, LargeBlockedShapes) {
+  // Sizes that are not multiples of the copy's tile size, and a reversal of
+  // three dims whose source-contiguous dim ends up first.
+  const int a = 37, b = 45;
+  std::vector<int32_t> in(a * b), want(a * b);
+  for (int i = 0; i < a * b; ++i) in[i] = i;
+  for (int i = 0; i < b; ++i)
+    for (int j = 0; j < a; ++j) want[i * a + j] = in[j * b + i];
+  ExpectTensorEqual(AsTensor<int32_t>(want, {b, a}),
+                    Transpose(AsTensor<int32_t>(in, {a, b}), {1, 0}));
+  std::vector<int64_t> in3(5 * 7 * 9), want3;
+  for (size_t i = 0; i < in3.size(); ++i) in3[i] = static_cast<int64_t>(i);
+  for (int i = 0; i < 9; ++i)
+    for (int j = 0; j < 7; ++j)
+      for (int k = 0; k < 5; ++k) want3.push_back(k * 63 + j * 9 + i);
+  ExpectTensorEqual(AsTensor<int64_t>(want3, {9, 7, 5}),
+                    Transpose(AsTensor<int64_t>(in3, {5, 7, 9}), {2, 1, 0}));
+  std::vector<std::string> s(20 * 3), want_s;
+  for (size_t i = 0; i < s.size(); ++i) s[i] = std::to_string(i);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 20; ++j) want_s.push_back(std::to_string(j * 3 + i));
+  ExpectTensorEqual(AsTensor<std::string>(want_s, {3, 20}),
+                    Transpose(AsTensor<std::string>(s, {20, 3}), {1, 0}));
+}
+
 TEST(TransposeOpTest, EveryElementSize) {
   ExpectTensorEqual(
       AsTensor<std::string>({"a", "c", "b", "d"}, {2, 2}),
