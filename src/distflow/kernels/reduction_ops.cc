@@ -132,7 +132,7 @@ struct MaxReducer {
   template <typename T>
   static T Combine(T a, T b) {
     if constexpr (std::is_floating_point_v<T>) {
-      if (std::isnan(b)) return b;
+      if (std::isnan(a) || std::isnan(b)) return a + b;
     }
     return a > b ? a : b;
   }
@@ -154,7 +154,7 @@ struct MinReducer {
   template <typename T>
   static T Combine(T a, T b) {
     if constexpr (std::is_floating_point_v<T>) {
-      if (std::isnan(b)) return b;
+      if (std::isnan(a) || std::isnan(b)) return a + b;
     }
     return a < b ? a : b;
   }

@@ -1,0 +1,91 @@
+#include "distflow/cc/const_op.h"
+
+#include <cstring>
+
+#include "distflow/cc/op_builder.h"
+#include "distflow/core/status.h"
+
+namespace distflow {
+namespace ops {
+namespace {
+
+// Every element of `out` set to the single element of `value`.
+void FillWith(const Tensor& value, Tensor* out) {
+  if (value.dtype() == DT_STRING) {
+    for (std::string& s : out->flat<std::string>())
+      s = value.scalar<std::string>();
+    return;
+  }
+  const size_t size = DataTypeSize(value.dtype());
+  char* dst = static_cast<char*>(out->raw_data());
+  for (int64_t i = 0; i < out->NumElements(); ++i) {
+    std::memcpy(dst + i * size, value.raw_data(), size);
+  }
+}
+
+}  // namespace
+
+Output Const(const Scope& scope, const Input::Initializer& value) {
+  if (!scope.ok()) return Output();
+  if (!value.status.ok()) {
+    scope.UpdateStatus(errors::Annotate(
+        value.status,
+        absl::StrCat("Const '", scope.GetUniqueNameForOp("Const"), "': ")));
+    return Output();
+  }
+  return Output(internal::BuildOp(
+      scope, "Const", {},
+      {{"value", value.tensor}, {"dtype", value.tensor.dtype()}}));
+}
+
+Output Const(const Scope& scope, const Input::Initializer& value,
+             const TensorShape& shape) {
+  if (!scope.ok() || !value.status.ok()) return Const(scope, value);
+  const Tensor& v = value.tensor;
+  Tensor t(v.dtype(), shape);
+  if (v.NumElements() == 1) {
+    FillWith(v, &t);
+  } else if (v.NumElements() == shape.num_elements()) {
+    t.CopyFrom(v, shape);
+  } else {
+    scope.UpdateStatus(errors::InvalidArgument(
+        "Const '", scope.GetUniqueNameForOp("Const"), "': a value of shape ",
+        v.shape().DebugString(), " (", v.NumElements(),
+        " elements) can neither fill nor be reshaped to ", shape.DebugString(),
+        " (", shape.num_elements(), " elements)"));
+    return Output();
+  }
+  return Const(scope, t);
+}
+
+NodeBuilder::NodeOut AsNodeOut(const Scope& scope, const Input& input) {
+  if (!input.status().ok()) {
+    scope.UpdateStatus(input.status());
+    return NodeBuilder::NodeOut();
+  }
+  if (input.node() != nullptr) {
+    return NodeBuilder::NodeOut(input.node(), input.index());
+  }
+  if (!input.tensor().IsInitialized()) {
+    scope.UpdateStatus(errors::InvalidArgument(
+        "an input is neither an Output nor a constant (a null Output: did "
+        "building its op fail?)"));
+    return NodeBuilder::NodeOut();
+  }
+  const Output c = Const(scope.NewSubScope("Const"), input.tensor());
+  return NodeBuilder::NodeOut(c.node(), c.index());
+}
+
+std::vector<NodeBuilder::NodeOut> AsNodeOutList(const Scope& scope,
+                                                const InputList& inputs) {
+  std::vector<NodeBuilder::NodeOut> out;
+  out.reserve(inputs.size());
+  for (const Input& input : inputs) {
+    out.push_back(AsNodeOut(scope, input));
+    if (!scope.ok()) break;
+  }
+  return out;
+}
+
+}  // namespace ops
+}  // namespace distflow
