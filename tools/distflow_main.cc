@@ -62,6 +62,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--trace", run.trace_path, "write a Chrome trace of the step here");
   run_cmd->add_option("--master", run.master,
                       "run on a cluster: grpc://HOST:PORT of a distflow server");
+  run_cmd->add_option("--cluster", run.cluster,
+                      "with --master: every task, \"ps=h:p;worker=h:p,h:p\"");
 
   distflow::ServerFlags server;
   CLI::App* server_cmd = app.add_subcommand(

@@ -8,6 +8,7 @@
 #include "distflow/common_runtime/timeline.h"
 #include "distflow/core/env.h"
 #include "distflow/core/status.h"
+#include "distflow/distributed_runtime/cluster_spec.h"
 #include "distflow/graph/graph_constructor.h"
 #include "distflow/graph/graph_io.h"
 #include "distflow/graph/tensor_id.h"
@@ -106,6 +107,11 @@ absl::Status RunGraphCommand(const RunFlags& flags, std::ostream& out) {
     options.target = absl::StrCat("grpc://", options.target);
   }
   (*options.config.mutable_device_count())["CPU"] = flags.devices;
+  if (!flags.cluster.empty()) {
+    if (flags.master.empty()) return errors::InvalidArgument("--cluster needs --master");
+    DF_ASSIGN_OR_RETURN(ClusterSpec spec, ClusterSpec::FromFlag(flags.cluster));
+    *options.config.mutable_cluster_def() = spec.def();
+  }
   options.config.set_allow_soft_placement(true);
   DF_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options));
   DF_RETURN_IF_ERROR(session->Create(graph_def));

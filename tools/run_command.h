@@ -27,6 +27,9 @@ struct RunFlags {
   std::string trace_path;
   // "grpc://host:port" of a cluster's master; empty runs in this process.
   std::string master;
+  // With --master: the whole cluster ("ps=h:p;worker=h:p,h:p"), for servers
+  // that were started knowing only their own address (e.g. port 0).
+  std::string cluster;
 };
 
 // Runs the graph and writes the fetched values to `out`. Errors name the
