@@ -3,7 +3,7 @@
 // dimension 0) and SelectV2 (condition, t and e broadcast together).
 // Elements are moved by size, so one kernel serves every fixed-size type;
 // strings are copied as strings.
-#include <cstring>
+#include <algorithm>
 #include <string>
 
 #include "distflow/framework/kernel_registry.h"
