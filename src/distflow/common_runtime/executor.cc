@@ -57,8 +57,7 @@ bool IsUnsupportedControlFlow(const Node& n) {
   const std::string& op = n.type_string();
   return op == "Merge" || op == "RefMerge" || op == "Enter" ||
          op == "RefEnter" || op == "Exit" || op == "RefExit" ||
-         op == "NextIteration" || op == "RefNextIteration" ||
-         op == "LoopCond";
+         op == "NextIteration" || op == "RefNextIteration" || op == "LoopCond";
 }
 
 std::string NodePrefix(const Node& n) {
@@ -133,7 +132,10 @@ class Executor::StepState {
   struct AsyncState {
     AsyncState(const OpKernelContext::Params& p, const TaggedNode& t,
                InputVector in, std::unique_ptr<NodeStatsRecorder> r)
-        : inputs(std::move(in)), params(p), tagged(t), rec(std::move(r)),
+        : inputs(std::move(in)),
+          params(p),
+          tagged(t),
+          rec(std::move(r)),
           ctx(&params) {
       params.inputs = inputs.data();
     }
@@ -197,7 +199,8 @@ void Executor::StepState::RunAsync() {
     Finish();
     return;
   }
-  if (cancellation_manager_ != nullptr && cancellation_manager_->IsCancelled()) {
+  if (cancellation_manager_ != nullptr &&
+      cancellation_manager_->IsCancelled()) {
     {
       absl::MutexLock l(&mu_);
       status_ = errors::Cancelled("Step ", step_id_,
@@ -352,10 +355,10 @@ absl::Status Executor::StepState::ProcessOutputs(const TaggedNode& tagged,
     }
     const TensorValue v = ctx->output_value(i);
     if (!v.is_ref() && v.tensor->dtype() != item.kernel->output_type(i)) {
-      return errors::Internal(
-          NodePrefix(*item.node), "output ", i, " is ",
-          DataTypeString(v.tensor->dtype()), " but the op declares ",
-          DataTypeString(item.kernel->output_type(i)));
+      return errors::Internal(NodePrefix(*item.node), "output ", i, " is ",
+                              DataTypeString(v.tensor->dtype()),
+                              " but the op declares ",
+                              DataTypeString(item.kernel->output_type(i)));
     }
   }
   PropagateOutputs(tagged, ctx, ready);
@@ -465,7 +468,8 @@ void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready,
 
 bool Executor::StepState::ShouldStop() {
   if (aborted_.load(std::memory_order_acquire)) return true;
-  if (cancellation_manager_ == nullptr || !cancellation_manager_->IsCancelled()) {
+  if (cancellation_manager_ == nullptr ||
+      !cancellation_manager_->IsCancelled()) {
     return false;
   }
   {
@@ -524,8 +528,9 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(
   KernelFactory create_kernel = std::move(params.create_kernel);
   if (!create_kernel) {
     Device* device = params.device;
-    create_kernel = [device](const NodeDef& def)
-        -> absl::StatusOr<std::shared_ptr<OpKernel>> {
+    create_kernel =
+        [device](
+            const NodeDef& def) -> absl::StatusOr<std::shared_ptr<OpKernel>> {
       DF_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> k,
                           KernelRegistry::Global()->CreateKernel(device, def));
       return std::shared_ptr<OpKernel>(std::move(k));
@@ -592,8 +597,8 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
       ++item.num_pending;
       if (e->IsControlEdge()) continue;
       if (has_input[e->dst_input()]) {
-        return errors::InvalidArgument(NodePrefix(*n), "input ",
-                                       e->dst_input(), " has two edges");
+        return errors::InvalidArgument(NodePrefix(*n), "input ", e->dst_input(),
+                                       " has two edges");
       }
       has_input[e->dst_input()] = true;
     }
@@ -633,7 +638,8 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
 }
 
 void Executor::RunAsync(const Args& args, DoneCallback done) const {
-  DF_CHECK_MSG(static_cast<bool>(args.runner), "Executor::Args.runner is required");
+  DF_CHECK_MSG(static_cast<bool>(args.runner),
+               "Executor::Args.runner is required");
   (new StepState(this, args, std::move(done)))->RunAsync();
 }
 
@@ -662,8 +668,8 @@ void ExecutorBarrier::WhenDone(const absl::Status& s) {
   absl::Status status;
   {
     absl::MutexLock l(&mu_);
-    if (!s.ok() && (status_.ok() || (absl::IsCancelled(status_) &&
-                                     !absl::IsCancelled(s)))) {
+    if (!s.ok() && (status_.ok() ||
+                    (absl::IsCancelled(status_) && !absl::IsCancelled(s)))) {
       status_ = s;
     }
     last = --pending_ == 0;
