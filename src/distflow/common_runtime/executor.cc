@@ -66,13 +66,10 @@ std::string NodePrefix(const Node& n) {
 
 }  // namespace
 
-// The state of one step of one executor. Deletes itself when the step ends.
-class Executor::StepState {
- public:
-  StepState(const Executor* exec, const Args& args, DoneCallback done);
-  void RunAsync();
-
- private:
+// The values and pending counts of one iteration of one frame. A step that
+// ends without error leaves every entry cleared, so its state is recycled
+// for the next step, which only resets the pending counts.
+struct Executor::IterationState {
   // One input slot of a consumer.
   struct Entry {
     Tensor value;
@@ -81,18 +78,52 @@ class Executor::StepState {
     absl::Mutex* ref_mu = nullptr;
     bool is_dead = false;
   };
-  // The values and pending counts of one iteration of one frame.
-  struct IterationState {
-    IterationState(const Executor& exec)
-        : entries(new Entry[exec.total_inputs_]),
-          pending(new std::atomic<uint64_t>[exec.items_.size()]) {
-      for (size_t i = 0; i < exec.items_.size(); ++i) {
-        pending[i].store(exec.items_[i].num_pending, std::memory_order_relaxed);
-      }
+
+  explicit IterationState(const Executor& exec)
+      : entries(new Entry[exec.total_inputs_]),
+        pending(new std::atomic<uint64_t>[exec.items_.size()]) {}
+  void ResetPendingCounts(const Executor& exec) {
+    for (size_t i = 0; i < exec.items_.size(); ++i) {
+      pending[i].store(exec.items_[i].num_pending, std::memory_order_relaxed);
     }
-    std::unique_ptr<Entry[]> entries;
-    std::unique_ptr<std::atomic<uint64_t>[]> pending;
-  };
+  }
+
+  std::unique_ptr<Entry[]> entries;
+  std::unique_ptr<std::atomic<uint64_t>[]> pending;
+};
+
+std::unique_ptr<Executor::IterationState> Executor::TakeIterationState() const {
+  std::unique_ptr<IterationState> state;
+  {
+    absl::MutexLock l(&free_mu_);
+    if (!free_iterations_.empty()) {
+      state = std::move(free_iterations_.back());
+      free_iterations_.pop_back();
+    }
+  }
+  if (state == nullptr) state = std::make_unique<IterationState>(*this);
+  state->ResetPendingCounts(*this);
+  return state;
+}
+
+void Executor::RecycleIterationState(
+    std::unique_ptr<IterationState> state) const {
+  // Enough for a few concurrent steps; more would only hold memory.
+  constexpr size_t kMaxFree = 4;
+  absl::MutexLock l(&free_mu_);
+  if (free_iterations_.size() < kMaxFree) {
+    free_iterations_.push_back(std::move(state));
+  }
+}
+
+// The state of one step of one executor. Deletes itself when the step ends.
+class Executor::StepState {
+ public:
+  StepState(const Executor* exec, const Args& args, DoneCallback done);
+  void RunAsync();
+
+ private:
+  using Entry = IterationState::Entry;
   // A loop frame. Only the root frame, with one iteration, exists until
   // control flow lands; nodes and values already carry (frame, iteration).
   struct FrameState {
@@ -122,9 +153,16 @@ class Executor::StepState {
       }
       return t;
     }
+    // Takes every node of `ready` without copying them one by one.
+    // REQUIRES: empty().
+    void TakeAll(TaggedNodeSeq* ready) {
+      nodes_.swap(*ready);
+      ready->clear();
+      head_ = 0;
+    }
 
    private:
-    absl::InlinedVector<TaggedNode, 16> nodes_;
+    TaggedNodeSeq nodes_;
     size_t head_ = 0;
   };
   using InputVector = absl::InlinedVector<TensorValue, 8>;
@@ -191,7 +229,7 @@ Executor::StepState::StepState(const Executor* exec, const Args& args,
       stats_(args.stats_collector),
       runner_(args.runner),
       done_(std::move(done)) {
-  root_frame_.iterations.push_back(std::make_unique<IterationState>(*exec));
+  root_frame_.iterations.push_back(exec->TakeIterationState());
 }
 
 void Executor::StepState::RunAsync() {
@@ -445,6 +483,14 @@ void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready,
     ready->clear();
     return;
   }
+  if (inline_ready->empty() &&
+      std::none_of(ready->begin(), ready->end(), [](const TaggedNode& t) {
+        return !t.is_dead && t.item->is_expensive;
+      })) {
+    // The common case (a chain, a fan-out of cheap nodes): run them all here.
+    inline_ready->TakeAll(ready);
+    return;
+  }
   const TaggedNode* expensive = nullptr;
   for (const TaggedNode& t : *ready) {
     if (t.is_dead || !t.item->is_expensive) {
@@ -509,6 +555,9 @@ void Executor::StepState::Finish() {
   {
     absl::MutexLock l(&mu_);
     s = status_;
+  }
+  if (s.ok()) {
+    exec_->RecycleIterationState(std::move(root_frame_.iterations[0]));
   }
   DoneCallback done = std::move(done_);
   delete this;
