@@ -18,29 +18,48 @@ namespace {
 // TensorFlow's spelling of a status code, e.g. "InvalidArgument".
 std::string CodeName(absl::StatusCode code) {
   switch (code) {
-    case absl::StatusCode::kOk: return "OK";
-    case absl::StatusCode::kCancelled: return "Cancelled";
-    case absl::StatusCode::kUnknown: return "Unknown";
-    case absl::StatusCode::kInvalidArgument: return "InvalidArgument";
-    case absl::StatusCode::kDeadlineExceeded: return "DeadlineExceeded";
-    case absl::StatusCode::kNotFound: return "NotFound";
-    case absl::StatusCode::kAlreadyExists: return "AlreadyExists";
-    case absl::StatusCode::kPermissionDenied: return "PermissionDenied";
-    case absl::StatusCode::kResourceExhausted: return "ResourceExhausted";
-    case absl::StatusCode::kFailedPrecondition: return "FailedPrecondition";
-    case absl::StatusCode::kAborted: return "Aborted";
-    case absl::StatusCode::kOutOfRange: return "OutOfRange";
-    case absl::StatusCode::kUnimplemented: return "Unimplemented";
-    case absl::StatusCode::kInternal: return "Internal";
-    case absl::StatusCode::kUnavailable: return "Unavailable";
-    case absl::StatusCode::kDataLoss: return "DataLoss";
-    case absl::StatusCode::kUnauthenticated: return "Unauthenticated";
-    default: return "Unknown";
+    case absl::StatusCode::kOk:
+      return "OK";
+    case absl::StatusCode::kCancelled:
+      return "Cancelled";
+    case absl::StatusCode::kUnknown:
+      return "Unknown";
+    case absl::StatusCode::kInvalidArgument:
+      return "InvalidArgument";
+    case absl::StatusCode::kDeadlineExceeded:
+      return "DeadlineExceeded";
+    case absl::StatusCode::kNotFound:
+      return "NotFound";
+    case absl::StatusCode::kAlreadyExists:
+      return "AlreadyExists";
+    case absl::StatusCode::kPermissionDenied:
+      return "PermissionDenied";
+    case absl::StatusCode::kResourceExhausted:
+      return "ResourceExhausted";
+    case absl::StatusCode::kFailedPrecondition:
+      return "FailedPrecondition";
+    case absl::StatusCode::kAborted:
+      return "Aborted";
+    case absl::StatusCode::kOutOfRange:
+      return "OutOfRange";
+    case absl::StatusCode::kUnimplemented:
+      return "Unimplemented";
+    case absl::StatusCode::kInternal:
+      return "Internal";
+    case absl::StatusCode::kUnavailable:
+      return "Unavailable";
+    case absl::StatusCode::kDataLoss:
+      return "DataLoss";
+    case absl::StatusCode::kUnauthenticated:
+      return "Unauthenticated";
+    default:
+      return "Unknown";
   }
 }
 
 int Fail(const absl::Status& s) {
-  std::cerr << "error: " << CodeName(s.code()) << ": " << s.message() << std::endl;
+  std::cerr << "error: " << CodeName(s.code()) << ": " << s.message()
+            << std::endl;
   return 1;
 }
 
@@ -51,7 +70,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   distflow::RunFlags run;
-  CLI::App* run_cmd = app.add_subcommand("run", "Run a GraphDef (.pb or .pbtxt) once");
+  CLI::App* run_cmd =
+      app.add_subcommand("run", "Run a GraphDef (.pb or .pbtxt) once");
   run_cmd->add_option("GRAPH", run.graph_path, "GraphDef file")->required();
   run_cmd->add_option("--feed", run.feeds,
                       "NAME=JSON (a number or nested list) or NAME=@file.npy; repeatable");

@@ -17,8 +17,8 @@ namespace distflow {
 // for a ragged list, an element of the wrong kind (a fraction or non-number
 // for an integer type, a non-boolean for bool, ...), an integer out of the
 // type's range, or an unsupported dtype.
-absl::StatusOr<Tensor> TensorFromJson(const nlohmann::json& value, DataType dtype,
-                                      const std::string& name);
+absl::StatusOr<Tensor> TensorFromJson(const nlohmann::json& value,
+                                      DataType dtype, const std::string& name);
 
 // The elements of `t`, flattened in row-major order.
 nlohmann::json TensorValuesToJson(const Tensor& t);

@@ -19,13 +19,14 @@ constexpr absl::string_view kMagic = "\x93NUMPY";
 bool FindHeaderValue(absl::string_view header, absl::string_view key,
                      absl::string_view* value) {
   for (const char quote : {'\'', '"'}) {
-    const std::string quoted = absl::StrCat(std::string(1, quote), key,
-                                            std::string(1, quote));
+    const std::string quoted =
+        absl::StrCat(std::string(1, quote), key, std::string(1, quote));
     size_t pos = header.find(quoted);
     if (pos == absl::string_view::npos) continue;
     pos = header.find(':', pos + quoted.size());
     if (pos == absl::string_view::npos) return false;
-    absl::string_view rest = absl::StripLeadingAsciiWhitespace(header.substr(pos + 1));
+    absl::string_view rest =
+        absl::StripLeadingAsciiWhitespace(header.substr(pos + 1));
     size_t end;
     if (!rest.empty() && rest[0] == '(') {
       end = rest.find(')');
@@ -50,7 +51,8 @@ absl::string_view Unquote(absl::string_view s) {
 
 }  // namespace
 
-absl::StatusOr<Tensor> ParseNpy(absl::string_view data, const std::string& name) {
+absl::StatusOr<Tensor> ParseNpy(absl::string_view data,
+                                const std::string& name) {
   auto bad = [&name](auto... why) {
     return errors::InvalidArgument("npy file '", name, "': ", why...);
   };
@@ -68,7 +70,8 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view data, const std::string& name)
     if (data.size() < 12) return bad("truncated header");
     header_len = 0;
     for (int i = 0; i < 4; ++i) {
-      header_len |= static_cast<size_t>(static_cast<unsigned char>(data[8 + i])) << (8 * i);
+      header_len |= static_cast<size_t>(static_cast<unsigned char>(data[8 + i]))
+                    << (8 * i);
     }
     header_start = 12;
   } else {
@@ -105,7 +108,8 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view data, const std::string& name)
                "' (supported: <f4, <f8, <i4, <i8, |u1, |b1)");
   }
 
-  if (shape_text.size() < 2 || shape_text.front() != '(' || shape_text.back() != ')') {
+  if (shape_text.size() < 2 || shape_text.front() != '(' ||
+      shape_text.back() != ')') {
     return bad("malformed shape '", shape_text, "'");
   }
   std::vector<int64_t> dims;
@@ -126,8 +130,9 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view data, const std::string& name)
   const absl::string_view payload = data.substr(header_start + header_len);
   const uint64_t need = static_cast<uint64_t>(shape.num_elements()) * item_size;
   if (payload.size() != need) {
-    return bad("expected ", need, " bytes of data for shape ", shape.DebugString(),
-               " and dtype '", descr, "', found ", payload.size());
+    return bad("expected ", need, " bytes of data for shape ",
+               shape.DebugString(), " and dtype '", descr, "', found ",
+               payload.size());
   }
   Tensor t(dtype, shape);
   if (dtype == DT_BOOL) {
@@ -142,8 +147,9 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view data, const std::string& name)
 absl::StatusOr<Tensor> ReadNpyFile(const std::string& path) {
   absl::StatusOr<std::string> data = ReadFileToString(path);
   if (!data.ok()) {
-    return absl::Status(data.status().code(),
-                        absl::StrCat("npy file '", path, "': ", data.status().message()));
+    return absl::Status(
+        data.status().code(),
+        absl::StrCat("npy file '", path, "': ", data.status().message()));
   }
   return ParseNpy(*data, path);
 }

@@ -19,18 +19,71 @@ using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
 constexpr char kGraph[] = R"pb(
-node { name: "x" op: "Placeholder"
-       attr { key: "dtype" value { type: DT_FLOAT } }
-       attr { key: "shape" value { shape { dim { size: 2 } dim { size: 2 } } } } }
-node { name: "c" op: "Const"
-       attr { key: "dtype" value { type: DT_FLOAT } }
-       attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } }
-                                            float_val: 10 float_val: 20 } } } }
-node { name: "y" op: "AddV2" input: "x" input: "c" device: "/device:CPU:1"
-       attr { key: "T" value { type: DT_FLOAT } } }
-node { name: "z" op: "Mul" input: "y" input: "y"
-       attr { key: "T" value { type: DT_FLOAT } } }
-node { name: "n" op: "Placeholder" attr { key: "dtype" value { type: DT_INT64 } } }
+  node {
+    name: "x"
+    op: "Placeholder"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "shape"
+      value {
+        shape {
+          dim { size: 2 }
+          dim { size: 2 }
+        }
+      }
+    }
+  }
+  node {
+    name: "c"
+    op: "Const"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "value"
+      value {
+        tensor {
+          dtype: DT_FLOAT
+          tensor_shape { dim { size: 2 } }
+          float_val: 10
+          float_val: 20
+        }
+      }
+    }
+  }
+  node {
+    name: "y"
+    op: "AddV2"
+    input: "x"
+    input: "c"
+    device: "/device:CPU:1"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "z"
+    op: "Mul"
+    input: "y"
+    input: "y"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "n"
+    op: "Placeholder"
+    attr {
+      key: "dtype"
+      value { type: DT_INT64 }
+    }
+  }
 )pb";
 
 struct Result {
@@ -57,7 +110,8 @@ class DistflowRunTest : public ::testing::Test {
   // Runs `distflow <args>` (args are passed through the shell, so quote them).
   Result Run(const std::string& args) {
     const std::string err_path = dir_ + "/cli_stderr.txt";
-    const std::string cmd = absl::StrCat(DISTFLOW_BINARY, " ", args, " 2>", err_path);
+    const std::string cmd =
+        absl::StrCat(DISTFLOW_BINARY, " ", args, " 2>", err_path);
     Result r;
     FILE* p = popen(cmd.c_str(), "r");
     if (p == nullptr) return r;
@@ -75,7 +129,8 @@ class DistflowRunTest : public ::testing::Test {
 };
 
 TEST_F(DistflowRunTest, JsonOutputOnTwoDevices) {
-  Result r = Run(absl::StrCat("run ", graph_, " --feed 'x=[[1,2],[3,4]]' --fetch z --fetch y:0",
+  Result r = Run(absl::StrCat("run ", graph_,
+                              " --feed 'x=[[1,2],[3,4]]' --fetch z --fetch y:0",
                               " --devices 2 --output json"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
@@ -86,18 +141,21 @@ TEST_F(DistflowRunTest, JsonOutputOnTwoDevices) {
   EXPECT_EQ(z["shape"], nlohmann::json::array({2, 2}));
   EXPECT_EQ(z["values"], nlohmann::json::array({121.0, 484.0, 169.0, 576.0}));
   EXPECT_EQ(j["fetches"][1]["name"], "y:0");
-  EXPECT_EQ(j["fetches"][1]["values"], nlohmann::json::array({11.0, 22.0, 13.0, 24.0}));
+  EXPECT_EQ(j["fetches"][1]["values"],
+            nlohmann::json::array({11.0, 22.0, 13.0, 24.0}));
 }
 
 TEST_F(DistflowRunTest, TextOutputIsOneLinePerFetch) {
-  Result r = Run(absl::StrCat("run ", graph_, " --feed 'n=[[1,2,3]]' --fetch n --fetch n"));
+  Result r = Run(absl::StrCat("run ", graph_,
+                              " --feed 'n=[[1,2,3]]' --fetch n --fetch n"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "n int64 [1,3] [[1,2,3]]\nn int64 [1,3] [[1,2,3]]\n");
 }
 
 TEST_F(DistflowRunTest, NpyFeedAndTrace) {
   // A version 1 .npy file holding float32 [[1, 2], [3, 4]].
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }";
+  std::string header =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }";
   header.append(63 - (10 + header.size()) % 64, ' ');
   header += '\n';
   std::string npy = "\x93NUMPY\x01";
@@ -111,18 +169,22 @@ TEST_F(DistflowRunTest, NpyFeedAndTrace) {
   std::ofstream(npy_path, std::ios::binary) << npy;
   const std::string trace_path = dir_ + "/cli_trace.json";
   Result r = Run(absl::StrCat("run ", graph_, " --feed x=@", npy_path,
-                              " --fetch z --output json --devices 2 --trace ", trace_path));
+                              " --fetch z --output json --devices 2 --trace ",
+                              trace_path));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["fetches"][0]["values"], nlohmann::json::array({121.0, 484.0, 169.0, 576.0}));
+  EXPECT_EQ(j["fetches"][0]["values"],
+            nlohmann::json::array({121.0, 484.0, 169.0, 576.0}));
   nlohmann::json trace = nlohmann::json::parse(ReadAll(trace_path));
   bool saw_z = false;
-  for (const auto& e : trace["traceEvents"]) saw_z |= e["ph"] == "X" && e["name"] == "z";
+  for (const auto& e : trace["traceEvents"])
+    saw_z |= e["ph"] == "X" && e["name"] == "z";
   EXPECT_TRUE(saw_z);
 }
 
 TEST_F(DistflowRunTest, ErrorsGoToStderrWithTheCode) {
-  Result ragged = Run(absl::StrCat("run ", graph_, " --feed 'x=[[1,2],[3]]' --fetch y"));
+  Result ragged =
+      Run(absl::StrCat("run ", graph_, " --feed 'x=[[1,2],[3]]' --fetch y"));
   EXPECT_EQ(ragged.exit_code, 1);
   EXPECT_TRUE(ragged.out.empty());
   EXPECT_THAT(ragged.err, StartsWith("error: InvalidArgument: feed 'x'"));
@@ -136,7 +198,8 @@ TEST_F(DistflowRunTest, ErrorsGoToStderrWithTheCode) {
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_THAT(missing.err, StartsWith("error: NotFound: "));
 
-  Result npy = Run(absl::StrCat("run ", graph_, " --feed x=@", dir_, "/missing.npy --fetch y"));
+  Result npy = Run(absl::StrCat("run ", graph_, " --feed x=@", dir_,
+                                "/missing.npy --fetch y"));
   EXPECT_EQ(npy.exit_code, 1);
   EXPECT_THAT(npy.err, HasSubstr("missing.npy"));
 

@@ -80,8 +80,7 @@ absl::StatusOr<std::unique_ptr<DirectSession>> DirectSession::Make(
   }
   for (const auto& [type, count] : options.config.device_count()) {
     if (type != kDeviceCpu && count > 0) {
-      return errors::InvalidArgument("device_count asks for ", count, " ",
-                                     type,
+      return errors::InvalidArgument("device_count asks for ", count, " ", type,
                                      " devices; only CPU devices exist here");
     }
   }
@@ -107,8 +106,9 @@ DirectSession::DirectSession(const SessionOptions& options,
     : options_(options),
       device_mgr_(std::move(device_mgr)),
       client_device_(device_mgr_->HostCPU()),
-      inter_op_pool_("inter_op",
-                     ThreadsOrCores(options.config.inter_op_parallelism_threads())),
+      inter_op_pool_(
+          "inter_op",
+          ThreadsOrCores(options.config.inter_op_parallelism_threads())),
       runner_([this](Executor::Closure c) {
         inter_op_pool_.Schedule(std::move(c));
       }) {}
@@ -199,24 +199,27 @@ absl::StatusOr<std::shared_ptr<OpKernel>> DirectSession::GetOrCreateKernel(
 
 absl::StatusOr<std::shared_ptr<const DirectSession::Executable>>
 DirectSession::GetOrBuildExecutable(const Signature& signature) {
-  {
+  auto find = [this, &signature]() -> std::shared_ptr<const Executable> {
     absl::MutexLock l(&executables_mu_);
     auto it = executables_.find(signature.key);
-    if (it != executables_.end()) return it->second;
-  }
+    return it == executables_.end() ? nullptr : it->second;
+  };
+  if (auto found = find()) return found;
+  // Builds are serialised by graph_mu_; a thread that waited for another's
+  // build of the same signature finds it here.
+  absl::MutexLock l(&graph_mu_);
+  if (auto found = find()) return found;
   DF_ASSIGN_OR_RETURN(std::shared_ptr<const Executable> built,
-                      BuildExecutable(signature));
-  absl::MutexLock l(&executables_mu_);
-  // Another thread may have built the same signature meanwhile; keep one.
-  auto [it, inserted] = executables_.emplace(signature.key, std::move(built));
-  return it->second;
+                      BuildExecutableLocked(signature));
+  absl::MutexLock cache_lock(&executables_mu_);
+  executables_.emplace(signature.key, built);
+  return built;
 }
 
 absl::StatusOr<std::shared_ptr<const DirectSession::Executable>>
-DirectSession::BuildExecutable(const Signature& signature) {
+DirectSession::BuildExecutableLocked(const Signature& signature) {
   auto exec = std::make_shared<Executable>();
   const DeviceAttributes& client = client_device_->attributes();
-  absl::MutexLock l(&graph_mu_);
   if (graph_ == nullptr) {
     return errors::FailedPrecondition(
         "Session was not created with a graph before Run()");
@@ -293,8 +296,9 @@ DirectSession::BuildExecutable(const Signature& signature) {
     params.create_kernel = [this, device](const NodeDef& def) {
       return GetOrCreateKernel(device, def);
     };
-    DF_ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor,
-                        Executor::Create(std::move(params), std::move(partition)));
+    DF_ASSIGN_OR_RETURN(
+        std::unique_ptr<Executor> executor,
+        Executor::Create(std::move(params), std::move(partition)));
     exec->executors.push_back(std::move(executor));
     exec->partition_graphs.push_back(std::move(graph_def));
   }
@@ -333,8 +337,8 @@ absl::Status DirectSession::Run(
       return errors::InvalidArgument("fetch '", name, "': ", s.message());
     }
     if (id.IsControl()) {
-      return errors::InvalidArgument(
-          "fetch '", name, "' names a control input, not a tensor");
+      return errors::InvalidArgument("fetch '", name,
+                                     "' names a control input, not a tensor");
     }
     fetch_canonical.push_back(absl::StrCat(id.node, ":", id.index));
     unique_fetches.emplace(fetch_canonical.back(), name);
@@ -356,8 +360,8 @@ absl::Status DirectSession::Run(
                       GetOrBuildExecutable(sig));
 
   std::vector<Tensor> fetched;
-  DF_RETURN_IF_ERROR(RunStep(run_options, *executable, inputs, &fetched,
-                             run_metadata));
+  DF_RETURN_IF_ERROR(
+      RunStep(run_options, *executable, inputs, &fetched, run_metadata));
   if (outputs != nullptr) {
     outputs->clear();
     outputs->reserve(output_tensor_names.size());
@@ -389,10 +393,10 @@ absl::Status DirectSession::RunStep(
   for (const auto& [name, value] : inputs) {
     const Executable::Feed& feed = executable.feeds.at(name);
     if (value.dtype() != feed.dtype) {
-      return errors::InvalidArgument(
-          "feed '", name, "': expected a value of type ",
-          DataTypeString(feed.dtype), " but got ",
-          DataTypeString(value.dtype()));
+      return errors::InvalidArgument("feed '", name,
+                                     "': expected a value of type ",
+                                     DataTypeString(feed.dtype), " but got ",
+                                     DataTypeString(value.dtype()));
     }
     if (!feed.shape.IsCompatibleWith(value.shape())) {
       return errors::InvalidArgument(
@@ -403,7 +407,8 @@ absl::Status DirectSession::RunStep(
   }
 
   CancellationManager step_cancellation;
-  const CancellationToken token = session_cancellation_.get_cancellation_token();
+  const CancellationToken token =
+      session_cancellation_.get_cancellation_token();
   if (!session_cancellation_.RegisterCallback(
           token, [&step_cancellation] { step_cancellation.StartCancel(); })) {
     return errors::Cancelled("Session has been closed");
@@ -427,12 +432,12 @@ absl::Status DirectSession::RunStep(
       absl::Status status;
     };
     auto done = std::make_shared<StepDone>();
-    auto* barrier = new ExecutorBarrier(
-        static_cast<int>(executable.executors.size()),
-        [done](const absl::Status& s) {
-          done->status = s;
-          done->notification.Notify();
-        });
+    auto* barrier =
+        new ExecutorBarrier(static_cast<int>(executable.executors.size()),
+                            [done](const absl::Status& s) {
+                              done->status = s;
+                              done->notification.Notify();
+                            });
     Executor::Args args;
     args.step_id = step_id;
     args.rendezvous = rendezvous.get();

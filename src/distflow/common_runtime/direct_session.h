@@ -64,10 +64,11 @@ class DirectSession : public Session {
   struct Executable;
   // A run's feeds, fetches and targets, normalised.
   struct Signature {
-    std::vector<std::string> feeds;    // sorted, as given
-    std::vector<std::string> fetches;  // unique tensors, sorted by canonical name
+    std::vector<std::string> feeds;  // sorted, as given
+    std::vector<std::string>
+        fetches;  // unique tensors, sorted by canonical name
     std::vector<std::string> fetch_canonical;  // "node:index", parallel
-    std::vector<std::string> targets;  // sorted, unique
+    std::vector<std::string> targets;          // sorted, unique
     std::string key;
   };
 
@@ -76,16 +77,16 @@ class DirectSession : public Session {
   // The cached executable of a signature, building it on first use.
   absl::StatusOr<std::shared_ptr<const Executable>> GetOrBuildExecutable(
       const Signature& signature);
-  absl::StatusOr<std::shared_ptr<const Executable>> BuildExecutable(
-      const Signature& signature);
+  absl::StatusOr<std::shared_ptr<const Executable>> BuildExecutableLocked(
+      const Signature& signature) ABSL_EXCLUSIVE_LOCKS_REQUIRED(graph_mu_);
   // Makes the kernel of `def` on `device`; stateful kernels are made once
   // per (device, node) and shared.
   absl::StatusOr<std::shared_ptr<OpKernel>> GetOrCreateKernel(
       Device* device, const NodeDef& def);
-  absl::Status RunStep(const RunOptions& run_options,
-                       const Executable& executable,
-                       const std::vector<std::pair<std::string, Tensor>>& inputs,
-                       std::vector<Tensor>* fetched, RunMetadata* run_metadata);
+  absl::Status RunStep(
+      const RunOptions& run_options, const Executable& executable,
+      const std::vector<std::pair<std::string, Tensor>>& inputs,
+      std::vector<Tensor>* fetched, RunMetadata* run_metadata);
   // Replaces the session's graph by the import of `graph_def`.
   absl::Status ResetGraphLocked(GraphDef graph_def)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(graph_mu_);
@@ -97,8 +98,9 @@ class DirectSession : public Session {
   ThreadPool inter_op_pool_;
   const Executor::Runner runner_;
 
-  // The session's graph (as given and imported); building an executable
-  // holds graph_mu_ to copy it and to place nodes.
+  // The session's graph (as given and imported). Building an executable
+  // holds graph_mu_ (to copy the graph and place nodes), so builds run one
+  // at a time; executables_mu_ is taken inside it, never the other way.
   absl::Mutex graph_mu_;
   GraphDef graph_def_ ABSL_GUARDED_BY(graph_mu_);
   std::unique_ptr<Graph> graph_ ABSL_GUARDED_BY(graph_mu_);
@@ -110,8 +112,8 @@ class DirectSession : public Session {
       executables_ ABSL_GUARDED_BY(executables_mu_);
 
   absl::Mutex kernels_mu_;
-  absl::flat_hash_map<std::string, std::shared_ptr<OpKernel>>
-      stateful_kernels_ ABSL_GUARDED_BY(kernels_mu_);
+  absl::flat_hash_map<std::string, std::shared_ptr<OpKernel>> stateful_kernels_
+      ABSL_GUARDED_BY(kernels_mu_);
 
   std::atomic<int64_t> next_step_id_{1};
   // Cancelled by Close; every step is linked to it.

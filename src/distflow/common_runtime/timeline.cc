@@ -13,11 +13,21 @@ std::string JsonString(absl::string_view s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           char buf[8];
@@ -38,18 +48,18 @@ std::string StepStatsToChromeTrace(const StepStats& step_stats) {
   std::vector<std::string> events;
   for (int pid = 0; pid < step_stats.dev_stats_size(); ++pid) {
     const DeviceStepStats& dev = step_stats.dev_stats(pid);
-    events.push_back(absl::StrCat(
-        "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":", pid,
-        ",\"args\":{\"name\":", JsonString(dev.device()), "}}"));
+    events.push_back(
+        absl::StrCat("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":", pid,
+                     ",\"args\":{\"name\":", JsonString(dev.device()), "}}"));
     for (const NodeExecStats& n : dev.node_stats()) {
       const std::string label =
           n.timeline_label().empty() ? n.node_name() : n.timeline_label();
       events.push_back(absl::StrCat(
           "{\"ph\":\"X\",\"cat\":\"Op\",\"name\":", JsonString(n.node_name()),
           ",\"pid\":", pid, ",\"tid\":", n.thread_id(),
-          ",\"ts\":", n.all_start_micros(), ",\"dur\":",
-          n.all_end_rel_micros(), ",\"args\":{\"name\":",
-          JsonString(n.node_name()), ",\"op\":", JsonString(label), "}}"));
+          ",\"ts\":", n.all_start_micros(), ",\"dur\":", n.all_end_rel_micros(),
+          ",\"args\":{\"name\":", JsonString(n.node_name()),
+          ",\"op\":", JsonString(label), "}}"));
     }
   }
   return absl::StrCat("{\"traceEvents\":[", absl::StrJoin(events, ","), "]}");
