@@ -125,12 +125,27 @@ TEST(UnpackOpTest, AlongEachAxis) {
   ExpectTensorEqual(AsTensor<int32_t>({1, 2}), rows[0]);
   ExpectTensorEqual(AsTensor<int32_t>({3, 4}), rows[1]);
   ExpectTensorEqual(AsTensor<int32_t>({5, 6}), rows[2]);
-  EXPECT_TRUE(rows[1].SharesBufferWith(in));
   std::vector<Tensor> cols =
       RunOk("Unpack", {in}, {{"T", DT_INT32}, {"num", 2}, {"axis", -1}});
   ASSERT_EQ(cols.size(), 2u);
   ExpectTensorEqual(AsTensor<int32_t>({1, 3, 5}), cols[0]);
   ExpectTensorEqual(AsTensor<int32_t>({2, 4, 6}), cols[1]);
+}
+
+TEST(UnpackOpTest, AlignedRowsShareTheBuffer) {
+  // Rows of 16 int32 start on 64-byte boundaries; rows of 2 do not.
+  Tensor wide = test::Iota32({3, 16});
+  std::vector<Tensor> rows =
+      RunOk("Unpack", {wide}, {{"T", DT_INT32}, {"num", 3}});
+  ASSERT_EQ(rows.size(), 3u);
+  ExpectTensorEqual(test::Iota32({16}), rows[0]);
+  EXPECT_TRUE(rows[1].SharesBufferWith(wide));
+  EXPECT_TRUE(rows[2].SharesBufferWith(wide));
+  Tensor narrow = test::Iota32({3, 2});
+  rows = RunOk("Unpack", {narrow}, {{"T", DT_INT32}, {"num", 3}});
+  ASSERT_EQ(rows.size(), 3u);
+  ExpectTensorEqual(AsTensor<int32_t>({2, 3}), rows[1]);
+  EXPECT_FALSE(rows[1].SharesBufferWith(narrow));
 }
 
 TEST(UnpackOpTest, ScalarsStringsAndEmpty) {
@@ -163,13 +178,22 @@ std::vector<Tensor> Split(int32_t dim, const Tensor& in, int num) {
                {{"T", in.dtype()}, {"num_split", num}});
 }
 
-TEST(SplitOpTest, LeadingDimSharesBuffer) {
+TEST(SplitOpTest, LeadingDim) {
   Tensor in = AsTensor<float>({1, 2, 3, 4, 5, 6, 7, 8}, {4, 2});
   std::vector<Tensor> out = Split(0, in, 2);
   ASSERT_EQ(out.size(), 2u);
   ExpectTensorEqual(AsTensor<float>({1, 2, 3, 4}, {2, 2}), out[0]);
   ExpectTensorEqual(AsTensor<float>({5, 6, 7, 8}, {2, 2}), out[1]);
-  EXPECT_TRUE(out[1].SharesBufferWith(in));
+  // The second piece starts 16 bytes in, so it is a copy, not a view.
+  EXPECT_FALSE(out[1].SharesBufferWith(in));
+}
+
+TEST(SplitOpTest, AlignedPiecesShareTheBuffer) {
+  Tensor in = test::Iota32({4, 16});
+  std::vector<Tensor> out = Split(0, in, 4);
+  ASSERT_EQ(out.size(), 4u);
+  ExpectTensorEqual(test::Iota32({1, 16}), out[0]);
+  for (const Tensor& piece : out) EXPECT_TRUE(piece.SharesBufferWith(in));
 }
 
 TEST(SplitOpTest, InnerDims) {

@@ -36,14 +36,18 @@ TEST(SliceOpTest, Boxes) {
                     Slice(Grid(), {1, 2}, {1, -1}));
 }
 
-TEST(SliceOpTest, ContiguousBoxSharesBuffer) {
-  Tensor in = Grid();
+TEST(SliceOpTest, AlignedContiguousBoxSharesBuffer) {
+  // Rows of 16 int32 are 64 bytes, so whole rows start aligned.
+  Tensor in = test::Iota32({3, 16});
   Tensor out = Slice(in, {1, 0}, {-1, -1});
-  ExpectTensorEqual(AsTensor<int32_t>({4, 5, 6, 7, 8, 9, 10, 11}, {2, 4}), out);
+  ExpectTensorEqual(test::Iota32({2, 16}, 16), out);
   EXPECT_TRUE(out.SharesBufferWith(in));
   Tensor part = Slice(in, {1, 1}, {1, 2});
-  ExpectTensorEqual(AsTensor<int32_t>({5, 6}, {1, 2}), part);
-  EXPECT_TRUE(part.SharesBufferWith(in));
+  ExpectTensorEqual(AsTensor<int32_t>({17, 18}, {1, 2}), part);
+  EXPECT_FALSE(part.SharesBufferWith(in));
+  Tensor unaligned = Slice(Grid(), {1, 0}, {-1, -1});
+  ExpectTensorEqual(AsTensor<int32_t>({4, 5, 6, 7, 8, 9, 10, 11}, {2, 4}),
+                    unaligned);
 }
 
 TEST(SliceOpTest, StringsScalarsEmptyAndInt64) {
@@ -139,10 +143,12 @@ TEST(StridedSliceOpTest, NegativeStrides) {
 }
 
 TEST(StridedSliceOpTest, ShrinkAxes) {
-  // x[1] shares the row.
-  Tensor in = Grid();
+  ExpectTensorEqual(AsTensor<int32_t>({4, 5, 6, 7}),
+                    StridedSlice(Grid(), {1}, {2}, {1}, {.shrink = 1}));
+  // x[1] of 64-byte rows shares the row.
+  Tensor in = test::Iota32({3, 16});
   Tensor row = StridedSlice(in, {1}, {2}, {1}, {.shrink = 1});
-  ExpectTensorEqual(AsTensor<int32_t>({4, 5, 6, 7}), row);
+  ExpectTensorEqual(test::Iota32({16}, 16), row);
   EXPECT_TRUE(row.SharesBufferWith(in));
   // x[-1, -1]
   ExpectTensorEqual(

@@ -24,6 +24,15 @@ inline Tensor AsBoolTensor(std::initializer_list<bool> values,
       TensorShape(shape));
 }
 
+// An int32 tensor of `shape` holding start, start + 1, ... in row-major order.
+inline Tensor Iota32(std::initializer_list<int64_t> shape, int32_t start = 0) {
+  Tensor t(DT_INT32, TensorShape(shape));
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    t.flat<int32_t>()[i] = start + static_cast<int32_t>(i);
+  }
+  return t;
+}
+
 // The outputs of a kernel that must succeed (empty on failure, which is
 // reported).
 inline std::vector<Tensor> RunOk(const std::string& op,
