@@ -74,7 +74,7 @@ Saver::Saver(const Scope& scope, std::vector<Variable> variables, int max_to_kee
     const Scope sc = scope_.WithDevice(shard.device);
     std::vector<std::string> names;
     std::vector<DataType> dtypes;
-    InputList values;
+    OutputList values;
     for (int v : shard.vars) {
       names.push_back(variables_[v].name);
       dtypes.push_back(variables_[v].dtype);
