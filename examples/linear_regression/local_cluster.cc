@@ -19,6 +19,9 @@ namespace {
 // Runs in the child: serves task `job:index` on a free port, reports the
 // port on `report_fd`, and exits on SIGTERM (or when the parent dies).
 [[noreturn]] void ServeTask(const std::string& job, int index, int count, int report_fd) {
+  // Its own process group, so a terminal's Ctrl-C (or a signal to the
+  // parent's group) reaches only the parent, which then stops the cluster.
+  setpgid(0, 0);
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   sigset_t stop;
   sigemptyset(&stop);

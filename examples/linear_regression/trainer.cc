@@ -110,7 +110,7 @@ absl::Status BuildModel(const TrainerOptions& o, int worker, Model* m) {
     auto push_w = ops::AccumulatorApplyGradient(ps_w, acc_w, m->local_step, grads[0]);
     auto push_b = ops::AccumulatorApplyGradient(ps_b, acc_b, m->local_step, grads[1]);
     m->push_gradients = ops::NoOp(local.WithControlDependencies({push_w.operation, push_b.operation}));
-    m->token = ops::QueueDequeue(local, tokens, {DT_INT64}).components[0];
+    m->token = ops::QueueDequeue(ps_gs, tokens, {DT_INT64}).components[0];
     // The chief's round: one update from the average of all replicas.
     const int n = o.workers;
     ops::AccumulatorTakeGradient avg_w(ps_w, acc_w, n, DT_FLOAT);
@@ -322,7 +322,7 @@ absl::StatusOr<TrainerResult> TrainLinearRegression(
     std::vector<Tensor> out;
     int64_t step = result.start_step;
     while (step < o.steps && !run.Stopping()) {
-      absl::Status s = chief_session.Run({m.gs_after_round}, &out);
+      absl::Status s = chief_session.Run({}, {m.gs_after_round}, {m.sync_round}, &out);
       if (!s.ok()) return run.Fail(s);
       step = Scalar64(out[0]);
       rounds++;
