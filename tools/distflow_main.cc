@@ -3,6 +3,8 @@
 //                [--target NODE]... [--devices N] [--output text|json]
 //                [--trace FILE]
 //   distflow run ... --master grpc://HOST:PORT   (the same, on a cluster)
+//   distflow demo [--mode async|sync] [--workers N] [--ps M] [--steps S]
+//                 [--checkpoint-dir DIR] [--output text|json]
 //   distflow server --cluster "ps=h:p;worker=h:p,h:p" --job J --task T
 // Errors print "error: <Code>: <message>" on stderr and exit with status 1.
 #include <iostream>
@@ -10,6 +12,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "demo.h"
 #include "run_command.h"
 #include "server_command.h"
 
@@ -95,6 +98,11 @@ int main(int argc, char** argv) {
   server_cmd->add_option("--devices", server.devices, "CPU devices in this task")
       ->capture_default_str();
 
+  distflow::DemoFlags demo;
+  CLI::App* demo_cmd = app.add_subcommand(
+      "demo", "Train y = 2x + 10 on a local parameter-server cluster (the main job)");
+  distflow::AddDemoFlags(demo_cmd, &demo);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -103,6 +111,10 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     return Fail(absl::InvalidArgumentError(e.what()));
+  }
+  if (demo_cmd->parsed()) {
+    absl::Status s = distflow::RunDemo(demo, std::cout, std::cerr);
+    return s.ok() ? 0 : Fail(s);
   }
   if (server_cmd->parsed()) {
     absl::Status s = distflow::RunServerCommand(server, std::cout);

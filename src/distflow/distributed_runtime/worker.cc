@@ -91,8 +91,13 @@ void Worker::RunGraphAsync(CancellationManager* call_cm, const RunGraphRequest* 
   call->call_cm = call_cm;
   if (call_cm != nullptr) {
     call->call_token = call_cm->get_cancellation_token();
-    CancellationManager* step_cm = &call->step_cm;
-    if (!call_cm->RegisterCallback(call->call_token, [step_cm] { step_cm->StartCancel(); })) {
+    // The callback holds the call while it cancels: cancelling can finish
+    // the step, whose completion drops the last other reference, and the
+    // step's CancellationManager must outlive its own StartCancel.
+    std::weak_ptr<RunGraphCall> weak = call;
+    if (!call_cm->RegisterCallback(call->call_token, [weak] {
+          if (std::shared_ptr<RunGraphCall> c = weak.lock()) c->step_cm.StartCancel();
+        })) {
       done(errors::Cancelled("RunGraph of step ", req->step_id(), " was cancelled"));
       return;
     }

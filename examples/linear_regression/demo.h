@@ -1,0 +1,39 @@
+// `distflow demo` (and the standalone `linear_regression` program): starts a
+// local cluster of ps and worker server processes on loopback, trains the
+// linear regression of trainer.h on it, shows progress (a progress bar on a
+// terminal, plain lines otherwise), checkpoints, resumes from the latest
+// checkpoint when run again, and ends with a summary — with --output json
+// the last line is {"mode","steps","loss","weight","bias","seconds"}.
+// Ctrl-C stops training after a final checkpoint; the server processes are
+// stopped on every exit path.
+#ifndef DISTFLOW_EXAMPLES_LINEAR_REGRESSION_DEMO_H_
+#define DISTFLOW_EXAMPLES_LINEAR_REGRESSION_DEMO_H_
+
+#include <ostream>
+#include <string>
+
+#include "absl/status/status.h"
+#include "trainer.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace distflow {
+
+struct DemoFlags {
+  TrainerOptions trainer;
+  std::string output = "text";  // "text" or "json"
+};
+
+// Registers --mode, --workers, --ps, --steps, --checkpoint-dir, --output
+// and the training knobs on `app`, writing into `flags`.
+void AddDemoFlags(CLI::App* app, DemoFlags* flags);
+
+// REQUIRES: called before the process starts any thread (it forks the
+// cluster's server processes first).
+absl::Status RunDemo(const DemoFlags& flags, std::ostream& out, std::ostream& err);
+
+}  // namespace distflow
+
+#endif  // DISTFLOW_EXAMPLES_LINEAR_REGRESSION_DEMO_H_

@@ -1,0 +1,200 @@
+#include "distflow/cc/training/saver.h"
+
+#include <filesystem>
+#include <map>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "distflow/cc/const_op.h"
+#include "distflow/cc/op_builder.h"
+#include "distflow/cc/ops/array_ops.h"
+#include "distflow/cc/ops/io_ops.h"
+#include "distflow/core/env.h"
+#include "distflow/core/status.h"
+#include "distflow/framework/device_name_utils.h"
+
+namespace distflow {
+namespace {
+
+using ops::internal::BuildOp;
+
+constexpr char kIndexFile[] = "checkpoint";
+constexpr char kPrefixBase[] = "model.ckpt-";
+
+std::string ShardPrefix(const std::string& prefix, size_t i, size_t n) {
+  return absl::StrCat(prefix, ".shard-", i, "-of-", n);
+}
+
+// The task part of a device name ("" when the device is unset).
+std::string TaskOf(const std::string& device) {
+  ParsedDeviceName p;
+  if (!device_name::Parse(device, &p) || !p.has_job) return "";
+  return absl::StrCat("/job:", p.job, "/task:", p.has_task ? p.task : 0);
+}
+
+std::vector<std::string> ReadIndex(const std::string& dir) {
+  std::vector<std::string> paths;
+  absl::StatusOr<std::string> text = ReadFileToString(absl::StrCat(dir, "/", kIndexFile));
+  if (!text.ok()) return paths;
+  for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipEmpty())) {
+    line = absl::StripAsciiWhitespace(line);
+    if (!absl::ConsumePrefix(&line, "all_model_checkpoint_paths:")) continue;
+    line = absl::StripAsciiWhitespace(line);
+    if (line.size() >= 2 && line.front() == '"' && line.back() == '"') {
+      paths.emplace_back(line.substr(1, line.size() - 2));
+    }
+  }
+  return paths;
+}
+
+}  // namespace
+
+Saver::Saver(const Scope& scope, std::vector<Variable> variables, int max_to_keep)
+    : scope_(scope.NewSubScope("save")),
+      variables_(std::move(variables)),
+      max_to_keep_(std::max(1, max_to_keep)) {
+  // One shard per task, in the order the tasks first appear.
+  std::map<std::string, int> shard_of_task;
+  for (size_t v = 0; v < variables_.size(); ++v) {
+    const Node* n = variables_[v].handle.node();
+    const std::string device = n == nullptr ? "" : n->requested_device();
+    const std::string task = TaskOf(device);
+    auto [it, inserted] = shard_of_task.try_emplace(task, static_cast<int>(shards_.size()));
+    if (inserted) {
+      shards_.emplace_back();
+      shards_.back().device = device;
+    }
+    shards_[it->second].vars.push_back(static_cast<int>(v));
+  }
+  for (size_t s = 0; s < shards_.size(); ++s) {
+    Shard& shard = shards_[s];
+    const Scope sc = scope_.WithDevice(shard.device);
+    std::vector<std::string> names;
+    std::vector<DataType> dtypes;
+    OutputList values;
+    for (int v : shard.vars) {
+      names.push_back(variables_[v].name);
+      dtypes.push_back(variables_[v].dtype);
+      Node* read = BuildOp(sc, "ReadVariableOp", {Input(variables_[v].handle)},
+                           {{"dtype", variables_[v].dtype}});
+      values.push_back(Output(read, 0));
+    }
+    Tensor names_t(DT_STRING, TensorShape({static_cast<int64_t>(names.size())}));
+    Tensor slices_t(DT_STRING, TensorShape({static_cast<int64_t>(names.size())}));
+    for (size_t i = 0; i < names.size(); ++i) names_t.flat<std::string>()[i] = names[i];
+    shard.prefix = ops::Placeholder(sc.WithOpName(absl::StrCat("prefix_", s)), DT_STRING);
+    auto names_c = ops::Const(sc, names_t);
+    auto slices_c = ops::Const(sc, slices_t);
+    shard.save = ops::SaveV2(sc, shard.prefix, names_c, slices_c, values).operation;
+    shard.restored = ops::RestoreV2(sc, shard.prefix, names_c, slices_c, dtypes).tensors;
+  }
+  for (size_t v = 0; v < variables_.size(); ++v) {
+    const Node* n = variables_[v].handle.node();
+    const Scope sc = scope_.WithDevice(n == nullptr ? "" : n->requested_device());
+    auto value = ops::Placeholder(sc, variables_[v].dtype);
+    assign_values_.push_back(value);
+    assigns_.push_back(Operation(BuildOp(sc, "AssignVariableOp",
+                                         {Input(variables_[v].handle), Input(value)},
+                                         {{"dtype", variables_[v].dtype}})));
+  }
+}
+
+int64_t Saver::StepOfCheckpoint(const std::string& prefix) {
+  const size_t at = prefix.rfind(kPrefixBase);
+  int64_t step;
+  if (at == std::string::npos ||
+      !absl::SimpleAtoi(prefix.substr(at + sizeof(kPrefixBase) - 1), &step)) {
+    return -1;
+  }
+  return step;
+}
+
+absl::StatusOr<std::string> Saver::Save(const ClientSession& session, const std::string& dir,
+                                        int64_t global_step) {
+  DF_RETURN_IF_ERROR(scope_.status());
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return errors::Internal("cannot create checkpoint directory '", dir, "': ", ec.message());
+  const std::string prefix = absl::StrCat(dir, "/", kPrefixBase, global_step);
+  ClientSession::FeedType feeds;
+  std::vector<Operation> targets;
+  for (size_t s = 0; s < shards_.size(); ++s) {
+    feeds.emplace(shards_[s].prefix, Input::Initializer(ShardPrefix(prefix, s, shards_.size())));
+    targets.push_back(shards_[s].save);
+  }
+  std::vector<Tensor> unused;
+  DF_RETURN_IF_ERROR(session.Run(feeds, {}, targets, &unused));
+
+  std::vector<std::string> paths = ReadIndex(dir);
+  paths.erase(std::remove(paths.begin(), paths.end(), prefix), paths.end());
+  paths.push_back(prefix);
+  std::vector<std::string> dropped;
+  while (static_cast<int>(paths.size()) > max_to_keep_) {
+    dropped.push_back(paths.front());
+    paths.erase(paths.begin());
+  }
+  std::string index = absl::StrCat("model_checkpoint_path: \"", prefix, "\"\n");
+  for (const std::string& p : paths) absl::StrAppend(&index, "all_model_checkpoint_paths: \"", p, "\"\n");
+  DF_RETURN_IF_ERROR(WriteStringToFileAtomic(absl::StrCat(dir, "/", kIndexFile), index));
+  // Old checkpoints go only after the index stops naming them.
+  for (const std::string& old : dropped) {
+    const std::filesystem::path p(old);
+    for (const auto& entry : std::filesystem::directory_iterator(p.parent_path(), ec)) {
+      if (absl::StartsWith(entry.path().filename().string(), p.filename().string() + ".")) {
+        std::filesystem::remove(entry.path(), ec);
+      }
+    }
+  }
+  return prefix;
+}
+
+absl::StatusOr<std::string> Saver::LatestCheckpoint(const std::string& dir) {
+  std::vector<std::string> paths = ReadIndex(dir);
+  if (paths.empty()) return errors::NotFound("no checkpoint listed in '", dir, "/", kIndexFile, "'");
+  return paths.back();
+}
+
+absl::Status Saver::Restore(const ClientSession& session, const std::string& prefix) {
+  DF_RETURN_IF_ERROR(scope_.status());
+  // Step 1: read every shard.
+  ClientSession::FeedType feeds;
+  std::vector<Output> fetches;
+  for (size_t s = 0; s < shards_.size(); ++s) {
+    feeds.emplace(shards_[s].prefix, Input::Initializer(ShardPrefix(prefix, s, shards_.size())));
+    for (const Output& o : shards_[s].restored) fetches.push_back(o);
+  }
+  std::vector<Tensor> values;
+  DF_RETURN_IF_ERROR(errors::Annotate(session.Run(feeds, fetches, &values),
+                                      absl::StrCat("restoring '", prefix, "': ")));
+  // Check every value before assigning any.
+  std::vector<Tensor> by_var(variables_.size());
+  size_t k = 0;
+  for (const Shard& shard : shards_) {
+    for (int v : shard.vars) by_var[v] = values[k++];
+  }
+  for (size_t v = 0; v < variables_.size(); ++v) {
+    const Variable& var = variables_[v];
+    if (by_var[v].dtype() != var.dtype) {
+      return errors::InvalidArgument("checkpoint '", prefix, "' holds '", var.name, "' as ",
+                                     DataTypeString(by_var[v].dtype()), " but the variable is ",
+                                     DataTypeString(var.dtype));
+    }
+    if (by_var[v].shape() != var.shape) {
+      return errors::InvalidArgument("checkpoint '", prefix, "' holds '", var.name,
+                                     "' with shape ", by_var[v].shape().DebugString(),
+                                     " but the variable has shape ", var.shape.DebugString());
+    }
+  }
+  // Step 2: assign them all.
+  ClientSession::FeedType assign_feeds;
+  for (size_t v = 0; v < variables_.size(); ++v) {
+    assign_feeds.emplace(assign_values_[v], Input::Initializer(by_var[v]));
+  }
+  std::vector<Tensor> unused;
+  return session.Run(assign_feeds, {}, assigns_, &unused);
+}
+
+}  // namespace distflow

@@ -1,0 +1,175 @@
+// `distflow demo` as a user runs it: async and sync training on a local
+// cluster converge to y = 2x + 10; a run whose workers are killed resumes
+// from its last checkpoint; a corrupted checkpoint is refused.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// Runs `distflow demo ARGS`; `on_line` sees each stdout line as it comes and
+// may return true to kill the demo's worker processes (SIGKILL) right away.
+Outcome RunDemo(const std::vector<std::string>& args,
+                const std::function<bool(const std::string&)>& on_line = nullptr) {
+  const std::string err_path = ::testing::TempDir() + "/demo_stderr.txt";
+  int fds[2];
+  EXPECT_EQ(pipe(fds), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    FILE* e = std::fopen(err_path.c_str(), "w");
+    dup2(fileno(e), STDERR_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    std::vector<char*> argv{const_cast<char*>(DISTFLOW_BINARY), const_cast<char*>("demo")};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(DISTFLOW_BINARY, argv.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  Outcome o;
+  FILE* f = fdopen(fds[0], "r");
+  char buf[4096];
+  bool killed = false;
+  while (fgets(buf, sizeof(buf), f) != nullptr) {
+    o.out += buf;
+    if (!killed && on_line && on_line(buf)) {
+      killed = true;
+      // Worker pids are in the demo's stderr: "started /job:worker/... (pid P)".
+      std::ifstream err(err_path);
+      std::string line;
+      std::regex re(R"(started /job:worker/\S+ \(pid (\d+)\))");
+      while (std::getline(err, line)) {
+        std::smatch m;
+        if (std::regex_search(line, m, re)) kill(std::stoi(m[1]), SIGKILL);
+      }
+    }
+  }
+  fclose(f);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err(err_path);
+  o.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
+  return o;
+}
+
+nlohmann::json LastJsonLine(const std::string& out) {
+  std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipWhitespace());
+  EXPECT_FALSE(lines.empty());
+  return nlohmann::json::parse(lines.empty() ? "{}" : lines.back());
+}
+
+TEST(DemoTest, AsyncConverges) {
+  Outcome o = RunDemo({"--mode", "async", "--workers", "2", "--ps", "1", "--steps", "300",
+                       "--output", "json"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  nlohmann::json j = LastJsonLine(o.out);
+  EXPECT_EQ(j["mode"], "async");
+  EXPECT_GE(j["steps"].get<int64_t>(), 300);
+  EXPECT_NEAR(j["weight"].get<double>(), 2.0, 0.1) << o.out;
+  EXPECT_NEAR(j["bias"].get<double>(), 10.0, 0.3) << o.out;
+  EXPECT_GT(j["seconds"].get<double>(), 0.0);
+  EXPECT_TRUE(j.contains("loss"));
+}
+
+TEST(DemoTest, SyncConvergesWithOneUpdatePerStep) {
+  Outcome o = RunDemo({"--mode", "sync", "--workers", "2", "--ps", "1", "--steps", "200"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  std::smatch m;
+  std::regex done(R"(done: (\d+) steps \((\d+) updates in this run\).*weight ([-0-9.]+).*bias ([-0-9.]+))");
+  ASSERT_TRUE(std::regex_search(o.out, m, done)) << o.out;
+  EXPECT_EQ(m[1], "200");
+  EXPECT_EQ(m[2], "200");  // one aggregated update per global step
+  EXPECT_NEAR(std::stod(m[3]), 2.0, 0.1) << o.out;
+  EXPECT_NEAR(std::stod(m[4]), 10.0, 0.3) << o.out;
+}
+
+TEST(DemoTest, KilledRunResumesFromItsLastCheckpoint) {
+  const std::string dir = ::testing::TempDir() + "/demo_resume";
+  std::filesystem::remove_all(dir);
+  // Kill the workers once training is past the first checkpoints.
+  Outcome first = RunDemo({"--steps", "600", "--checkpoint-dir", dir, "--checkpoint-every", "50"},
+                          [](const std::string& line) {
+                            int64_t step = 0;
+                            std::smatch m;
+                            std::regex re(R"(^step (\d+))");
+                            if (std::regex_search(line, m, re)) absl::SimpleAtoi(m[1].str(), &step);
+                            return step >= 200;
+                          });
+  EXPECT_NE(first.exit_code, 0) << first.out;
+  EXPECT_THAT(first.err, HasSubstr("error:"));
+  EXPECT_THAT(first.err, HasSubstr("/job:worker"));
+  ASSERT_TRUE(std::filesystem::exists(dir + "/checkpoint"));
+  // The step of the checkpoint the index names: the run must resume there.
+  std::ifstream index(dir + "/checkpoint");
+  std::string first_line;
+  std::getline(index, first_line);
+  std::smatch ck;
+  ASSERT_TRUE(std::regex_search(first_line, ck, std::regex(R"(model\.ckpt-(\d+))"))) << first_line;
+  const int64_t saved = std::stoll(ck[1]);
+  EXPECT_GE(saved, 100);
+
+  Outcome second = RunDemo({"--steps", "700", "--checkpoint-dir", dir, "--checkpoint-every", "50"});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  std::smatch m;
+  std::regex resumed(R"(resumed from \S+ at step (\d+))");
+  ASSERT_TRUE(std::regex_search(second.out, m, resumed)) << second.out;
+  const int64_t from = std::stoll(m[1]);
+  EXPECT_EQ(from, saved);
+  std::regex done(R"(done: (\d+) steps \((\d+) updates in this run\))");
+  ASSERT_TRUE(std::regex_search(second.out, m, done)) << second.out;
+  EXPECT_GE(std::stoll(m[1]), 700);
+  EXPECT_EQ(std::stoll(m[1]) - from, std::stoll(m[2]));  // counted on from the checkpoint
+}
+
+TEST(DemoTest, CorruptedCheckpointIsRefused) {
+  const std::string dir = ::testing::TempDir() + "/demo_corrupt";
+  std::filesystem::remove_all(dir);
+  Outcome good = RunDemo({"--steps", "60", "--checkpoint-dir", dir, "--checkpoint-every", "50"});
+  ASSERT_EQ(good.exit_code, 0) << good.err;
+  // Flip one byte in every shard file of the latest checkpoint.
+  int corrupted = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().filename() == "checkpoint") continue;
+    std::fstream f(e.path(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(0, std::ios::end);
+    const auto size = f.tellg();
+    if (size < 4) continue;
+    f.seekg(size / 2);
+    char c;
+    f.read(&c, 1);
+    c ^= 0x5a;
+    f.seekp(size / 2);
+    f.write(&c, 1);
+    ++corrupted;
+  }
+  ASSERT_GT(corrupted, 0);
+  Outcome bad = RunDemo({"--steps", "100", "--checkpoint-dir", dir});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.err, HasSubstr("error:"));
+  EXPECT_THAT(bad.err, HasSubstr("restoring"));
+}
+
+}  // namespace
