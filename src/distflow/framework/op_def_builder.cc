@@ -70,7 +70,12 @@ absl::Status ParseAttr(absl::string_view spec, OpDef::AttrDef* attr) {
   attr->set_name(std::string(Trim(name_rest[0])));
   absl::string_view rest = Trim(name_rest[1]);
   absl::string_view default_text;
-  if (size_t eq = rest.find('='); eq != absl::string_view::npos) {
+  // The default follows the first '=' that is not part of a ">=" minimum.
+  size_t eq = rest.find('=');
+  while (eq != absl::string_view::npos && eq > 0 && rest[eq - 1] == '>') {
+    eq = rest.find('=', eq + 1);
+  }
+  if (eq != absl::string_view::npos) {
     default_text = Trim(rest.substr(eq + 1));
     rest = Trim(rest.substr(0, eq));
   }

@@ -1,0 +1,678 @@
+#include "distflow/common_runtime/executor.h"
+
+#include <algorithm>
+#include <atomic>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/synchronization/notification.h"
+#include "distflow/common_runtime/step_stats_collector.h"
+#include "distflow/core/env.h"
+#include "distflow/core/logging.h"
+#include "distflow/core/status.h"
+#include "distflow/framework/kernel_registry.h"
+#include "distflow/graph/graph_constructor.h"
+
+namespace distflow {
+
+// Everything about a node that the hot path needs, computed once.
+struct Executor::NodeItem {
+  OpKernel* kernel = nullptr;
+  const Node* node = nullptr;
+  const DataType* input_types = nullptr;  // kernel->input_types().data()
+  int32_t num_inputs = 0;
+  int32_t num_outputs = 0;
+  // Index of input 0 in a step's input slots; inputs are contiguous.
+  int32_t input_start = 0;
+  // Edges from other op nodes (data and control) the node waits for.
+  int32_t num_pending = 0;
+  // [begin, end) ranges in out_edges_ and control_out_.
+  int32_t out_edge_begin = 0, out_edge_end = 0;
+  int32_t control_begin = 0, control_end = 0;
+  bool is_async = false;
+  bool is_expensive = false;
+  // _Send/_Recv run even when dead, to carry the deadness across devices.
+  bool is_transfer = false;
+  // For _Recv and Switch an output left unset is dead rather than an error.
+  bool unset_output_is_dead = false;
+};
+
+struct Executor::OutEdge {
+  int32_t dst;         // consumer's index in items_
+  int32_t src_output;  // producer's output slot
+  int32_t dst_slot;    // consumer's absolute input slot
+  bool is_last_use;    // the last edge reading src_output may move the value
+};
+
+namespace {
+
+// Pending counts pack two counters in one atomic word: the inputs still
+// missing (low half) and the dead inputs seen (high half), so one atomic
+// add updates both.
+constexpr uint64_t kPendingMask = 0xffffffffu;
+constexpr uint64_t kDeadInput = uint64_t{1} << 32;
+
+bool IsUnsupportedControlFlow(const Node& n) {
+  const std::string& op = n.type_string();
+  return op == "Merge" || op == "RefMerge" || op == "Enter" ||
+         op == "RefEnter" || op == "Exit" || op == "RefExit" ||
+         op == "NextIteration" || op == "RefNextIteration" ||
+         op == "LoopCond";
+}
+
+std::string NodePrefix(const Node& n) {
+  return absl::StrCat(FormatNodeForError(n.def()), ": ");
+}
+
+}  // namespace
+
+// The state of one step of one executor. Deletes itself when the step ends.
+class Executor::StepState {
+ public:
+  StepState(const Executor* exec, const Args& args, DoneCallback done);
+  void RunAsync();
+
+ private:
+  // One input slot of a consumer.
+  struct Entry {
+    Tensor value;
+    // A ref input (into a variable's storage) when ref_mu is set.
+    Tensor* ref = nullptr;
+    absl::Mutex* ref_mu = nullptr;
+    bool is_dead = false;
+  };
+  // The values and pending counts of one iteration of one frame.
+  struct IterationState {
+    IterationState(const Executor& exec)
+        : entries(new Entry[exec.total_inputs_]),
+          pending(new std::atomic<uint64_t>[exec.items_.size()]) {
+      for (size_t i = 0; i < exec.items_.size(); ++i) {
+        pending[i].store(exec.items_[i].num_pending, std::memory_order_relaxed);
+      }
+    }
+    std::unique_ptr<Entry[]> entries;
+    std::unique_ptr<std::atomic<uint64_t>[]> pending;
+  };
+  // A loop frame. Only the root frame, with one iteration, exists until
+  // control flow lands; nodes and values already carry (frame, iteration).
+  struct FrameState {
+    uint64_t frame_id = 0;
+    std::vector<std::unique_ptr<IterationState>> iterations;
+    IterationState* iteration(int64_t iter) const {
+      return iterations[iter].get();
+    }
+  };
+  struct TaggedNode {
+    const NodeItem* item;
+    FrameState* frame;
+    int64_t iter;
+    bool is_dead;
+  };
+  using TaggedNodeSeq = absl::InlinedVector<TaggedNode, 8>;
+  // FIFO of nodes this thread runs next.
+  class ReadyQueue {
+   public:
+    bool empty() const { return head_ == nodes_.size(); }
+    void push_back(const TaggedNode& t) { nodes_.push_back(t); }
+    TaggedNode pop_front() {
+      TaggedNode t = nodes_[head_++];
+      if (head_ == nodes_.size()) {
+        nodes_.clear();
+        head_ = 0;
+      }
+      return t;
+    }
+
+   private:
+    absl::InlinedVector<TaggedNode, 16> nodes_;
+    size_t head_ = 0;
+  };
+  using InputVector = absl::InlinedVector<TensorValue, 8>;
+  // What an asynchronous kernel needs until its callback runs.
+  struct AsyncState {
+    AsyncState(const OpKernelContext::Params& p, const TaggedNode& t,
+               InputVector in, std::unique_ptr<NodeStatsRecorder> r)
+        : inputs(std::move(in)), params(p), tagged(t), rec(std::move(r)),
+          ctx(&params) {
+      params.inputs = inputs.data();
+    }
+    InputVector inputs;
+    OpKernelContext::Params params;
+    TaggedNode tagged;
+    std::unique_ptr<NodeStatsRecorder> rec;
+    OpKernelContext ctx;
+  };
+
+  void Process(TaggedNode tagged, int64_t scheduled_micros);
+  void AsyncDone(AsyncState* state);
+  absl::Status PrepareInputs(const NodeItem& item, IterationState* iter,
+                             InputVector* inputs, bool* is_input_dead);
+  void ClearInputs(const NodeItem& item, IterationState* iter);
+  // Checks the kernel's outputs and hands them to the consumers.
+  absl::Status ProcessOutputs(const TaggedNode& tagged, OpKernelContext* ctx,
+                              TaggedNodeSeq* ready);
+  // ctx is null for a dead node: every output is dead.
+  void PropagateOutputs(const TaggedNode& tagged, OpKernelContext* ctx,
+                        TaggedNodeSeq* ready);
+  void ActivateNode(int32_t dst, bool dead, const TaggedNode& from,
+                    IterationState* iter, TaggedNodeSeq* ready);
+  // Accounts for one finished node; returns true iff the step is over.
+  bool NodeDone(const absl::Status& s, TaggedNodeSeq* ready,
+                ReadyQueue* inline_ready);
+  void ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline_ready);
+  bool ShouldStop();
+  void RecordError(const absl::Status& s);
+  void Finish();
+
+  const Executor* const exec_;
+  const int64_t step_id_;
+  Rendezvous* const rendezvous_;
+  CancellationManager* const cancellation_manager_;
+  StepStatsCollector* const stats_;
+  const Runner runner_;
+  DoneCallback done_;
+  FrameState root_frame_;
+  // Nodes ready or running; the step ends when it drops to zero.
+  std::atomic<int64_t> num_outstanding_{0};
+  std::atomic<bool> aborted_{false};
+  absl::Mutex mu_;
+  absl::Status status_ ABSL_GUARDED_BY(mu_);
+};
+
+Executor::StepState::StepState(const Executor* exec, const Args& args,
+                               DoneCallback done)
+    : exec_(exec),
+      step_id_(args.step_id),
+      rendezvous_(args.rendezvous),
+      cancellation_manager_(args.cancellation_manager),
+      stats_(args.stats_collector),
+      runner_(args.runner),
+      done_(std::move(done)) {
+  root_frame_.iterations.push_back(std::make_unique<IterationState>(*exec));
+}
+
+void Executor::StepState::RunAsync() {
+  if (exec_->roots_.empty()) {
+    Finish();
+    return;
+  }
+  if (cancellation_manager_ != nullptr && cancellation_manager_->IsCancelled()) {
+    {
+      absl::MutexLock l(&mu_);
+      status_ = errors::Cancelled("Step ", step_id_,
+                                  " was cancelled before it started");
+    }
+    Finish();
+    return;
+  }
+  num_outstanding_.store(static_cast<int64_t>(exec_->roots_.size()),
+                         std::memory_order_relaxed);
+  TaggedNodeSeq ready;
+  for (int32_t r : exec_->roots_) {
+    ready.push_back(TaggedNode{&exec_->items_[r], &root_frame_, 0, false});
+  }
+  ScheduleReady(&ready, nullptr);
+}
+
+void Executor::StepState::Process(TaggedNode tagged, int64_t scheduled_micros) {
+  TaggedNodeSeq ready;
+  ReadyQueue inline_ready;
+  InputVector inputs;
+  inline_ready.push_back(tagged);
+  bool completed = false;
+  while (!inline_ready.empty()) {
+    tagged = inline_ready.pop_front();
+    const NodeItem& item = *tagged.item;
+    IterationState* iter = tagged.frame->iteration(tagged.iter);
+    if (ShouldStop()) {
+      completed = NodeDone(absl::OkStatus(), &ready, &inline_ready);
+      continue;
+    }
+    if (tagged.is_dead && !item.is_transfer) {
+      // A dead node does not run; its outputs are all dead.
+      ClearInputs(item, iter);
+      PropagateOutputs(tagged, nullptr, &ready);
+      completed = NodeDone(absl::OkStatus(), &ready, &inline_ready);
+      continue;
+    }
+    std::unique_ptr<NodeStatsRecorder> rec;
+    if (stats_ != nullptr) {
+      rec = std::make_unique<NodeStatsRecorder>(item.node->name(),
+                                                scheduled_micros);
+    }
+    bool is_input_dead = false;
+    absl::Status s = PrepareInputs(item, iter, &inputs, &is_input_dead);
+    if (!s.ok()) {
+      completed = NodeDone(s, &ready, &inline_ready);
+      continue;
+    }
+    OpKernelContext::Params params;
+    params.step_id = step_id_;
+    params.op_kernel = item.kernel;
+    params.device = exec_->device_;
+    params.inputs = inputs.data();
+    params.num_inputs = item.num_inputs;
+    params.is_input_dead = is_input_dead;
+    params.rendezvous = rendezvous_;
+    params.cancellation_manager = cancellation_manager_;
+    params.frame_iter = FrameAndIter{tagged.frame->frame_id, tagged.iter};
+    params.runner = &runner_;
+    if (item.is_async) {
+      // The callback may run before ComputeAsync returns, even finish the
+      // step: nothing below touches `this` unless inline_ready holds nodes,
+      // which keep the step alive.
+      auto* state =
+          new AsyncState(params, tagged, std::move(inputs), std::move(rec));
+      inputs.clear();
+      if (state->rec != nullptr) state->rec->OpStart();
+      item.kernel->AsAsync()->ComputeAsync(&state->ctx,
+                                           [this, state] { AsyncDone(state); });
+      continue;
+    }
+    OpKernelContext ctx(&params);
+    if (rec != nullptr) rec->OpStart();
+    item.kernel->Compute(&ctx);
+    if (rec != nullptr) rec->OpEnd();
+    ClearInputs(item, iter);
+    s = ProcessOutputs(tagged, &ctx, &ready);
+    if (rec != nullptr) rec->Finish(&ctx, exec_->device_->name(), stats_);
+    completed = NodeDone(s, &ready, &inline_ready);
+  }
+  if (completed) Finish();
+}
+
+void Executor::StepState::AsyncDone(AsyncState* state) {
+  const TaggedNode& tagged = state->tagged;
+  if (state->rec != nullptr) state->rec->OpEnd();
+  ClearInputs(*tagged.item, tagged.frame->iteration(tagged.iter));
+  TaggedNodeSeq ready;
+  const absl::Status s = ProcessOutputs(tagged, &state->ctx, &ready);
+  if (state->rec != nullptr) {
+    state->rec->Finish(&state->ctx, exec_->device_->name(), stats_);
+  }
+  delete state;
+  if (NodeDone(s, &ready, nullptr)) Finish();
+}
+
+absl::Status Executor::StepState::PrepareInputs(const NodeItem& item,
+                                                IterationState* iter,
+                                                InputVector* inputs,
+                                                bool* is_input_dead) {
+  inputs->resize(item.num_inputs);
+  Entry* entries = iter->entries.get() + item.input_start;
+  for (int i = 0; i < item.num_inputs; ++i) {
+    Entry& e = entries[i];
+    if (e.is_dead) *is_input_dead = true;
+    const bool wants_ref = IsRefType(item.input_types[i]);
+    if (e.ref_mu != nullptr) {
+      if (wants_ref) {
+        (*inputs)[i] = TensorValue(e.ref_mu, e.ref);
+        continue;
+      }
+      // A value consumer of a ref edge reads a snapshot (sharing the buffer).
+      {
+        absl::ReaderMutexLock l(e.ref_mu);
+        e.value = *e.ref;
+      }
+      e.ref = nullptr;
+      e.ref_mu = nullptr;
+    } else if (wants_ref && !e.is_dead) {
+      return errors::Internal(NodePrefix(*item.node), "input ", i,
+                              " expects a reference but got a value");
+    }
+    (*inputs)[i] = TensorValue(&e.value);
+  }
+  return absl::OkStatus();
+}
+
+void Executor::StepState::ClearInputs(const NodeItem& item,
+                                      IterationState* iter) {
+  Entry* entries = iter->entries.get() + item.input_start;
+  for (int i = 0; i < item.num_inputs; ++i) {
+    entries[i].value = Tensor();
+    entries[i].ref = nullptr;
+    entries[i].ref_mu = nullptr;
+    entries[i].is_dead = false;
+  }
+}
+
+absl::Status Executor::StepState::ProcessOutputs(const TaggedNode& tagged,
+                                                 OpKernelContext* ctx,
+                                                 TaggedNodeSeq* ready) {
+  const NodeItem& item = *tagged.item;
+  if (!ctx->status().ok()) {
+    return errors::Annotate(ctx->status(), NodePrefix(*item.node));
+  }
+  for (int i = 0; i < item.num_outputs; ++i) {
+    if (!ctx->output_is_set(i)) {
+      if (item.unset_output_is_dead) continue;
+      return errors::Internal(NodePrefix(*item.node), "the kernel set no value",
+                              " for output ", i);
+    }
+    const TensorValue v = ctx->output_value(i);
+    if (!v.is_ref() && v.tensor->dtype() != item.kernel->output_type(i)) {
+      return errors::Internal(
+          NodePrefix(*item.node), "output ", i, " is ",
+          DataTypeString(v.tensor->dtype()), " but the op declares ",
+          DataTypeString(item.kernel->output_type(i)));
+    }
+  }
+  PropagateOutputs(tagged, ctx, ready);
+  return absl::OkStatus();
+}
+
+void Executor::StepState::PropagateOutputs(const TaggedNode& tagged,
+                                           OpKernelContext* ctx,
+                                           TaggedNodeSeq* ready) {
+  const NodeItem& item = *tagged.item;
+  IterationState* iter = tagged.frame->iteration(tagged.iter);
+  const OutEdge* edges = exec_->out_edges_.data();
+  for (int32_t k = item.out_edge_begin; k < item.out_edge_end; ++k) {
+    const OutEdge& e = edges[k];
+    Entry& dst = iter->entries[e.dst_slot];
+    bool dead = ctx == nullptr || !ctx->output_is_set(e.src_output);
+    if (!dead) {
+      const TensorValue v = ctx->output_value(e.src_output);
+      if (v.is_ref()) {
+        dst.ref = v.tensor;
+        dst.ref_mu = v.mutex_if_ref;
+      } else if (e.is_last_use) {
+        dst.value = std::move(*v.tensor);
+      } else {
+        dst.value = *v.tensor;
+      }
+    }
+    dst.is_dead = dead;
+    ActivateNode(e.dst, dead, tagged, iter, ready);
+  }
+  const int32_t* control = exec_->control_out_.data();
+  for (int32_t k = item.control_begin; k < item.control_end; ++k) {
+    ActivateNode(control[k], tagged.is_dead, tagged, iter, ready);
+  }
+}
+
+void Executor::StepState::ActivateNode(int32_t dst, bool dead,
+                                       const TaggedNode& from,
+                                       IterationState* iter,
+                                       TaggedNodeSeq* ready) {
+  const NodeItem& item = exec_->items_[dst];
+  if (item.num_pending == 1) {
+    // The only producer: no one else touches the count.
+    ready->push_back(TaggedNode{&item, from.frame, from.iter, dead});
+    return;
+  }
+  // acq_rel: the thread that sees the count reach zero sees every input
+  // written before the other producers' decrements.
+  const uint64_t delta = dead ? kDeadInput - 1 : ~uint64_t{0};
+  const uint64_t now =
+      iter->pending[dst].fetch_add(delta, std::memory_order_acq_rel) + delta;
+  if ((now & kPendingMask) == 0) {
+    ready->push_back(
+        TaggedNode{&item, from.frame, from.iter, (now >> 32) != 0});
+  }
+}
+
+bool Executor::StepState::NodeDone(const absl::Status& s, TaggedNodeSeq* ready,
+                                   ReadyQueue* inline_ready) {
+  if (!s.ok()) {
+    RecordError(s);
+    ready->clear();
+  } else if (aborted_.load(std::memory_order_relaxed)) {
+    ready->clear();
+  }
+  const int64_t n = static_cast<int64_t>(ready->size());
+  if (n == 0) {
+    return num_outstanding_.fetch_sub(1, std::memory_order_acq_rel) == 1;
+  }
+  // Count the new nodes before anyone can finish them.
+  if (n > 1) num_outstanding_.fetch_add(n - 1, std::memory_order_relaxed);
+  ScheduleReady(ready, inline_ready);
+  return false;
+}
+
+void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready,
+                                        ReadyQueue* inline_ready) {
+  const int64_t scheduled = stats_ != nullptr ? NowMicros() : 0;
+  auto dispatch = [this, scheduled](const TaggedNode& t) {
+    runner_([this, t, scheduled] { Process(t, scheduled); });
+  };
+  if (inline_ready == nullptr) {
+    for (const TaggedNode& t : *ready) dispatch(t);
+    ready->clear();
+    return;
+  }
+  const TaggedNode* expensive = nullptr;
+  for (const TaggedNode& t : *ready) {
+    if (t.is_dead || !t.item->is_expensive) {
+      inline_ready->push_back(t);
+      continue;
+    }
+    // More than one expensive node: all but the last go to other threads.
+    if (expensive != nullptr) dispatch(*expensive);
+    expensive = &t;
+  }
+  if (expensive != nullptr) {
+    // Keep it here when there is nothing cheap to do; hand it off otherwise.
+    if (inline_ready->empty()) {
+      inline_ready->push_back(*expensive);
+    } else {
+      dispatch(*expensive);
+    }
+  }
+  ready->clear();
+}
+
+bool Executor::StepState::ShouldStop() {
+  if (aborted_.load(std::memory_order_acquire)) return true;
+  if (cancellation_manager_ == nullptr || !cancellation_manager_->IsCancelled()) {
+    return false;
+  }
+  {
+    absl::MutexLock l(&mu_);
+    if (status_.ok()) {
+      status_ = errors::Cancelled("Step ", step_id_, " was cancelled");
+    }
+  }
+  aborted_.store(true, std::memory_order_release);
+  return true;
+}
+
+void Executor::StepState::RecordError(const absl::Status& s) {
+  // An error after the step was cancelled is most likely an echo of the
+  // cancellation (a receive that was aborted): report it as such so the
+  // barrier prefers the error that caused it.
+  const bool derived =
+      cancellation_manager_ != nullptr && cancellation_manager_->IsCancelled();
+  bool first = false;
+  {
+    absl::MutexLock l(&mu_);
+    if (status_.ok()) {
+      status_ = derived ? absl::CancelledError(s.message()) : s;
+      first = true;
+    }
+  }
+  aborted_.store(true, std::memory_order_release);
+  if (!first || derived) return;
+  // Cancel first: a receiver released by the rendezvous abort then already
+  // sees the step as cancelled and reports an echo, not a second cause.
+  if (cancellation_manager_ != nullptr) cancellation_manager_->StartCancel();
+  if (rendezvous_ != nullptr) rendezvous_->StartAbort(s);
+}
+
+void Executor::StepState::Finish() {
+  absl::Status s;
+  {
+    absl::MutexLock l(&mu_);
+    s = status_;
+  }
+  DoneCallback done = std::move(done_);
+  delete this;
+  done(s);
+}
+
+Executor::~Executor() = default;
+
+absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(
+    Params params, std::unique_ptr<const Graph> graph) {
+  if (params.device == nullptr) {
+    return errors::InvalidArgument("Executor::Create needs a device");
+  }
+  std::unique_ptr<Executor> exec(new Executor);
+  exec->device_ = params.device;
+  exec->graph_ = std::move(graph);
+  KernelFactory create_kernel = std::move(params.create_kernel);
+  if (!create_kernel) {
+    Device* device = params.device;
+    create_kernel = [device](const NodeDef& def)
+        -> absl::StatusOr<std::shared_ptr<OpKernel>> {
+      DF_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> k,
+                          KernelRegistry::Global()->CreateKernel(device, def));
+      return std::shared_ptr<OpKernel>(std::move(k));
+    };
+  }
+  DF_RETURN_IF_ERROR(exec->Initialize(create_kernel));
+  return exec;
+}
+
+absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
+  std::vector<Node*> order;
+  for (Node* n : graph_->op_nodes()) {
+    if (IsUnsupportedControlFlow(*n)) {
+      return errors::Unimplemented(NodePrefix(*n),
+                                   "control flow is not supported yet");
+    }
+  }
+  DF_RETURN_IF_ERROR(TopologicalOrder(*graph_, &order));
+
+  std::vector<int32_t> index(graph_->num_node_ids(), -1);
+  for (size_t i = 0; i < order.size(); ++i) {
+    index[order[i]->id()] = static_cast<int32_t>(i);
+  }
+  items_.resize(order.size());
+  kernels_.reserve(order.size());
+  int32_t next_input = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Node* n = order[i];
+    absl::StatusOr<std::shared_ptr<OpKernel>> kernel = create_kernel(n->def());
+    if (!kernel.ok()) return kernel.status();
+    if (*kernel == nullptr) {
+      return errors::Internal(NodePrefix(*n), "no kernel was created");
+    }
+    kernels_.push_back(*std::move(kernel));
+    NodeItem& item = items_[i];
+    item.kernel = kernels_.back().get();
+    item.node = n;
+    item.input_types = item.kernel->input_types().data();
+    item.num_inputs = item.kernel->num_inputs();
+    item.num_outputs = item.kernel->num_outputs();
+    if (item.num_inputs != n->num_inputs() ||
+        item.num_outputs != n->num_outputs()) {
+      return errors::Internal(NodePrefix(*n),
+                              "the kernel's arity differs from the node's");
+    }
+    item.input_start = next_input;
+    next_input += item.num_inputs;
+    item.is_async = item.kernel->AsAsync() != nullptr;
+    item.is_expensive = item.kernel->IsExpensive();
+    item.is_transfer = n->IsSend() || n->IsRecv();
+    item.unset_output_is_dead = n->IsRecv() || n->type_string() == "Switch" ||
+                                n->type_string() == "RefSwitch";
+  }
+  total_inputs_ = next_input;
+
+  std::vector<bool> has_input;
+  std::vector<bool> seen_output;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Node* n = order[i];
+    NodeItem& item = items_[i];
+    has_input.assign(item.num_inputs, false);
+    for (const Edge* e : n->in_edges()) {
+      if (!e->src()->IsOp()) continue;
+      ++item.num_pending;
+      if (e->IsControlEdge()) continue;
+      if (has_input[e->dst_input()]) {
+        return errors::InvalidArgument(NodePrefix(*n), "input ",
+                                       e->dst_input(), " has two edges");
+      }
+      has_input[e->dst_input()] = true;
+    }
+    for (int k = 0; k < item.num_inputs; ++k) {
+      if (!has_input[k]) {
+        return errors::InvalidArgument(NodePrefix(*n), "input ", k,
+                                       " is not connected");
+      }
+    }
+    if (item.num_pending == 0) roots_.push_back(static_cast<int32_t>(i));
+
+    item.out_edge_begin = static_cast<int32_t>(out_edges_.size());
+    item.control_begin = static_cast<int32_t>(control_out_.size());
+    for (const Edge* e : n->out_edges()) {
+      if (!e->dst()->IsOp()) continue;
+      const int32_t dst = index[e->dst()->id()];
+      if (e->IsControlEdge()) {
+        control_out_.push_back(dst);
+      } else {
+        out_edges_.push_back(OutEdge{dst, e->src_output(),
+                                     items_[dst].input_start + e->dst_input(),
+                                     false});
+      }
+    }
+    item.out_edge_end = static_cast<int32_t>(out_edges_.size());
+    item.control_end = static_cast<int32_t>(control_out_.size());
+    seen_output.assign(item.num_outputs, false);
+    for (int32_t k = item.out_edge_end - 1; k >= item.out_edge_begin; --k) {
+      OutEdge& e = out_edges_[k];
+      if (!seen_output[e.src_output]) {
+        seen_output[e.src_output] = true;
+        e.is_last_use = true;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+void Executor::RunAsync(const Args& args, DoneCallback done) const {
+  DF_CHECK_MSG(static_cast<bool>(args.runner), "Executor::Args.runner is required");
+  (new StepState(this, args, std::move(done)))->RunAsync();
+}
+
+absl::Status Executor::Run(const Args& args) const {
+  absl::Notification n;
+  absl::Status status;
+  RunAsync(args, [&](const absl::Status& s) {
+    status = s;
+    n.Notify();
+  });
+  n.WaitForNotification();
+  return status;
+}
+
+ExecutorBarrier::ExecutorBarrier(int num_executors, Executor::DoneCallback done)
+    : pending_(num_executors), done_(std::move(done)) {
+  DF_CHECK(num_executors >= 1);
+}
+
+Executor::DoneCallback ExecutorBarrier::Get() {
+  return [this](const absl::Status& s) { WhenDone(s); };
+}
+
+void ExecutorBarrier::WhenDone(const absl::Status& s) {
+  bool last = false;
+  absl::Status status;
+  {
+    absl::MutexLock l(&mu_);
+    if (!s.ok() && (status_.ok() || (absl::IsCancelled(status_) &&
+                                     !absl::IsCancelled(s)))) {
+      status_ = s;
+    }
+    last = --pending_ == 0;
+    if (last) status = status_;
+  }
+  if (!last) return;
+  Executor::DoneCallback done = std::move(done_);
+  delete this;
+  done(status);
+}
+
+}  // namespace distflow

@@ -1,0 +1,138 @@
+// Executor: runs one partition graph (all nodes on one device) once per
+// step. Building it creates every node's kernel and precomputes, per node,
+// its input slots, its consumers and how many inputs it waits for; running
+// it keeps, per step, only an atomic pending count and an input slot per
+// edge. Nodes whose inputs are all available are ready: cheap ones run
+// inline on the current thread, expensive ones go to the inter-op pool (the
+// last expensive one stays on this thread when nothing cheap is left), and
+// asynchronous kernels (e.g. _Recv) finish through a callback.
+//
+// The first error of a step — reported as "node 'x' (Op): <message>" with
+// the kernel's status code — stops the step: no new node starts, the step's
+// CancellationManager is cancelled (so the other executors of the step stop
+// too) and its Rendezvous is aborted with the error (so no receiver waits
+// forever). Cancellation from outside (e.g. a timeout) likewise stops the
+// step, which then reports Cancelled.
+//
+// Every value carries a dead bit and the (frame, iteration) it belongs to,
+// ready for control flow; loops (Enter/Exit/NextIteration/Merge) are not
+// supported yet and are rejected when the executor is built.
+//
+// An Executor is immutable once built: RunAsync may be called concurrently
+// for many steps.
+#ifndef DISTFLOW_COMMON_RUNTIME_EXECUTOR_H_
+#define DISTFLOW_COMMON_RUNTIME_EXECUTOR_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "distflow/common_runtime/device.h"
+#include "distflow/framework/cancellation.h"
+#include "distflow/framework/op_kernel.h"
+#include "distflow/framework/rendezvous.h"
+#include "distflow/graph/graph.h"
+
+namespace distflow {
+
+class StepStatsCollector;
+
+class Executor {
+ public:
+  // Makes the kernel of one node. Sessions use it to share stateful kernels
+  // between the executors of different run signatures.
+  using KernelFactory =
+      std::function<absl::StatusOr<std::shared_ptr<OpKernel>>(const NodeDef&)>;
+
+  struct Params {
+    // The device every node runs on. Not owned; must outlive the executor.
+    Device* device = nullptr;
+    // Defaults to creating each kernel from the global KernelRegistry.
+    KernelFactory create_kernel;
+  };
+
+  // Builds the executor of `graph`. Errors name the node: a kernel that
+  // cannot be built, a data input without an edge, an unsupported control
+  // flow op, a cycle.
+  static absl::StatusOr<std::unique_ptr<Executor>> Create(
+      Params params, std::unique_ptr<const Graph> graph);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  using Closure = std::function<void()>;
+  using Runner = std::function<void(Closure)>;
+
+  // What one step gives the executor. Pointers are borrowed and must stay
+  // valid until the done callback has run.
+  struct Args {
+    int64_t step_id = 0;
+    Rendezvous* rendezvous = nullptr;
+    CancellationManager* cancellation_manager = nullptr;
+    // Per-node timings are recorded when set.
+    StepStatsCollector* stats_collector = nullptr;
+    // Runs a closure later on some other thread (the inter-op pool).
+    // Required.
+    Runner runner;
+  };
+  using DoneCallback = std::function<void(const absl::Status&)>;
+
+  // Runs one step and calls `done` exactly once, when every node that was
+  // started has finished, with OK or the step's first error.
+  void RunAsync(const Args& args, DoneCallback done) const;
+  // Runs one step and waits for it.
+  absl::Status Run(const Args& args) const;
+
+  const Graph& graph() const { return *graph_; }
+  Device* device() const { return device_; }
+
+ private:
+  struct NodeItem;
+  struct OutEdge;
+  class StepState;
+
+  Executor() = default;
+  absl::Status Initialize(const KernelFactory& create_kernel);
+
+  Device* device_ = nullptr;
+  std::unique_ptr<const Graph> graph_;
+  std::vector<std::shared_ptr<OpKernel>> kernels_;
+  std::vector<NodeItem> items_;
+  std::vector<OutEdge> out_edges_;
+  std::vector<int32_t> control_out_;
+  std::vector<int32_t> roots_;
+  int32_t total_inputs_ = 0;
+};
+
+// Joins the executors of one step: Get() hands out one callback per executor
+// and `done` runs once, after all of them, with the step's error. The first
+// error wins, except that a later error with another code replaces a
+// Cancelled one (cancellation is usually the echo of another executor's
+// error). Thread-safe; deletes itself after calling `done`.
+class ExecutorBarrier {
+ public:
+  // REQUIRES: num_executors >= 1.
+  ExecutorBarrier(int num_executors, Executor::DoneCallback done);
+  ExecutorBarrier(const ExecutorBarrier&) = delete;
+  ExecutorBarrier& operator=(const ExecutorBarrier&) = delete;
+
+  // Call exactly num_executors times.
+  Executor::DoneCallback Get();
+
+ private:
+  ~ExecutorBarrier() = default;
+  void WhenDone(const absl::Status& s);
+
+  absl::Mutex mu_;
+  int pending_ ABSL_GUARDED_BY(mu_);
+  absl::Status status_ ABSL_GUARDED_BY(mu_);
+  Executor::DoneCallback done_;
+};
+
+}  // namespace distflow
+
+#endif  // DISTFLOW_COMMON_RUNTIME_EXECUTOR_H_

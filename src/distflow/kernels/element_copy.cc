@@ -1,0 +1,204 @@
+#include "distflow/kernels/element_copy.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "distflow/core/logging.h"
+
+namespace distflow {
+namespace {
+
+// Moves elements of N bytes with memcpy, which keeps byte moves free of type
+// aliasing concerns and compiles to plain loads and stores.
+template <size_t N>
+struct BytesMover {
+  static constexpr int64_t kSize = N;
+  static void Run(const char* src, int64_t n, char* dst) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * N);
+  }
+  static void One(const char* src, char* dst) { std::memcpy(dst, src, N); }
+  static void Strided(const char* src, int64_t n, int64_t stride, char* dst) {
+    const int64_t step = stride * static_cast<int64_t>(N);
+    for (int64_t k = 0; k < n; ++k, src += step, dst += N)
+      std::memcpy(dst, src, N);
+  }
+};
+
+struct StringMover {
+  static constexpr int64_t kSize = sizeof(std::string);
+  static void Run(const char* src, int64_t n, char* dst) {
+    std::copy_n(reinterpret_cast<const std::string*>(src), n,
+                reinterpret_cast<std::string*>(dst));
+  }
+  static void One(const char* src, char* dst) {
+    *reinterpret_cast<std::string*>(dst) =
+        *reinterpret_cast<const std::string*>(src);
+  }
+  static void Strided(const char* src, int64_t n, int64_t stride, char* dst) {
+    const auto* s = reinterpret_cast<const std::string*>(src);
+    auto* d = reinterpret_cast<std::string*>(dst);
+    for (int64_t k = 0; k < n; ++k) d[k] = s[k * stride];
+  }
+};
+
+// Calls fn(Mover{}) with the mover for dtype's elements.
+template <typename Fn>
+void WithMover(DataType dtype, Fn&& fn) {
+  if (dtype == DT_STRING) return fn(StringMover{});
+  switch (DataTypeSize(dtype)) {
+    case 1:
+      return fn(BytesMover<1>{});
+    case 2:
+      return fn(BytesMover<2>{});
+    case 4:
+      return fn(BytesMover<4>{});
+    case 8:
+      return fn(BytesMover<8>{});
+    case 16:
+      return fn(BytesMover<16>{});
+    default:
+      DF_CHECK_MSG(false, DataTypeString(dtype));
+  }
+}
+
+template <typename Mover>
+void StridedCopyImpl(const char* src, absl::Span<const int64_t> sizes,
+                     absl::Span<const int64_t> strides, char* dst) {
+  constexpr int64_t kSize = Mover::kSize;
+  const int rank = static_cast<int>(sizes.size());
+  const int64_t inner = sizes[rank - 1];
+  const int64_t inner_stride = strides[rank - 1];
+  int64_t rows = 1;
+  for (int d = 0; d + 1 < rank; ++d) rows *= sizes[d];
+  DimVector index(rank, 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    if (inner_stride == 1) {
+      Mover::Run(src, inner, dst);
+    } else {
+      Mover::Strided(src, inner, inner_stride, dst);
+    }
+    dst += inner * kSize;
+    // Advance the row odometer over dims [0, rank - 1).
+    for (int d = rank - 2; d >= 0; --d) {
+      src += strides[d] * kSize;
+      if (++index[d] < sizes[d]) break;
+      src -= strides[d] * sizes[d] * kSize;
+      index[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+size_t ElementBytes(DataType dtype) {
+  return dtype == DT_STRING ? sizeof(std::string) : DataTypeSize(dtype);
+}
+
+void CopyElements(DataType dtype, const void* src, int64_t n, void* dst) {
+  if (n <= 0) return;
+  WithMover(dtype, [&](auto mover) {
+    decltype(mover)::Run(static_cast<const char*>(src), n,
+                         static_cast<char*>(dst));
+  });
+}
+
+void StridedCopy(DataType dtype, const void* src,
+                 absl::Span<const int64_t> sizes,
+                 absl::Span<const int64_t> src_strides, void* dst) {
+  DF_CHECK(sizes.size() == src_strides.size());
+  // Drop size-1 dims and merge dims that are contiguous with the next one, so
+  // the innermost loop runs as long as possible.
+  DimVector merged_sizes, merged_strides;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 0) return;
+    if (sizes[d] == 1) continue;
+    if (!merged_sizes.empty() &&
+        merged_strides.back() == src_strides[d] * sizes[d]) {
+      merged_sizes.back() *= sizes[d];
+      merged_strides.back() = src_strides[d];
+    } else {
+      merged_sizes.push_back(sizes[d]);
+      merged_strides.push_back(src_strides[d]);
+    }
+  }
+  if (merged_sizes.empty()) {
+    merged_sizes.push_back(1);
+    merged_strides.push_back(1);
+  }
+  WithMover(dtype, [&](auto mover) {
+    StridedCopyImpl<decltype(mover)>(static_cast<const char*>(src),
+                                     merged_sizes, merged_strides,
+                                     static_cast<char*>(dst));
+  });
+}
+
+void FillElements(DataType dtype, const void* value, int64_t n, void* dst) {
+  WithMover(dtype, [&](auto mover) {
+    using Mover = decltype(mover);
+    const char* v = static_cast<const char*>(value);
+    char* out = static_cast<char*>(dst);
+    for (int64_t i = 0; i < n; ++i, out += Mover::kSize) Mover::One(v, out);
+  });
+}
+
+void GatherRows(DataType dtype, const void* src, int64_t batch, int64_t outer,
+                int64_t limit, int64_t inner, const int64_t* indices, int64_t n,
+                void* dst) {
+  WithMover(dtype, [&](auto mover) {
+    using Mover = decltype(mover);
+    const int64_t block = inner * Mover::kSize;
+    char* out = static_cast<char*>(dst);
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t* ix = indices + b * n;
+      for (int64_t o = 0; o < outer; ++o) {
+        const char* base =
+            static_cast<const char*>(src) + (b * outer + o) * limit * block;
+        if (inner == 1) {
+          for (int64_t j = 0; j < n; ++j, out += block)
+            Mover::One(base + ix[j] * block, out);
+        } else {
+          for (int64_t j = 0; j < n; ++j, out += block)
+            Mover::Run(base + ix[j] * block, inner, out);
+        }
+      }
+    }
+  });
+}
+
+void ConcatRows(DataType dtype, absl::Span<const void* const> srcs,
+                absl::Span<const int64_t> chunks, int64_t rows, void* dst) {
+  DF_CHECK(srcs.size() == chunks.size());
+  WithMover(dtype, [&](auto mover) {
+    using Mover = decltype(mover);
+    char* out = static_cast<char*>(dst);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (size_t i = 0; i < srcs.size(); ++i) {
+        const int64_t n = chunks[i];
+        if (n == 0) continue;
+        Mover::Run(static_cast<const char*>(srcs[i]) + r * n * Mover::kSize, n,
+                   out);
+        out += n * Mover::kSize;
+      }
+    }
+  });
+}
+
+void SplitRows(DataType dtype, const void* src, absl::Span<void* const> dsts,
+               absl::Span<const int64_t> chunks, int64_t rows) {
+  DF_CHECK(dsts.size() == chunks.size());
+  WithMover(dtype, [&](auto mover) {
+    using Mover = decltype(mover);
+    const char* in = static_cast<const char*>(src);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (size_t i = 0; i < dsts.size(); ++i) {
+        const int64_t n = chunks[i];
+        if (n == 0) continue;
+        Mover::Run(in, n, static_cast<char*>(dsts[i]) + r * n * Mover::kSize);
+        in += n * Mover::kSize;
+      }
+    }
+  });
+}
+
+}  // namespace distflow
