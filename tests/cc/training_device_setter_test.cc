@@ -3,6 +3,7 @@
 // updates, and every other op.
 #include <string>
 
+#include "distflow/cc/op_builder.h"
 #include "distflow/cc/ops/standard_ops.h"
 #include "distflow/cc/training/device_setter.h"
 #include "distflow/cc/training/momentum.h"
@@ -121,6 +122,24 @@ TEST(ReplicaDeviceSetterTest, NegativePsTasksIsAnError) {
   EXPECT_EQ(root.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(root.status().message()),
               HasSubstr("ps_tasks >= 0, got -1"));
+}
+
+TEST(ReplicaDeviceSetterTest, RefVariablesAndTheirAssignsToo) {
+  Scope root = Scope::NewRootScope();
+  Scope scope = ReplicaDeviceSetter(root, 3, "/job:worker");
+  Variable first(scope.WithOpName("first"), 0.f);
+  Node* v = ops::internal::BuildOp(
+      scope.WithOpName("v"), "VariableV2", {},
+      {{"shape", PartialTensorShape({})}, {"dtype", DT_FLOAT}});
+  ASSERT_NE(v, nullptr) << root.status();
+  const Input ref(Output(v, 0));
+  const Input value(1.f);
+  Node* assign = ops::internal::BuildOp(scope.ColocateWith(Operation(v)),
+                                        "Assign", {ref, value});
+  ASSERT_NE(assign, nullptr) << root.status();
+  EXPECT_EQ(Def(first.handle()).device(), "/job:ps/task:0");
+  EXPECT_EQ(v->def().device(), "/job:ps/task:1");
+  EXPECT_EQ(assign->def().device(), "/job:ps/task:1");
 }
 
 }  // namespace
