@@ -133,6 +133,36 @@ TEST(AddSymbolicGradientsTest, StopGradientAndIntegerPathsGiveNoGradient) {
   EXPECT_THAT(values[1], ElementsAre(1, 1, 1, 1));
 }
 
+TEST(AddSymbolicGradientsTest, RefVariableIsAnInput) {
+  // A TensorFlow 1 ref variable: the gradient is taken with respect to its
+  // ref output, which feeds Square as a plain float.
+  Scope scope = Scope::NewRootScope();
+  Node* v = ops::internal::BuildOp(
+      scope.WithOpName("v"), "VariableV2", {},
+      {{"shape", PartialTensorShape({2})}, {"dtype", DT_FLOAT}});
+  ASSERT_NE(v, nullptr) << scope.status();
+  const Input ref(Output(v, 0));
+  const Input init(Input::Initializer({1.5f, -2.f}));
+  Node* assign = ops::internal::BuildOp(scope, "Assign", {ref, init});
+  ASSERT_NE(assign, nullptr) << scope.status();
+  auto y = ops::Square(scope, Output(v, 0));
+  OutputList grads;
+  absl::Status built = AddSymbolicGradients(scope, {y}, {Output(v, 0)}, &grads);
+  ASSERT_TRUE(built.ok()) << built;
+
+  GraphDef graph;
+  ASSERT_TRUE(scope.ToGraphDef(&graph).ok());
+  auto session = NewSession(SessionOptions());
+  ASSERT_TRUE((*session)->Create(graph).ok());
+  std::vector<Tensor> out;
+  ASSERT_TRUE((*session)->Run({}, {}, {assign->name()}, &out).ok());
+  absl::Status s = (*session)->Run({}, {grads[0].name()}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_THAT(std::vector<float>(out[0].flat<float>().begin(),
+                                 out[0].flat<float>().end()),
+              ElementsAre(3, -4));
+}
+
 TEST(AddSymbolicGradientsTest, OpWithoutGradientIsAnErrorNamingOpAndNode) {
   Scope scope = Scope::NewRootScope();
   auto x = ops::Const(scope, {1.f});

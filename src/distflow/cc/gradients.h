@@ -4,7 +4,10 @@
 // graph backwards from the outputs over the nodes that lie between them and
 // the inputs and calling each node's gradient function (registered in
 // gradients/grad_op_registry.h). Where a tensor feeds several consumers, the
-// gradients flowing back from them are summed with AddN.
+// gradients flowing back from them are summed with AddN. As in TensorFlow,
+// gradients flow only into floating-point tensors and variable handles:
+// integer and bool tensors (shapes, indices, masks) carry none, so an op
+// reached only through them needs no gradient function.
 //
 // Inputs that no gradient reaches (not connected to the outputs, or only
 // through StopGradient or non-differentiable ops such as Shape or Equal) get

@@ -60,6 +60,15 @@ Scope Scope::WithNoControlDependencies() const {
 Scope Scope::WithDevice(absl::string_view device) const {
   Scope scope = *this;
   scope.device_ = std::string(device);
+  scope.device_function_.reset();
+  return scope;
+}
+
+Scope Scope::WithDeviceFunction(DeviceFunction fn) const {
+  Scope scope = *this;
+  scope.device_.clear();
+  scope.device_function_ =
+      std::make_shared<const DeviceFunction>(std::move(fn));
   return scope;
 }
 
@@ -71,12 +80,14 @@ Scope Scope::ColocateWith(const Operation& op) const {
     return scope;
   }
   scope.colocation_ = absl::StrCat("loc:@", op.node()->name());
+  scope.colocation_device_ = op.node()->requested_device();
   return scope;
 }
 
 Scope Scope::ClearColocation() const {
   Scope scope = *this;
   scope.colocation_.clear();
+  scope.colocation_device_.clear();
   return scope;
 }
 
@@ -92,7 +103,14 @@ void Scope::UpdateStatus(const absl::Status& s) const {
 
 void Scope::UpdateBuilder(NodeBuilder* builder) const {
   for (const Operation& op : control_deps_) builder->ControlInput(op.node());
-  if (!device_.empty()) builder->Device(device_);
+  if (device_function_ != nullptr) {
+    const std::string device = colocation_.empty()
+                                   ? (*device_function_)(builder->op_name())
+                                   : colocation_device_;
+    if (!device.empty()) builder->Device(device);
+  } else if (!device_.empty()) {
+    builder->Device(device_);
+  }
   if (!colocation_.empty()) {
     builder->Attr("_class", std::vector<std::string>{colocation_});
   }

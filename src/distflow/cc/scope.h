@@ -15,6 +15,7 @@
 #ifndef DISTFLOW_CC_SCOPE_H_
 #define DISTFLOW_CC_SCOPE_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,8 +55,17 @@ class Scope {
   // Drops every control dependency.
   Scope WithNoControlDependencies() const;
   // Ops built in the returned scope request `device` (possibly partial, e.g.
-  // "/job:ps/task:0"); a malformed name fails when the op is built.
+  // "/job:ps/task:0"); a malformed name fails when the op is built. Replaces
+  // any device function.
   Scope WithDevice(absl::string_view device) const;
+  // Chooses the device an op requests from its type ("VarHandleOp",
+  // "MatMul", ...); "" requests none.
+  using DeviceFunction = std::function<std::string(absl::string_view op_type)>;
+  // Ops built in the returned scope request `fn(op type)`, except ops built
+  // under ColocateWith, which request the device of the op they are
+  // colocated with (colocation wins, as in TensorFlow). Replaces the device
+  // set by WithDevice; a later WithDevice replaces the function.
+  Scope WithDeviceFunction(DeviceFunction fn) const;
   // Ops built in the returned scope are placed with `op` (the "_class" attr
   // "loc:@<op's name>").
   Scope ColocateWith(const Operation& op) const;
@@ -108,7 +118,10 @@ class Scope {
   std::string prefix_;
   std::string op_name_;
   std::string device_;
+  std::shared_ptr<const DeviceFunction> device_function_;
   std::string colocation_;
+  // The requested device of the op ColocateWith named.
+  std::string colocation_device_;
   std::vector<Operation> control_deps_;
 };
 

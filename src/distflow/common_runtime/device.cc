@@ -4,11 +4,13 @@
 
 #include "distflow/core/logging.h"
 #include "distflow/core/random.h"
+#include "distflow/framework/resource_mgr.h"
 
 namespace distflow {
 
 Device::Device(DeviceAttributes attributes)
-    : attributes_(std::move(attributes)) {
+    : attributes_(std::move(attributes)),
+      resource_mgr_(std::make_unique<ResourceMgr>()) {
   if (attributes_.incarnation() == 0) {
     attributes_.set_incarnation(NewIncarnation());
   }

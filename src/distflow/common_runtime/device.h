@@ -3,11 +3,15 @@
 // remote peers use (full name, type, memory limit and a random 64-bit
 // incarnation that tells a restarted process's device from its predecessor).
 // A plain Device describes a device (e.g. a remote one); CpuDevice also runs
-// kernels. Immutable after construction: every method is thread-safe.
+// kernels. Every Device owns a ResourceMgr (default container "localhost")
+// holding the variables, queues and other resources that live on it across
+// steps, for as long as the device lives. Immutable after construction
+// (the ResourceMgr is itself thread-safe): every method is thread-safe.
 #ifndef DISTFLOW_COMMON_RUNTIME_DEVICE_H_
 #define DISTFLOW_COMMON_RUNTIME_DEVICE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -34,6 +38,9 @@ class Device : public DeviceBase {
   const DeviceAttributes& attributes() const { return attributes_; }
   uint64_t incarnation() const { return attributes_.incarnation(); }
   const ParsedDeviceName& parsed_name() const { return parsed_name_; }
+  ResourceMgr* resource_manager() const override {
+    return resource_mgr_.get();
+  }
 
   // Waits until work this device has queued is done. CPU kernels finish
   // inside Compute, so the default returns at once.
@@ -45,6 +52,7 @@ class Device : public DeviceBase {
  private:
   DeviceAttributes attributes_;
   ParsedDeviceName parsed_name_;
+  const std::unique_ptr<ResourceMgr> resource_mgr_;
 };
 
 }  // namespace distflow

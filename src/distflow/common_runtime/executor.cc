@@ -347,14 +347,23 @@ absl::Status Executor::StepState::PrepareInputs(const NodeItem& item,
     if (e.is_dead) *is_input_dead = true;
     const bool wants_ref = IsRefType(item.input_types[i]);
     if (e.ref_mu != nullptr) {
+      {
+        absl::ReaderMutexLock l(e.ref_mu);
+        // Only initialization ops (Assign, IsVariableInitialized) may see a
+        // variable that was never assigned.
+        if (!e.ref->IsInitialized() &&
+            !item.node->op_def().allows_uninitialized_input()) {
+          return errors::FailedPrecondition(
+              NodePrefix(*item.node), "Attempting to use uninitialized value ",
+              item.node->def().input(i));
+        }
+        // A value consumer of a ref edge reads a snapshot (sharing the
+        // buffer).
+        if (!wants_ref) e.value = *e.ref;
+      }
       if (wants_ref) {
         (*inputs)[i] = TensorValue(e.ref_mu, e.ref);
         continue;
-      }
-      // A value consumer of a ref edge reads a snapshot (sharing the buffer).
-      {
-        absl::ReaderMutexLock l(e.ref_mu);
-        e.value = *e.ref;
       }
       e.ref = nullptr;
       e.ref_mu = nullptr;

@@ -5,41 +5,59 @@
 #include <new>
 
 #include "absl/strings/str_cat.h"
+#include "distflow/framework/resource_handle.h"
 
 namespace distflow {
 namespace {
 
 constexpr size_t kAlignment = 64;
 
-// Owns an aligned allocation; constructs and destroys strings in place.
+// Bytes one element occupies in a buffer.
+size_t ElementSize(DataType dtype) {
+  if (dtype == DT_STRING) return sizeof(std::string);
+  if (dtype == DT_RESOURCE) return sizeof(ResourceHandle);
+  return DataTypeSize(dtype);
+}
+
+// Owns an aligned allocation; constructs and destroys strings and resource
+// handles in place.
 class AlignedBuffer final : public TensorBuffer {
  public:
   static AlignedBuffer* New(DataType dtype, int64_t n) {
-    const bool is_string = dtype == DT_STRING;
-    const size_t elem = is_string ? sizeof(std::string) : DataTypeSize(dtype);
-    const size_t bytes = elem * static_cast<size_t>(n);
+    const size_t bytes = ElementSize(dtype) * static_cast<size_t>(n);
     void* data = nullptr;
     if (bytes > 0) {
       const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
       data = std::aligned_alloc(kAlignment, rounded);
       if (data == nullptr) throw std::bad_alloc();
-      if (is_string) {
-        auto* s = static_cast<std::string*>(data);
-        for (int64_t i = 0; i < n; ++i) new (s + i) std::string();
-      }
+      if (dtype == DT_STRING) ConstructAll<std::string>(data, n);
+      if (dtype == DT_RESOURCE) ConstructAll<ResourceHandle>(data, n);
     }
-    return new AlignedBuffer(data, bytes, is_string ? n : 0);
+    return new AlignedBuffer(data, bytes, dtype, n);
   }
 
  private:
-  AlignedBuffer(void* data, size_t bytes, int64_t num_strings)
-      : TensorBuffer(data, bytes), num_strings_(num_strings) {}
+  AlignedBuffer(void* data, size_t bytes, DataType dtype, int64_t n)
+      : TensorBuffer(data, bytes), dtype_(dtype), n_(n) {}
   ~AlignedBuffer() override {
-    auto* s = static_cast<std::string*>(data());
-    for (int64_t i = 0; i < num_strings_; ++i) s[i].~basic_string();
+    if (data() != nullptr) {
+      if (dtype_ == DT_STRING) DestroyAll<std::string>(data(), n_);
+      if (dtype_ == DT_RESOURCE) DestroyAll<ResourceHandle>(data(), n_);
+    }
     std::free(data());
   }
-  const int64_t num_strings_;
+  template <typename T>
+  static void ConstructAll(void* data, int64_t n) {
+    auto* p = static_cast<T*>(data);
+    for (int64_t i = 0; i < n; ++i) new (p + i) T();
+  }
+  template <typename T>
+  static void DestroyAll(void* data, int64_t n) {
+    auto* p = static_cast<T*>(data);
+    for (int64_t i = 0; i < n; ++i) p[i].~T();
+  }
+  const DataType dtype_;
+  const int64_t n_;
 };
 
 class ExternalBuffer final : public TensorBuffer {
@@ -54,10 +72,6 @@ class ExternalBuffer final : public TensorBuffer {
   std::function<void()> release_;
 };
 
-size_t ElementSize(DataType dtype) {
-  return dtype == DT_STRING ? sizeof(std::string) : DataTypeSize(dtype);
-}
-
 }  // namespace
 
 RefPtr<TensorBuffer> MakeExternalBuffer(void* data, size_t size,
@@ -67,7 +81,8 @@ RefPtr<TensorBuffer> MakeExternalBuffer(void* data, size_t size,
 
 Tensor::Tensor(DataType dtype, const TensorShape& shape)
     : dtype_(dtype), shape_(shape) {
-  DF_CHECK_MSG(DataTypeIsSupported(dtype), DataTypeString(dtype));
+  DF_CHECK_MSG(DataTypeIsSupported(dtype) || dtype == DT_RESOURCE,
+               DataTypeString(dtype));
   buf_.reset(AlignedBuffer::New(dtype, shape.num_elements()));
   data_ = buf_->data();
 }
@@ -138,6 +153,10 @@ Tensor Tensor::DeepCopy() const {
     auto src = flat<std::string>();
     auto dst = out.flat<std::string>();
     for (size_t i = 0; i < src.size(); ++i) dst[i] = src[i];
+  } else if (dtype_ == DT_RESOURCE) {
+    auto src = flat<ResourceHandle>();
+    auto dst = out.flat<ResourceHandle>();
+    for (size_t i = 0; i < src.size(); ++i) dst[i] = src[i];
   } else if (NumElements() > 0) {
     std::memcpy(out.data_, data_, TotalBytes());
   }
@@ -177,6 +196,14 @@ std::string Tensor::SummarizeValue(int64_t max_entries) const {
   std::string out;
   const int64_t n = std::min<int64_t>(NumElements(), max_entries);
   const int rank = dims();
+  if (dtype_ == DT_RESOURCE) {
+    auto handles = flat<ResourceHandle>();
+    for (int64_t i = 0; i < n; ++i) {
+      absl::StrAppend(&out, i > 0 ? " " : "", handles[i].DebugString());
+    }
+    if (n < NumElements()) out.append("...");
+    return out;
+  }
   VisitDataType(dtype_, [&](auto zero) {
     using T = decltype(zero);
     const T* p = base<T>();

@@ -41,8 +41,9 @@ class Tensor {
  public:
   // An uninitialized tensor of type DT_INVALID.
   Tensor() = default;
-  // Allocates a tensor. Numeric elements are uninitialized; strings are empty.
-  // REQUIRES: DataTypeIsSupported(dtype).
+  // Allocates a tensor. Numeric elements are uninitialized; strings and
+  // resource handles are empty.
+  // REQUIRES: DataTypeIsSupported(dtype) or dtype == DT_RESOURCE.
   Tensor(DataType dtype, const TensorShape& shape);
   // Views `buf` as a tensor. REQUIRES: buf holds at least the needed bytes.
   Tensor(DataType dtype, const TensorShape& shape, RefPtr<TensorBuffer> buf);

@@ -46,6 +46,8 @@ bool DataTypeIsNumeric(DataType dtype);
 
 std::string DataTypeSliceString(DataTypeSlice types);
 
+class ResourceHandle;  // framework/resource_handle.h
+
 // Maps C++ types to their DataType.
 template <typename T>
 struct DataTypeToEnum;
@@ -67,6 +69,10 @@ DF_MATCH_TYPE_AND_ENUM(uint64_t, DT_UINT64);
 DF_MATCH_TYPE_AND_ENUM(bool, DT_BOOL);
 DF_MATCH_TYPE_AND_ENUM(std::string, DT_STRING);
 DF_MATCH_TYPE_AND_ENUM(bfloat16, DT_BFLOAT16);
+// DT_RESOURCE tensors hold ResourceHandle objects, as DT_STRING tensors hold
+// std::string. Not in VisitDataType: kernels that visit types compute on
+// numbers and strings, never on handles.
+DF_MATCH_TYPE_AND_ENUM(ResourceHandle, DT_RESOURCE);
 #undef DF_MATCH_TYPE_AND_ENUM
 
 // Calls `fn(T{})` with the C++ type of `dtype` for the tensor element types

@@ -63,7 +63,7 @@ absl::Status ConcatV2Grad(const Scope& scope, const Operation& op,
   const Output& g = grad_inputs[0];
   const Output rank = ops::Rank(scope, g);
   Output axis = op.input(n);
-  if (axis.type() != DT_INT32) axis = ops::Cast(scope, axis, DT_INT32);
+  if (op.input_type(n) != DT_INT32) axis = ops::Cast(scope, axis, DT_INT32);
   axis = ops::FloorMod(scope, axis, rank);
   Output offset = ops::Const(scope, 0);
   for (int i = 0; i < n; ++i) {
@@ -133,7 +133,7 @@ absl::Status SliceGrad(const Scope& scope, const Operation& op,
                        const std::vector<Output>& grad_inputs,
                        std::vector<Output>* grad_outputs) {
   const Output begin = op.input(1);
-  const ops::Shape::Attrs index_type = ops::Shape::OutType(begin.type());
+  const ops::Shape::Attrs index_type = ops::Shape::OutType(op.input_type(1));
   const Output end =
       ops::AddV2(scope, begin, ops::Shape(scope, op.output(0), index_type));
   grad_outputs->push_back(ops::StridedSliceGrad(
@@ -164,7 +164,8 @@ absl::Status StridedSliceGradFn(const Scope& scope, const Operation& op,
   DF_RETURN_IF_ERROR(GetMasks(op, &masks));
   const Output begin = op.input(1);
   grad_outputs->push_back(ops::StridedSliceGrad(
-      scope, ops::Shape(scope, op.input(0), ops::Shape::OutType(begin.type())),
+      scope,
+      ops::Shape(scope, op.input(0), ops::Shape::OutType(op.input_type(1))),
       begin, op.input(2), op.input(3), grad_inputs[0], masks));
   grad_outputs->resize(4, NoGradient());
   return scope.status();
@@ -192,7 +193,7 @@ absl::Status TileGrad(const Scope& scope, const Operation& op,
                       std::vector<Output>* grad_outputs) {
   const Output multiples = op.input(1);
   const Output shape =
-      ops::Shape(scope, op.input(0), ops::Shape::OutType(multiples.type()));
+      ops::Shape(scope, op.input(0), ops::Shape::OutType(op.input_type(1)));
   const Output split_shape = ops::Reshape(
       scope,
       ops::Transpose(scope, ops::Stack(scope, {multiples, shape}), {1, 0}),
@@ -224,11 +225,11 @@ absl::Status GatherV2Grad(const Scope& scope, const Operation& op,
   }
   const Output params = op.input(0);
   Output indices = op.input(1);
-  if (indices.type() != DT_INT32 && indices.type() != DT_INT64) {
+  if (op.input_type(1) != DT_INT32 && op.input_type(1) != DT_INT64) {
     indices = ops::Cast(scope, indices, DT_INT32);
   }
   Output axis = op.input(2);
-  if (axis.type() != DT_INT32) axis = ops::Cast(scope, axis, DT_INT32);
+  if (op.input_type(2) != DT_INT32) axis = ops::Cast(scope, axis, DT_INT32);
   const Output shape = ops::Shape(scope, params);
   axis = ops::FloorMod(scope, axis, ops::Rank(scope, params));
   const Output axis_vec = ops::Reshape(scope, axis, {1});

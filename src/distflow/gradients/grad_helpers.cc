@@ -29,6 +29,7 @@ const Tensor* KnownValue(const Scope& scope, const Output& x) {
 }
 
 Output ScalarConst(const Scope& scope, double value, DataType dtype) {
+  dtype = BaseType(dtype);
   Tensor t(dtype, TensorShape());
   bool is_number = false;
   VisitDataType(dtype, [&](auto zero) {
@@ -97,8 +98,9 @@ Output ReducedShape(const Scope& scope, const Output& x, const Output& axes) {
   // mask[d] = 1 where d is reduced: one-hot rows of the (wrapped) axes,
   // summed; kept = shape * (1 - mask) + mask.
   const Output rank = ops::Rank(scope, x);
-  Output axes32 =
-      axes.type() == DT_INT32 ? axes : ops::Cast(scope, axes, DT_INT32);
+  Output axes32 = BaseType(axes.type()) == DT_INT32
+                      ? axes
+                      : ops::Cast(scope, axes, DT_INT32);
   axes32 = ops::FloorMod(scope, ops::Reshape(scope, axes32, {-1}), rank);
   const Output mask = ops::Minimum(
       scope, ops::Sum(scope, ops::OneHot(scope, axes32, rank, 1, 0), 0), 1);

@@ -24,8 +24,9 @@ std::optional<TensorShape> KnownShape(const Scope& scope, const Output& x);
 // Shape of a fully known tensor); nullptr otherwise.
 const Tensor* KnownValue(const Scope& scope, const Output& x);
 
-// A scalar Const of `dtype` holding `value` (converted). Records
-// InvalidArgument in the scope for a dtype that is not a number.
+// A scalar Const of `dtype` (its base type, for a ref type) holding `value`
+// (converted). Records InvalidArgument in the scope for a dtype that is not
+// a number.
 Output ScalarConst(const Scope& scope, double value, DataType dtype);
 
 // `grad`, the gradient of a tensor that `x` was broadcast into, summed over

@@ -35,11 +35,13 @@ Tensor Zeros(DataType dtype, const TensorShape& shape) {
   return t;
 }
 
-// The graph and session both Jacobians are computed in.
+// The graph and session both Jacobians are computed in. Every run is fed
+// fresh tensors: a fetched value may share its buffer with a fed one (an
+// Identity, an empty reduction), so nothing fed is modified afterwards.
 class JacobianRunner {
  public:
-  JacobianRunner(const OutputList& xs, std::vector<Tensor> x_values)
-      : xs_(xs), x_values_(std::move(x_values)) {}
+  JacobianRunner(const OutputList& xs, const std::vector<Tensor>& x_values)
+      : xs_(xs), x_values_(x_values) {}
 
   absl::Status Start(const Scope& scope) {
     GraphDef graph;
@@ -48,24 +50,26 @@ class JacobianRunner {
     return session_->Create(graph);
   }
 
-  // Runs `fetches` with the xs fed their values and `extra_feeds`.
+  // Runs `fetches` with the xs fed their values, except x `moved` (when
+  // not -1) whose element `element` is replaced by `value`, and with
+  // `extra` fed too.
   absl::Status Run(const OutputList& fetches,
-                   const std::vector<std::pair<std::string, Tensor>>& extra,
-                   std::vector<Tensor>* out) {
-    std::vector<std::pair<std::string, Tensor>> feeds = extra;
+                   std::vector<std::pair<std::string, Tensor>> extra,
+                   std::vector<Tensor>* out, int moved = -1,
+                   int64_t element = 0, double value = 0) {
     for (size_t i = 0; i < xs_.size(); ++i) {
-      feeds.emplace_back(xs_[i].name(), x_values_[i]);
+      Tensor x = x_values_[i].DeepCopy();
+      if (static_cast<int>(i) == moved) Set(&x, element, value);
+      extra.emplace_back(xs_[i].name(), std::move(x));
     }
     std::vector<std::string> names;
     for (const Output& f : fetches) names.push_back(f.name());
-    return session_->Run(feeds, names, {}, out);
+    return session_->Run(extra, names, {}, out);
   }
-
-  std::vector<Tensor>& x_values() { return x_values_; }
 
  private:
   const OutputList& xs_;
-  std::vector<Tensor> x_values_;
+  const std::vector<Tensor>& x_values_;
   std::unique_ptr<Session> session_;
 };
 
@@ -115,9 +119,7 @@ absl::Status ComputeGradientError(const Scope& scope, const OutputList& xs,
                                      " got no gradient tensor");
     }
   }
-  std::vector<Tensor> x_values;
-  for (const Tensor& v : x_init_values) x_values.push_back(v.DeepCopy());
-  JacobianRunner runner(xs, std::move(x_values));
+  JacobianRunner runner(xs, x_init_values);
   DF_RETURN_IF_ERROR(runner.Start(scope));
 
   int64_t x_size = 0, y_size = 0;
@@ -128,17 +130,16 @@ absl::Status ComputeGradientError(const Scope& scope, const OutputList& xs,
   std::vector<double> numeric(x_size * y_size, 0.0);
 
   // Theoretical: column c of dy/dx is dx for dy one-hot at y element c.
-  std::vector<std::pair<std::string, Tensor>> dy_feeds;
-  for (size_t j = 0; j < ys.size(); ++j) {
-    dy_feeds.emplace_back(dys[j].name(), Zeros(ys[j].type(), y_shapes[j]));
-  }
   int64_t col = 0;
   for (size_t j = 0; j < ys.size(); ++j) {
     for (int64_t r = 0; r < y_shapes[j].num_elements(); ++r, ++col) {
+      std::vector<std::pair<std::string, Tensor>> dy_feeds;
+      for (size_t k = 0; k < ys.size(); ++k) {
+        dy_feeds.emplace_back(dys[k].name(), Zeros(ys[k].type(), y_shapes[k]));
+      }
       Set(&dy_feeds[j].second, r, 1);
       std::vector<Tensor> grads;
-      DF_RETURN_IF_ERROR(runner.Run(dxs, dy_feeds, &grads));
-      Set(&dy_feeds[j].second, r, 0);
+      DF_RETURN_IF_ERROR(runner.Run(dxs, std::move(dy_feeds), &grads));
       int64_t row = 0;
       for (size_t i = 0; i < grads.size(); ++i) {
         const Tensor& g = grads[i];
@@ -155,19 +156,21 @@ absl::Status ComputeGradientError(const Scope& scope, const OutputList& xs,
     }
   }
 
-  // Numeric: row r of dy/dx from x element r moved by +-delta.
+  // Numeric: row r of dy/dx from x element r moved by +-delta. The step is
+  // the float one when any x or y is float: a float anywhere limits how
+  // small a difference can be resolved.
+  bool any_float = false;
+  for (const Output& x : xs) any_float = any_float || x.type() == DT_FLOAT;
+  for (const Output& y : ys) any_float = any_float || y.type() == DT_FLOAT;
+  const double delta = any_float ? 1e-3 : 1e-5;
   int64_t row = 0;
   for (size_t i = 0; i < xs.size(); ++i) {
-    Tensor& x = runner.x_values()[i];
-    const double delta = x.dtype() == DT_FLOAT ? 1e-3 : 1e-5;
+    const Tensor& x = x_init_values[i];
     for (int64_t k = 0; k < x.NumElements(); ++k, ++row) {
       const double v = Get(x, k);
       std::vector<Tensor> plus, minus;
-      Set(&x, k, v + delta);
-      DF_RETURN_IF_ERROR(runner.Run(ys, {}, &plus));
-      Set(&x, k, v - delta);
-      DF_RETURN_IF_ERROR(runner.Run(ys, {}, &minus));
-      Set(&x, k, v);
+      DF_RETURN_IF_ERROR(runner.Run(ys, {}, &plus, i, k, v + delta));
+      DF_RETURN_IF_ERROR(runner.Run(ys, {}, &minus, i, k, v - delta));
       int64_t c = 0;
       for (size_t j = 0; j < ys.size(); ++j) {
         if (plus[j].shape() != y_shapes[j]) {

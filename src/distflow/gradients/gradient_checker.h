@@ -5,8 +5,8 @@
 //  - theoretically: AddSymbolicGradients(ys, xs, dys) with a placeholder dy
 //    per y, run once per element of the ys with dy one-hot on that element;
 //  - numerically: central differences (y(x + d) - y(x - d)) / 2d, one pair of
-//    runs per element of the xs, with d = 1e-3 for float and 1e-5 for
-//    double.
+//    runs per element of the xs, with d = 1e-5 when every x and y is double
+//    and 1e-3 otherwise.
 // Both run in one in-process session (NewSession(SessionOptions())) on the
 // scope's graph, with the xs fed. Every x and y must be float or double.
 // The functions add nodes to the scope's graph; like Scope, call them from

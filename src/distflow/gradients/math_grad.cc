@@ -58,7 +58,8 @@ absl::Status SquareGrad(const Scope& scope, const Operation& op,
                         const std::vector<Output>& grad_inputs,
                         std::vector<Output>* grad_outputs) {
   const Output x = op.input(0);
-  const Output two_x = ops::Mul(scope, ScalarConst(scope, 2, x.type()), x);
+  const Output two_x =
+      ops::Mul(scope, ScalarConst(scope, 2, op.input_type(0)), x);
   grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], two_x));
   return scope.status();
 }
@@ -166,7 +167,7 @@ absl::Status DivGrad(const Scope& scope, const Operation& op,
                      std::vector<Output>* grad_outputs) {
   const Output x = op.input(0);
   const Output y = op.input(1);
-  if (!DataTypeIsFloating(x.type())) {
+  if (!DataTypeIsFloating(op.input_type(0))) {
     grad_outputs->assign(2, NoGradient());
     return absl::OkStatus();
   }
@@ -186,7 +187,7 @@ absl::Status PowGrad(const Scope& scope, const Operation& op,
   const Output y = op.input(1);
   const Output z = op.output(0);
   const Output& g = grad_inputs[0];
-  const DataType t = x.type();
+  const DataType t = op.input_type(0);
   const Output one = ScalarConst(scope, 1, t);
   const Output gx =
       ops::Mul(scope, g,
@@ -239,7 +240,8 @@ absl::Status SquaredDifferenceGrad(const Scope& scope, const Operation& op,
   const Output x = op.input(0);
   const Output y = op.input(1);
   const Output gx = ops::Mul(
-      scope, ops::Mul(scope, ScalarConst(scope, 2, x.type()), grad_inputs[0]),
+      scope,
+      ops::Mul(scope, ScalarConst(scope, 2, op.input_type(0)), grad_inputs[0]),
       ops::Sub(scope, x, y));
   return BroadcastBack(scope, op, gx, ops::Neg(scope, gx), grad_outputs);
 }
@@ -395,14 +397,15 @@ absl::Status MeanGrad(const Scope& scope, const Operation& op,
   Output count;
   if (x_shape && y_shape) {
     const int64_t out = std::max<int64_t>(y_shape->num_elements(), 1);
-    count = ScalarConst(
-        scope, static_cast<double>(x_shape->num_elements() / out), x.type());
+    count =
+        ScalarConst(scope, static_cast<double>(x_shape->num_elements() / out),
+                    op.input_type(0));
   } else {
     count =
         ops::Cast(scope,
                   ops::FloorDiv(scope, ops::Size(scope, x),
                                 ops::Maximum(scope, ops::Size(scope, y), 1)),
-                  x.type());
+                  op.input_type(0));
   }
   grad_outputs->push_back(ops::RealDiv(scope, sum_grad, count));
   grad_outputs->push_back(NoGradient());
@@ -420,7 +423,8 @@ absl::Status MaxMinGrad(const Scope& scope, const Operation& op,
   const Output kept = grad::ReducedShape(scope, x, axes);
   const Output y = ops::Reshape(scope, op.output(0), kept);
   const Output g = ops::Reshape(scope, grad_inputs[0], kept);
-  const Output hits = ops::Cast(scope, ops::Equal(scope, x, y), x.type());
+  const Output hits =
+      ops::Cast(scope, ops::Equal(scope, x, y), op.input_type(0));
   const Output count = ops::Reshape(scope, ops::Sum(scope, hits, axes), kept);
   grad_outputs->push_back(ops::Mul(scope, ops::RealDiv(scope, hits, count), g));
   grad_outputs->push_back(NoGradient());

@@ -1,0 +1,21 @@
+#include "distflow/cc/training/gradient_descent.h"
+
+#include "distflow/cc/op_builder.h"
+
+namespace distflow {
+
+GradientDescentOptimizer::GradientDescentOptimizer(const Scope& scope,
+                                                   double learning_rate)
+    : Optimizer(scope, "GradientDescent"), learning_rate_(learning_rate) {}
+
+Operation GradientDescentOptimizer::ApplyDense(const Scope& scope,
+                                               const Output& grad,
+                                               const Variable& var) {
+  const Input handle(var.handle());
+  const Input alpha(Constant(scope, learning_rate_, var.dtype()));
+  const Input delta(grad);
+  return Operation(ops::internal::BuildOp(scope, "ResourceApplyGradientDescent",
+                                          {handle, alpha, delta}));
+}
+
+}  // namespace distflow
