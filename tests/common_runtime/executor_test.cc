@@ -1,6 +1,8 @@
 // Executor semantics: scheduling shapes (diamond, fan-out/fan-in, long
 // chains, wide fan-out), async kernels, control edges, dead values, errors
 // naming the failing node, cancellation, and the barrier joining executors.
+#include "distflow/common_runtime/executor.h"
+
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -8,7 +10,6 @@
 #include "absl/synchronization/notification.h"
 #include "distflow/common_runtime/cpu_device.h"
 #include "distflow/common_runtime/device_mgr.h"
-#include "distflow/common_runtime/executor.h"
 #include "distflow/common_runtime/intra_process_rendezvous.h"
 #include "distflow/common_runtime/step_stats_collector.h"
 #include "distflow/core/threadpool.h"
@@ -21,9 +22,9 @@
 namespace distflow {
 namespace {
 
-using ::testing::HasSubstr;
 using test::AddConst;
 using test::AddNode;
+using ::testing::HasSubstr;
 
 constexpr char kCpu0[] = "/job:localhost/replica:0/task:0/device:CPU:0";
 constexpr uint64_t kIncarnation = 1;
@@ -40,7 +41,8 @@ void AddSend(GraphDef* g, const std::string& name, const std::string& input,
   AddNodeAttr("client_terminated", true, n);
 }
 
-void AddRecv(GraphDef* g, const std::string& name, const std::string& tensor_name) {
+void AddRecv(GraphDef* g, const std::string& name,
+             const std::string& tensor_name) {
   NodeDef* n = AddNode(g, name, "_Recv", {});
   AddNodeAttr("tensor_type", DT_INT64, n);
   AddNodeAttr("tensor_name", tensor_name, n);
@@ -52,9 +54,11 @@ void AddRecv(GraphDef* g, const std::string& name, const std::string& tensor_nam
 
 Rendezvous::ParsedKey ClientKey(const std::string& tensor_name) {
   Rendezvous::ParsedKey key;
-  EXPECT_TRUE(Rendezvous::ParseKey(
-                  Rendezvous::CreateKey(kCpu0, kIncarnation, kCpu0, tensor_name, {}), &key)
-                  .ok());
+  EXPECT_TRUE(
+      Rendezvous::ParseKey(
+          Rendezvous::CreateKey(kCpu0, kIncarnation, kCpu0, tensor_name, {}),
+          &key)
+          .ok());
   return key;
 }
 
@@ -221,7 +225,9 @@ TEST_F(ExecutorTest, RecvAndSendThroughTheRendezvous) {
     status = s;
     done.Notify();
   });
-  ASSERT_TRUE(rendez->Send(ClientKey("in"), {}, Tensor::Scalar<int64_t>(41), false).ok());
+  ASSERT_TRUE(
+      rendez->Send(ClientKey("in"), {}, Tensor::Scalar<int64_t>(41), false)
+          .ok());
   done.WaitForNotification();
   ASSERT_TRUE(status.ok()) << status;
   Tensor v;
@@ -239,7 +245,8 @@ TEST_F(ExecutorTest, DeadValuesPropagateWithoutRunningKernels) {
   ASSERT_TRUE(exec.ok()) << exec.status();
   RefPtr<Rendezvous> rendez = NewRendezvous();
   CancellationManager cm;
-  ASSERT_TRUE(rendez->Send(ClientKey("in"), {}, Tensor(), /*is_dead=*/true).ok());
+  ASSERT_TRUE(
+      rendez->Send(ClientKey("in"), {}, Tensor(), /*is_dead=*/true).ok());
   ASSERT_TRUE((*exec)->Run(MakeArgs(rendez.get(), &cm)).ok());
   Tensor v;
   bool dead = false;
@@ -265,8 +272,10 @@ TEST_F(ExecutorTest, ControlEdgesOrderNodes) {
   EXPECT_EQ(stats.dev_stats(0).device(), kCpu0);
   int64_t slow_end = -1, after_start = -1;
   for (const NodeExecStats& n : stats.dev_stats(0).node_stats()) {
-    if (n.node_name() == "slow") slow_end = n.all_start_nanos() + n.op_end_rel_nanos();
-    if (n.node_name() == "after") after_start = n.all_start_nanos() + n.op_start_rel_nanos();
+    if (n.node_name() == "slow")
+      slow_end = n.all_start_nanos() + n.op_end_rel_nanos();
+    if (n.node_name() == "after")
+      after_start = n.all_start_nanos() + n.op_start_rel_nanos();
     EXPECT_LE(n.op_start_rel_nanos(), n.op_end_rel_nanos());
     EXPECT_LE(n.op_end_rel_nanos(), n.all_end_rel_nanos());
     EXPECT_GT(n.thread_id(), 0u);
@@ -366,7 +375,8 @@ TEST_F(ExecutorTest, FirstErrorAbortsTheOtherExecutorsOfTheStep) {
 
 TEST_F(ExecutorTest, BarrierPrefersTheCauseOverCancellation) {
   absl::Status result;
-  auto* barrier = new ExecutorBarrier(3, [&](const absl::Status& s) { result = s; });
+  auto* barrier =
+      new ExecutorBarrier(3, [&](const absl::Status& s) { result = s; });
   auto a = barrier->Get(), b = barrier->Get(), c = barrier->Get();
   a(errors::Cancelled("echo"));
   b(errors::InvalidArgument("cause"));
@@ -391,11 +401,16 @@ TEST_F(ExecutorTest, ConcurrentStepsShareOneExecutor) {
         RefPtr<Rendezvous> rendez = NewRendezvous();
         CancellationManager cm;
         const int64_t x = t * 1000 + i;
-        if (!rendez->Send(ClientKey("in"), {}, Tensor::Scalar<int64_t>(x), false).ok()) ++failures;
+        if (!rendez
+                 ->Send(ClientKey("in"), {}, Tensor::Scalar<int64_t>(x), false)
+                 .ok())
+          ++failures;
         Executor::Args args;
         args.rendezvous = rendez.get();
         args.cancellation_manager = &cm;
-        args.runner = [this](Executor::Closure c) { pool_.Schedule(std::move(c)); };
+        args.runner = [this](Executor::Closure c) {
+          pool_.Schedule(std::move(c));
+        };
         if (!(*exec)->Run(args).ok()) ++failures;
         Tensor v;
         bool dead;

@@ -29,9 +29,21 @@ NodeDef* AddConst(GraphDef* g, const std::string& name, int64_t value,
   return n;
 }
 
+NodeDef* AddPlaceholder(GraphDef* g, const std::string& name, DataType dtype,
+                        const PartialTensorShape& shape,
+                        const std::string& device) {
+  NodeDef* n = AddNode(g, name, "Placeholder", {}, device);
+  AddNodeAttr("dtype", dtype, n);
+  AddNodeAttr("shape", shape, n);
+  return n;
+}
+
 namespace {
 
-REGISTER_OP("TestConst").Output("out: int64").Attr("value: int").SetShapeFn(ScalarShape);
+REGISTER_OP("TestConst")
+    .Output("out: int64")
+    .Attr("value: int")
+    .SetShapeFn(ScalarShape);
 REGISTER_OP("TestAdd")
     .Input("a: int64")
     .Input("b: int64")
@@ -46,10 +58,22 @@ REGISTER_OP("TestAddOne")
     .Output("y: int64")
     .Attr("expensive: bool = false")
     .SetShapeFn(UnchangedShape);
-REGISTER_OP("TestAsyncAddOne").Input("x: int64").Output("y: int64").SetShapeFn(UnchangedShape);
-REGISTER_OP("TestFail").Input("x: int64").Output("y: int64").SetShapeFn(UnchangedShape);
-REGISTER_OP("TestBlock").Input("x: int64").Output("y: int64").SetShapeFn(UnchangedShape);
-REGISTER_OP("TestCounter").Output("count: int64").SetIsStateful().SetShapeFn(ScalarShape);
+REGISTER_OP("TestAsyncAddOne")
+    .Input("x: int64")
+    .Output("y: int64")
+    .SetShapeFn(UnchangedShape);
+REGISTER_OP("TestFail")
+    .Input("x: int64")
+    .Output("y: int64")
+    .SetShapeFn(UnchangedShape);
+REGISTER_OP("TestBlock")
+    .Input("x: int64")
+    .Output("y: int64")
+    .SetShapeFn(UnchangedShape);
+REGISTER_OP("TestCounter")
+    .Output("count: int64")
+    .SetIsStateful()
+    .SetShapeFn(ScalarShape);
 
 // out = a + b elementwise (b may be a scalar).
 Tensor AddTensors(const Tensor& a, const Tensor& b) {
@@ -77,7 +101,9 @@ class TestConstOp : public OpKernel {
 
 class TestAddOp : public OpKernel {
  public:
-  explicit TestAddOp(OpKernelConstruction* ctx) : OpKernel(ctx) { set_expensive(false); }
+  explicit TestAddOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    set_expensive(false);
+  }
   void Compute(OpKernelContext* ctx) override {
     ctx->set_output(0, AddTensors(ctx->input(0), ctx->input(1)));
   }
@@ -85,10 +111,13 @@ class TestAddOp : public OpKernel {
 
 class TestSumOp : public OpKernel {
  public:
-  explicit TestSumOp(OpKernelConstruction* ctx) : OpKernel(ctx) { set_expensive(false); }
+  explicit TestSumOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    set_expensive(false);
+  }
   void Compute(OpKernelContext* ctx) override {
     Tensor sum = ctx->input(0);
-    for (int i = 1; i < ctx->num_inputs(); ++i) sum = AddTensors(sum, ctx->input(i));
+    for (int i = 1; i < ctx->num_inputs(); ++i)
+      sum = AddTensors(sum, ctx->input(i));
     ctx->set_output(0, sum);
   }
 };
@@ -118,7 +147,9 @@ class TestAsyncAddOneOp : public AsyncOpKernel {
 
 class TestFailOp : public OpKernel {
  public:
-  explicit TestFailOp(OpKernelConstruction* ctx) : OpKernel(ctx) { set_expensive(false); }
+  explicit TestFailOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    set_expensive(false);
+  }
   void Compute(OpKernelContext* ctx) override {
     ctx->SetStatus(errors::InvalidArgument("boom"));
   }
@@ -127,11 +158,14 @@ class TestFailOp : public OpKernel {
 // Finishes only when the step's cancellation manager is cancelled.
 class TestBlockOp : public AsyncOpKernel {
  public:
-  explicit TestBlockOp(OpKernelConstruction* ctx) : AsyncOpKernel(ctx) { set_expensive(false); }
+  explicit TestBlockOp(OpKernelConstruction* ctx) : AsyncOpKernel(ctx) {
+    set_expensive(false);
+  }
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
     CancellationManager* cm = ctx->cancellation_manager();
-    OP_REQUIRES_ASYNC(ctx, cm != nullptr,
-                      errors::Internal("TestBlock needs a cancellation manager"), done);
+    OP_REQUIRES_ASYNC(
+        ctx, cm != nullptr,
+        errors::Internal("TestBlock needs a cancellation manager"), done);
     auto finish = [ctx, done] {
       ctx->SetStatus(errors::Cancelled("TestBlock was cancelled"));
       done();
@@ -142,7 +176,9 @@ class TestBlockOp : public AsyncOpKernel {
 
 class TestCounterOp : public OpKernel {
  public:
-  explicit TestCounterOp(OpKernelConstruction* ctx) : OpKernel(ctx) { set_expensive(false); }
+  explicit TestCounterOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    set_expensive(false);
+  }
   void Compute(OpKernelContext* ctx) override {
     ctx->set_output(0, Tensor::Scalar<int64_t>(++count_));
   }
@@ -155,7 +191,8 @@ REGISTER_KERNEL_BUILDER(Name("TestConst").Device(kDeviceCpu), TestConstOp);
 REGISTER_KERNEL_BUILDER(Name("TestAdd").Device(kDeviceCpu), TestAddOp);
 REGISTER_KERNEL_BUILDER(Name("TestSum").Device(kDeviceCpu), TestSumOp);
 REGISTER_KERNEL_BUILDER(Name("TestAddOne").Device(kDeviceCpu), TestAddOneOp);
-REGISTER_KERNEL_BUILDER(Name("TestAsyncAddOne").Device(kDeviceCpu), TestAsyncAddOneOp);
+REGISTER_KERNEL_BUILDER(Name("TestAsyncAddOne").Device(kDeviceCpu),
+                        TestAsyncAddOneOp);
 REGISTER_KERNEL_BUILDER(Name("TestFail").Device(kDeviceCpu), TestFailOp);
 REGISTER_KERNEL_BUILDER(Name("TestBlock").Device(kDeviceCpu), TestBlockOp);
 REGISTER_KERNEL_BUILDER(Name("TestCounter").Device(kDeviceCpu), TestCounterOp);

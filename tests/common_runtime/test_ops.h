@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "distflow/framework/tensor_shape.h"
+#include "distflow/framework/types.h"
 #include "distflow/graph.pb.h"
 
 namespace distflow {
@@ -27,6 +29,9 @@ NodeDef* AddNode(GraphDef* g, const std::string& name, const std::string& op,
                  const std::string& device = "");
 NodeDef* AddConst(GraphDef* g, const std::string& name, int64_t value,
                   const std::string& device = "");
+NodeDef* AddPlaceholder(GraphDef* g, const std::string& name, DataType dtype,
+                        const PartialTensorShape& shape,
+                        const std::string& device = "");
 
 }  // namespace test
 }  // namespace distflow

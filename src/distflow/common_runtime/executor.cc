@@ -57,8 +57,7 @@ bool IsUnsupportedControlFlow(const Node& n) {
   const std::string& op = n.type_string();
   return op == "Merge" || op == "RefMerge" || op == "Enter" ||
          op == "RefEnter" || op == "Exit" || op == "RefExit" ||
-         op == "NextIteration" || op == "RefNextIteration" ||
-         op == "LoopCond";
+         op == "NextIteration" || op == "RefNextIteration" || op == "LoopCond";
 }
 
 std::string NodePrefix(const Node& n) {
@@ -67,13 +66,10 @@ std::string NodePrefix(const Node& n) {
 
 }  // namespace
 
-// The state of one step of one executor. Deletes itself when the step ends.
-class Executor::StepState {
- public:
-  StepState(const Executor* exec, const Args& args, DoneCallback done);
-  void RunAsync();
-
- private:
+// The values and pending counts of one iteration of one frame. A step that
+// ends without error leaves every entry cleared, so its state is recycled
+// for the next step, which only resets the pending counts.
+struct Executor::IterationState {
   // One input slot of a consumer.
   struct Entry {
     Tensor value;
@@ -82,18 +78,52 @@ class Executor::StepState {
     absl::Mutex* ref_mu = nullptr;
     bool is_dead = false;
   };
-  // The values and pending counts of one iteration of one frame.
-  struct IterationState {
-    IterationState(const Executor& exec)
-        : entries(new Entry[exec.total_inputs_]),
-          pending(new std::atomic<uint64_t>[exec.items_.size()]) {
-      for (size_t i = 0; i < exec.items_.size(); ++i) {
-        pending[i].store(exec.items_[i].num_pending, std::memory_order_relaxed);
-      }
+
+  explicit IterationState(const Executor& exec)
+      : entries(new Entry[exec.total_inputs_]),
+        pending(new std::atomic<uint64_t>[exec.items_.size()]) {}
+  void ResetPendingCounts(const Executor& exec) {
+    for (size_t i = 0; i < exec.items_.size(); ++i) {
+      pending[i].store(exec.items_[i].num_pending, std::memory_order_relaxed);
     }
-    std::unique_ptr<Entry[]> entries;
-    std::unique_ptr<std::atomic<uint64_t>[]> pending;
-  };
+  }
+
+  std::unique_ptr<Entry[]> entries;
+  std::unique_ptr<std::atomic<uint64_t>[]> pending;
+};
+
+std::unique_ptr<Executor::IterationState> Executor::TakeIterationState() const {
+  std::unique_ptr<IterationState> state;
+  {
+    absl::MutexLock l(&free_mu_);
+    if (!free_iterations_.empty()) {
+      state = std::move(free_iterations_.back());
+      free_iterations_.pop_back();
+    }
+  }
+  if (state == nullptr) state = std::make_unique<IterationState>(*this);
+  state->ResetPendingCounts(*this);
+  return state;
+}
+
+void Executor::RecycleIterationState(
+    std::unique_ptr<IterationState> state) const {
+  // Enough for a few concurrent steps; more would only hold memory.
+  constexpr size_t kMaxFree = 4;
+  absl::MutexLock l(&free_mu_);
+  if (free_iterations_.size() < kMaxFree) {
+    free_iterations_.push_back(std::move(state));
+  }
+}
+
+// The state of one step of one executor. Deletes itself when the step ends.
+class Executor::StepState {
+ public:
+  StepState(const Executor* exec, const Args& args, DoneCallback done);
+  void RunAsync();
+
+ private:
+  using Entry = IterationState::Entry;
   // A loop frame. Only the root frame, with one iteration, exists until
   // control flow lands; nodes and values already carry (frame, iteration).
   struct FrameState {
@@ -123,9 +153,16 @@ class Executor::StepState {
       }
       return t;
     }
+    // Takes every node of `ready` without copying them one by one.
+    // REQUIRES: empty().
+    void TakeAll(TaggedNodeSeq* ready) {
+      nodes_.swap(*ready);
+      ready->clear();
+      head_ = 0;
+    }
 
    private:
-    absl::InlinedVector<TaggedNode, 16> nodes_;
+    TaggedNodeSeq nodes_;
     size_t head_ = 0;
   };
   using InputVector = absl::InlinedVector<TensorValue, 8>;
@@ -133,7 +170,10 @@ class Executor::StepState {
   struct AsyncState {
     AsyncState(const OpKernelContext::Params& p, const TaggedNode& t,
                InputVector in, std::unique_ptr<NodeStatsRecorder> r)
-        : inputs(std::move(in)), params(p), tagged(t), rec(std::move(r)),
+        : inputs(std::move(in)),
+          params(p),
+          tagged(t),
+          rec(std::move(r)),
           ctx(&params) {
       params.inputs = inputs.data();
     }
@@ -189,7 +229,7 @@ Executor::StepState::StepState(const Executor* exec, const Args& args,
       stats_(args.stats_collector),
       runner_(args.runner),
       done_(std::move(done)) {
-  root_frame_.iterations.push_back(std::make_unique<IterationState>(*exec));
+  root_frame_.iterations.push_back(exec->TakeIterationState());
 }
 
 void Executor::StepState::RunAsync() {
@@ -197,7 +237,8 @@ void Executor::StepState::RunAsync() {
     Finish();
     return;
   }
-  if (cancellation_manager_ != nullptr && cancellation_manager_->IsCancelled()) {
+  if (cancellation_manager_ != nullptr &&
+      cancellation_manager_->IsCancelled()) {
     {
       absl::MutexLock l(&mu_);
       status_ = errors::Cancelled("Step ", step_id_,
@@ -361,10 +402,10 @@ absl::Status Executor::StepState::ProcessOutputs(const TaggedNode& tagged,
     }
     const TensorValue v = ctx->output_value(i);
     if (!v.is_ref() && v.tensor->dtype() != item.kernel->output_type(i)) {
-      return errors::Internal(
-          NodePrefix(*item.node), "output ", i, " is ",
-          DataTypeString(v.tensor->dtype()), " but the op declares ",
-          DataTypeString(item.kernel->output_type(i)));
+      return errors::Internal(NodePrefix(*item.node), "output ", i, " is ",
+                              DataTypeString(v.tensor->dtype()),
+                              " but the op declares ",
+                              DataTypeString(item.kernel->output_type(i)));
     }
   }
   PropagateOutputs(tagged, ctx, ready);
@@ -451,6 +492,14 @@ void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready,
     ready->clear();
     return;
   }
+  if (inline_ready->empty() &&
+      std::none_of(ready->begin(), ready->end(), [](const TaggedNode& t) {
+        return !t.is_dead && t.item->is_expensive;
+      })) {
+    // The common case (a chain, a fan-out of cheap nodes): run them all here.
+    inline_ready->TakeAll(ready);
+    return;
+  }
   const TaggedNode* expensive = nullptr;
   for (const TaggedNode& t : *ready) {
     if (t.is_dead || !t.item->is_expensive) {
@@ -474,7 +523,8 @@ void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready,
 
 bool Executor::StepState::ShouldStop() {
   if (aborted_.load(std::memory_order_acquire)) return true;
-  if (cancellation_manager_ == nullptr || !cancellation_manager_->IsCancelled()) {
+  if (cancellation_manager_ == nullptr ||
+      !cancellation_manager_->IsCancelled()) {
     return false;
   }
   {
@@ -515,6 +565,9 @@ void Executor::StepState::Finish() {
     absl::MutexLock l(&mu_);
     s = status_;
   }
+  if (s.ok()) {
+    exec_->RecycleIterationState(std::move(root_frame_.iterations[0]));
+  }
   DoneCallback done = std::move(done_);
   delete this;
   done(s);
@@ -533,8 +586,9 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(
   KernelFactory create_kernel = std::move(params.create_kernel);
   if (!create_kernel) {
     Device* device = params.device;
-    create_kernel = [device](const NodeDef& def)
-        -> absl::StatusOr<std::shared_ptr<OpKernel>> {
+    create_kernel =
+        [device](
+            const NodeDef& def) -> absl::StatusOr<std::shared_ptr<OpKernel>> {
       DF_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> k,
                           KernelRegistry::Global()->CreateKernel(device, def));
       return std::shared_ptr<OpKernel>(std::move(k));
@@ -601,8 +655,8 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
       ++item.num_pending;
       if (e->IsControlEdge()) continue;
       if (has_input[e->dst_input()]) {
-        return errors::InvalidArgument(NodePrefix(*n), "input ",
-                                       e->dst_input(), " has two edges");
+        return errors::InvalidArgument(NodePrefix(*n), "input ", e->dst_input(),
+                                       " has two edges");
       }
       has_input[e->dst_input()] = true;
     }
@@ -642,7 +696,8 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
 }
 
 void Executor::RunAsync(const Args& args, DoneCallback done) const {
-  DF_CHECK_MSG(static_cast<bool>(args.runner), "Executor::Args.runner is required");
+  DF_CHECK_MSG(static_cast<bool>(args.runner),
+               "Executor::Args.runner is required");
   (new StepState(this, args, std::move(done)))->RunAsync();
 }
 
@@ -671,8 +726,8 @@ void ExecutorBarrier::WhenDone(const absl::Status& s) {
   absl::Status status;
   {
     absl::MutexLock l(&mu_);
-    if (!s.ok() && (status_.ok() || (absl::IsCancelled(status_) &&
-                                     !absl::IsCancelled(s)))) {
+    if (!s.ok() && (status_.ok() ||
+                    (absl::IsCancelled(status_) && !absl::IsCancelled(s)))) {
       status_ = s;
     }
     last = --pending_ == 0;

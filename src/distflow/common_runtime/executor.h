@@ -93,10 +93,15 @@ class Executor {
  private:
   struct NodeItem;
   struct OutEdge;
+  struct IterationState;
   class StepState;
 
   Executor() = default;
   absl::Status Initialize(const KernelFactory& create_kernel);
+  // A cleared iteration state with fresh pending counts, recycled when one
+  // is free.
+  std::unique_ptr<IterationState> TakeIterationState() const;
+  void RecycleIterationState(std::unique_ptr<IterationState> state) const;
 
   Device* device_ = nullptr;
   std::unique_ptr<const Graph> graph_;
@@ -106,6 +111,10 @@ class Executor {
   std::vector<int32_t> control_out_;
   std::vector<int32_t> roots_;
   int32_t total_inputs_ = 0;
+
+  mutable absl::Mutex free_mu_;
+  mutable std::vector<std::unique_ptr<IterationState>> free_iterations_
+      ABSL_GUARDED_BY(free_mu_);
 };
 
 // Joins the executors of one step: Get() hands out one callback per executor

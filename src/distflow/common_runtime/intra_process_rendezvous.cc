@@ -15,14 +15,14 @@ absl::Status IntraProcessRendezvous::CheckDevice(absl::string_view device,
                                                  const ParsedKey& key) const {
   absl::StatusOr<Device*> d = device_mgr_->LookupDevice(device);
   if (d.ok()) return absl::OkStatus();
-  return errors::InvalidArgument("Rendezvous key '", key.FullKey(),
-                                 "' names a device not in this process: ",
-                                 d.status().message());
+  return errors::InvalidArgument(
+      "Rendezvous key '", key.FullKey(),
+      "' names a device not in this process: ", d.status().message());
 }
 
 absl::Status IntraProcessRendezvous::Send(const ParsedKey& key,
-                                          const Args& args,
-                                          const Tensor& value, bool is_dead) {
+                                          const Args& args, const Tensor& value,
+                                          bool is_dead) {
   DF_RETURN_IF_ERROR(CheckDevice(key.src_device, key));
   return local_.Send(key, args, value, is_dead);
 }

@@ -20,8 +20,8 @@ class IntraProcessRendezvous : public Rendezvous {
 
   // Send and RecvAsync fail with InvalidArgument when the key's source
   // (Send) or destination (RecvAsync) device is not in the DeviceMgr.
-  absl::Status Send(const ParsedKey& key, const Args& args,
-                    const Tensor& value, bool is_dead) override;
+  absl::Status Send(const ParsedKey& key, const Args& args, const Tensor& value,
+                    bool is_dead) override;
   void RecvAsync(const ParsedKey& key, const Args& args,
                  DoneCallback done) override;
   void StartAbort(const absl::Status& status) override;

@@ -134,8 +134,7 @@ absl::Status Rendezvous::Recv(const ParsedKey& key, const Args& args,
   absl::MutexLock l(&state->mu);
   const absl::Condition done(&state->done);
   if (timeout_ms > 0) {
-    if (!state->mu.AwaitWithTimeout(done,
-                                    absl::Milliseconds(timeout_ms))) {
+    if (!state->mu.AwaitWithTimeout(done, absl::Milliseconds(timeout_ms))) {
       return errors::DeadlineExceeded("Timed out after ", timeout_ms,
                                       " ms waiting for rendezvous key '",
                                       key.FullKey(), "'");

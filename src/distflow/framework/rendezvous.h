@@ -80,10 +80,9 @@ class Rendezvous : public RefCounted {
   // Invoked once when the tensor is available or the receive failed. The
   // sender's args, the receiver's args, the value and its deadness follow
   // the status (the value is empty when the status is not OK).
-  using DoneCallback =
-      std::function<void(const absl::Status& status, const Args& send_args,
-                         const Args& recv_args, const Tensor& value,
-                         bool is_dead)>;
+  using DoneCallback = std::function<void(
+      const absl::Status& status, const Args& send_args, const Args& recv_args,
+      const Tensor& value, bool is_dead)>;
 
   // Leaves `value` (dead iff `is_dead`) under `key`. Never blocks. Aborted
   // when `key` was already sent and not yet received; the abort status after

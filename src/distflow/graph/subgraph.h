@@ -61,8 +61,8 @@ absl::Status RewriteGraphForExecution(
     Graph* g, absl::Span<const std::string> fed_outputs,
     absl::Span<const std::string> fetch_outputs,
     absl::Span<const std::string> target_node_names,
-    const DeviceAttributes& client_device, bool use_function_convention,
-    RewriteGraphMetadata* out_metadata);
+    const DeviceAttributes& client_device, bool use_function_convention = false,
+    RewriteGraphMetadata* out_metadata = nullptr);
 
 // Removes every op node not reachable backwards from `roots` over data and
 // control edges, then reconnects SOURCE and SINK. REQUIRES: the roots are op

@@ -1,10 +1,15 @@
 #include "distflow/kernels/array_kernel_util.h"
 
+#include <cstdint>
+
 #include "distflow/core/status.h"
 #include "distflow/kernels/element_copy.h"
 
 namespace distflow {
 namespace {
+
+// The alignment of the buffers Tensor allocates.
+constexpr uintptr_t kTensorAlignment = 64;
 
 absl::Status ReadIndices(const Tensor& t, absl::string_view name,
                          std::vector<int64_t>* out) {
@@ -61,6 +66,22 @@ DimVector RowMajorStrides(const TensorShape& shape) {
   return strides;
 }
 
+void SetFlatRangeOutput(OpKernelContext* ctx, int index, const Tensor& input,
+                        int64_t start, const TensorShape& shape) {
+  const int64_t n = shape.num_elements();
+  const char* first = ElementAt(input, start);
+  if (n > 0 && reinterpret_cast<uintptr_t>(first) % kTensorAlignment == 0) {
+    Tensor flat, view;
+    DF_CHECK(flat.CopyFrom(input, TensorShape({input.NumElements()})));
+    DF_CHECK(view.CopyFrom(flat.Slice(start, start + n), shape));
+    ctx->set_output(index, view);
+    return;
+  }
+  Tensor* out;
+  OP_REQUIRES_OK(ctx, ctx->allocate_output(index, shape, &out));
+  CopyElements(input.dtype(), first, n, out->raw_data());
+}
+
 void SetStridedBoxOutput(OpKernelContext* ctx, int index, const Tensor& input,
                          absl::Span<const int64_t> begin,
                          absl::Span<const int64_t> stride,
@@ -85,11 +106,7 @@ void SetStridedBoxOutput(OpKernelContext* ctx, int index, const Tensor& input,
   if (d >= 0 && (stride[d] == 1 || size[d] == 1)) --d;
   while (d >= 0 && size[d] == 1) --d;
   if (d < 0) {
-    Tensor flat, view;
-    DF_CHECK(flat.CopyFrom(input, TensorShape({input.NumElements()})));
-    DF_CHECK(view.CopyFrom(
-        flat.Slice(offset, offset + out_shape.num_elements()), out_shape));
-    ctx->set_output(index, view);
+    SetFlatRangeOutput(ctx, index, input, offset, out_shape);
     return;
   }
   DimVector src_strides(rank);

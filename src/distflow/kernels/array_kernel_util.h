@@ -1,9 +1,9 @@
 // Helpers the array kernels share: reading their small index inputs (shape,
 // perm, axis, begin, multiples, ...) into int64 values with errors that name
 // the input, turning an output shape computed by the shared shape rules
-// (framework/array_shapes.h) into an exact TensorShape, and producing a
-// strided box of a tensor (Slice, StridedSlice) without a copy when the box
-// is contiguous.
+// (framework/array_shapes.h) into an exact TensorShape, and producing ranges
+// and strided boxes of a tensor (Split, Unpack, Slice, StridedSlice) as views
+// of the input's buffer where that is safe.
 #ifndef DISTFLOW_KERNELS_ARRAY_KERNEL_UTIL_H_
 #define DISTFLOW_KERNELS_ARRAY_KERNEL_UTIL_H_
 
@@ -35,10 +35,18 @@ absl::Status ExactShape(const PartialTensorShape& shape, TensorShape* out);
 // Row-major element strides of `shape`.
 DimVector RowMajorStrides(const TensorShape& shape);
 
+// Sets output `index` of `ctx` to `shape.num_elements()` consecutive
+// elements of `input`'s flat buffer starting at element `start`. The output
+// is a view sharing input's buffer when its first element is 64-byte aligned
+// (the alignment Tensor gives its own buffers, which kernels may rely on);
+// otherwise it is a copy. REQUIRES: the range lies inside input.
+void SetFlatRangeOutput(OpKernelContext* ctx, int index, const Tensor& input,
+                        int64_t start, const TensorShape& shape);
+
 // Sets output `index` of `ctx` to the box of `input` that takes, in each dim
 // d, size[d] elements starting at begin[d] and stepping stride[d], laid out
-// as `out_shape` (same element count). When the box is one contiguous run of
-// the input it shares the input's buffer; otherwise it is copied.
+// as `out_shape` (same element count). A box that is one contiguous run of
+// the input goes through SetFlatRangeOutput; others are copied.
 // REQUIRES: the box lies inside input.
 void SetStridedBoxOutput(OpKernelContext* ctx, int index, const Tensor& input,
                          absl::Span<const int64_t> begin,

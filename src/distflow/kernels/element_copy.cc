@@ -89,6 +89,59 @@ void StridedCopyImpl(const char* src, absl::Span<const int64_t> sizes,
   }
 }
 
+// The copy for a transposition: the source's contiguous dim is output dim
+// `k`, not the last one. Walks kBlock x kBlock tiles of dims (k, last) so the
+// source lines read for one tile are reused while they are still in cache;
+// the other dims are walked with an odometer.
+template <typename Mover>
+void BlockedTransposeImpl(const char* src, absl::Span<const int64_t> sizes,
+                          absl::Span<const int64_t> strides, int k, char* dst) {
+  constexpr int64_t kSize = Mover::kSize;
+  constexpr int64_t kBlock = 16;
+  const int last = static_cast<int>(sizes.size()) - 1;
+  DimVector dst_strides(sizes.size());
+  int64_t n = 1;
+  for (int d = last; d >= 0; --d) {
+    dst_strides[d] = n;
+    n *= sizes[d];
+  }
+  const int64_t rows = sizes[k], cols = sizes[last];
+  const int64_t src_col = strides[last] * kSize;
+  const int64_t dst_row = dst_strides[k] * kSize;
+  DimVector others;
+  int64_t outer = 1;
+  for (int d = 0; d < last; ++d) {
+    if (d == k) continue;
+    others.push_back(d);
+    outer *= sizes[d];
+  }
+  DimVector index(others.size(), 0);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t r0 = 0; r0 < rows; r0 += kBlock) {
+      const int64_t r1 = std::min(rows, r0 + kBlock);
+      for (int64_t c0 = 0; c0 < cols; c0 += kBlock) {
+        const int64_t c1 = std::min(cols, c0 + kBlock);
+        for (int64_t r = r0; r < r1; ++r) {
+          const char* sp = src + r * kSize + c0 * src_col;
+          char* dp = dst + r * dst_row + c0 * kSize;
+          for (int64_t c = c0; c < c1; ++c, sp += src_col, dp += kSize) {
+            Mover::One(sp, dp);
+          }
+        }
+      }
+    }
+    for (int i = static_cast<int>(others.size()) - 1; i >= 0; --i) {
+      const int d = static_cast<int>(others[i]);
+      src += strides[d] * kSize;
+      dst += dst_strides[d] * kSize;
+      if (++index[i] < sizes[d]) break;
+      src -= strides[d] * sizes[d] * kSize;
+      dst -= dst_strides[d] * sizes[d] * kSize;
+      index[i] = 0;
+    }
+  }
+}
+
 }  // namespace
 
 size_t ElementBytes(DataType dtype) {
@@ -126,10 +179,23 @@ void StridedCopy(DataType dtype, const void* src,
     merged_sizes.push_back(1);
     merged_strides.push_back(1);
   }
+  // A source-contiguous dim other than the last one means a transposition.
+  int contiguous = -1;
+  if (merged_strides.back() != 1 && merged_strides.back() != 0) {
+    for (size_t d = 0; d + 1 < merged_sizes.size(); ++d) {
+      if (merged_strides[d] == 1) contiguous = static_cast<int>(d);
+    }
+  }
   WithMover(dtype, [&](auto mover) {
-    StridedCopyImpl<decltype(mover)>(static_cast<const char*>(src),
-                                     merged_sizes, merged_strides,
-                                     static_cast<char*>(dst));
+    using Mover = decltype(mover);
+    if (contiguous >= 0) {
+      BlockedTransposeImpl<Mover>(static_cast<const char*>(src), merged_sizes,
+                                  merged_strides, contiguous,
+                                  static_cast<char*>(dst));
+    } else {
+      StridedCopyImpl<Mover>(static_cast<const char*>(src), merged_sizes,
+                             merged_strides, static_cast<char*>(dst));
+    }
   });
 }
 

@@ -1,5 +1,6 @@
 // Kernels for Pack (stack N tensors along a new axis) and Unpack (the
-// inverse). Unpack along a leading axis shares the input's buffer.
+// inverse). Unpack along a leading axis gives views of the input's buffer
+// where the pieces start aligned.
 #include <vector>
 
 #include "distflow/framework/array_shapes.h"
@@ -69,12 +70,8 @@ class UnpackOp : public OpKernel {
 
     if (rows == 1) {
       // Each output is one contiguous block of the input.
-      Tensor blocks;
-      DF_CHECK(blocks.CopyFrom(input, TensorShape({num, inner})));
       for (int i = 0; i < num; ++i) {
-        Tensor out;
-        DF_CHECK(out.CopyFrom(blocks.Slice(i, i + 1), shape));
-        ctx->set_output(i, out);
+        SetFlatRangeOutput(ctx, i, input, i * inner, shape);
       }
       return;
     }

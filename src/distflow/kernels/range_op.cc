@@ -1,6 +1,6 @@
 // Kernel for Range: start + i * delta for i in [0, n), with n from the
 // shared RangeSize rule (framework/array_shapes.h).
-#include <string>
+#include <type_traits>
 
 #include "distflow/framework/array_shapes.h"
 #include "distflow/framework/kernel_registry.h"

@@ -54,12 +54,14 @@ class SendOp : public OpKernel {
     Rendezvous::Args args;
     args.device = ctx->device();
     if (IsRootFrame(ctx->frame_iter())) {
-      OP_REQUIRES_OK(ctx, ctx->rendezvous()->Send(root_key_, args, ctx->input(0),
-                                                  ctx->params()->is_input_dead));
+      OP_REQUIRES_OK(ctx,
+                     ctx->rendezvous()->Send(root_key_, args, ctx->input(0),
+                                             ctx->params()->is_input_dead));
       return;
     }
     Rendezvous::ParsedKey key;
-    OP_REQUIRES_OK(ctx, Rendezvous::ParseKey(prefix_.Key(ctx->frame_iter()), &key));
+    OP_REQUIRES_OK(ctx,
+                   Rendezvous::ParseKey(prefix_.Key(ctx->frame_iter()), &key));
     OP_REQUIRES_OK(ctx, ctx->rendezvous()->Send(key, args, ctx->input(0),
                                                 ctx->params()->is_input_dead));
   }
@@ -79,9 +81,9 @@ class RecvOp : public AsyncOpKernel {
   }
 
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
-    OP_REQUIRES_ASYNC(ctx, ctx->rendezvous() != nullptr,
-                      errors::Internal("_Recv needs a rendezvous in its context"),
-                      done);
+    OP_REQUIRES_ASYNC(
+        ctx, ctx->rendezvous() != nullptr,
+        errors::Internal("_Recv needs a rendezvous in its context"), done);
     Rendezvous::Args args;
     args.device = ctx->device();
     args.cancellation_manager = ctx->cancellation_manager();
@@ -103,7 +105,8 @@ class RecvOp : public AsyncOpKernel {
       return;
     }
     Rendezvous::ParsedKey key;
-    const absl::Status s = Rendezvous::ParseKey(prefix_.Key(ctx->frame_iter()), &key);
+    const absl::Status s =
+        Rendezvous::ParseKey(prefix_.Key(ctx->frame_iter()), &key);
     if (!s.ok()) {
       on_value(s, Rendezvous::Args(), args, Tensor(), false);
       return;

@@ -1,5 +1,6 @@
 // Kernel for Slice: the box of `size` (-1: to the end) starting at `begin`.
-// A contiguous box shares the input's buffer; others are copied by rows.
+// A contiguous box that starts aligned is a view of the input's buffer;
+// others are copied by rows.
 #include <vector>
 
 #include "distflow/framework/array_shapes.h"

@@ -1,6 +1,6 @@
 // Kernel for Split: num_split equal pieces along split_dim. When the dims
-// before split_dim are all 1, each piece is a contiguous block and shares the
-// input's buffer; otherwise rows are copied out.
+// before split_dim are all 1, each piece is a contiguous block, a view of the
+// input's buffer when it starts aligned; otherwise rows are copied out.
 #include <vector>
 
 #include "distflow/framework/array_shapes.h"
@@ -38,12 +38,8 @@ class SplitOp : public OpKernel {
     const int64_t piece = shape.num_elements() / std::max<int64_t>(rows, 1);
 
     if (rows == 1) {
-      Tensor blocks;
-      DF_CHECK(blocks.CopyFrom(input, TensorShape({num, piece})));
       for (int i = 0; i < num; ++i) {
-        Tensor out;
-        DF_CHECK(out.CopyFrom(blocks.Slice(i, i + 1), shape));
-        ctx->set_output(i, out);
+        SetFlatRangeOutput(ctx, i, input, i * piece, shape);
       }
       return;
     }

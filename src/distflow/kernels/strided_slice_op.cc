@@ -1,7 +1,7 @@
 // Kernel for StridedSlice. The index spec is interpreted by
 // framework/strided_slice_spec.h (shared with the shape function); the kernel
-// then takes the resulting strided box, sharing the input's buffer when the
-// box is contiguous.
+// then takes the resulting strided box, a view of the input's buffer when the
+// box is contiguous and starts aligned.
 #include <vector>
 
 #include "distflow/framework/kernel_registry.h"

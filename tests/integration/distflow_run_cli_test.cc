@@ -1,0 +1,211 @@
+// Runs the `distflow run` binary on small graphs and checks what it prints:
+// JSON and text output, feeds from JSON and .npy files, several devices, a
+// Chrome trace, and the error format on stderr with exit status 1.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr char kGraph[] = R"pb(
+  node {
+    name: "x"
+    op: "Placeholder"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "shape"
+      value {
+        shape {
+          dim { size: 2 }
+          dim { size: 2 }
+        }
+      }
+    }
+  }
+  node {
+    name: "c"
+    op: "Const"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "value"
+      value {
+        tensor {
+          dtype: DT_FLOAT
+          tensor_shape { dim { size: 2 } }
+          float_val: 10
+          float_val: 20
+        }
+      }
+    }
+  }
+  node {
+    name: "y"
+    op: "AddV2"
+    input: "x"
+    input: "c"
+    device: "/device:CPU:1"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "z"
+    op: "Mul"
+    input: "y"
+    input: "y"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "n"
+    op: "Placeholder"
+    attr {
+      key: "dtype"
+      value { type: DT_INT64 }
+    }
+  }
+)pb";
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class DistflowRunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir();
+    graph_ = dir_ + "/cli_graph.pbtxt";
+    std::ofstream(graph_) << kGraph;
+  }
+
+  // Runs `distflow <args>` (args are passed through the shell, so quote them).
+  Result Run(const std::string& args) {
+    const std::string err_path = dir_ + "/cli_stderr.txt";
+    const std::string cmd =
+        absl::StrCat(DISTFLOW_BINARY, " ", args, " 2>", err_path);
+    Result r;
+    FILE* p = popen(cmd.c_str(), "r");
+    if (p == nullptr) return r;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+    const int status = pclose(p);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.err = ReadAll(err_path);
+    return r;
+  }
+
+  std::string dir_;
+  std::string graph_;
+};
+
+TEST_F(DistflowRunTest, JsonOutputOnTwoDevices) {
+  Result r = Run(absl::StrCat("run ", graph_,
+                              " --feed 'x=[[1,2],[3,4]]' --fetch z --fetch y:0",
+                              " --devices 2 --output json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["fetches"].size(), 2u);
+  const auto& z = j["fetches"][0];
+  EXPECT_EQ(z["name"], "z");
+  EXPECT_EQ(z["dtype"], "float32");
+  EXPECT_EQ(z["shape"], nlohmann::json::array({2, 2}));
+  EXPECT_EQ(z["values"], nlohmann::json::array({121.0, 484.0, 169.0, 576.0}));
+  EXPECT_EQ(j["fetches"][1]["name"], "y:0");
+  EXPECT_EQ(j["fetches"][1]["values"],
+            nlohmann::json::array({11.0, 22.0, 13.0, 24.0}));
+}
+
+TEST_F(DistflowRunTest, TextOutputIsOneLinePerFetch) {
+  Result r = Run(absl::StrCat("run ", graph_,
+                              " --feed 'n=[[1,2,3]]' --fetch n --fetch n"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "n int64 [1,3] [[1,2,3]]\nn int64 [1,3] [[1,2,3]]\n");
+}
+
+TEST_F(DistflowRunTest, NpyFeedAndTrace) {
+  // A version 1 .npy file holding float32 [[1, 2], [3, 4]].
+  std::string header =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }";
+  header.append(63 - (10 + header.size()) % 64, ' ');
+  header += '\n';
+  std::string npy = "\x93NUMPY\x01";
+  npy += '\0';
+  npy += static_cast<char>(header.size() & 0xff);
+  npy += static_cast<char>(header.size() >> 8);
+  npy += header;
+  const float values[] = {1, 2, 3, 4};
+  npy.append(reinterpret_cast<const char*>(values), sizeof(values));
+  const std::string npy_path = dir_ + "/cli_x.npy";
+  std::ofstream(npy_path, std::ios::binary) << npy;
+  const std::string trace_path = dir_ + "/cli_trace.json";
+  Result r = Run(absl::StrCat("run ", graph_, " --feed x=@", npy_path,
+                              " --fetch z --output json --devices 2 --trace ",
+                              trace_path));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["fetches"][0]["values"],
+            nlohmann::json::array({121.0, 484.0, 169.0, 576.0}));
+  nlohmann::json trace = nlohmann::json::parse(ReadAll(trace_path));
+  bool saw_z = false;
+  for (const auto& e : trace["traceEvents"])
+    saw_z |= e["ph"] == "X" && e["name"] == "z";
+  EXPECT_TRUE(saw_z);
+}
+
+TEST_F(DistflowRunTest, ErrorsGoToStderrWithTheCode) {
+  Result ragged =
+      Run(absl::StrCat("run ", graph_, " --feed 'x=[[1,2],[3]]' --fetch y"));
+  EXPECT_EQ(ragged.exit_code, 1);
+  EXPECT_TRUE(ragged.out.empty());
+  EXPECT_THAT(ragged.err, StartsWith("error: InvalidArgument: feed 'x'"));
+
+  Result fetch = Run(absl::StrCat("run ", graph_, " --fetch nope"));
+  EXPECT_EQ(fetch.exit_code, 1);
+  EXPECT_THAT(fetch.err, StartsWith("error: InvalidArgument: "));
+  EXPECT_THAT(fetch.err, HasSubstr("nope"));
+
+  Result missing = Run("run /nonexistent/graph.pbtxt --fetch y");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.err, StartsWith("error: NotFound: "));
+
+  Result npy = Run(absl::StrCat("run ", graph_, " --feed x=@", dir_,
+                                "/missing.npy --fetch y"));
+  EXPECT_EQ(npy.exit_code, 1);
+  EXPECT_THAT(npy.err, HasSubstr("missing.npy"));
+
+  Result type = Run(absl::StrCat("run ", graph_, " --feed n=1.5 --fetch n"));
+  EXPECT_EQ(type.exit_code, 1);
+  EXPECT_THAT(type.err, HasSubstr("feed 'n'"));
+}
+
+}  // namespace

@@ -1,0 +1,150 @@
+#include "run_command.h"
+
+#include <utility>
+
+#include "absl/strings/str_join.h"
+#include "distflow/common_runtime/session.h"
+#include "distflow/common_runtime/timeline.h"
+#include "distflow/core/env.h"
+#include "distflow/core/status.h"
+#include "distflow/graph/graph_constructor.h"
+#include "distflow/graph/graph_io.h"
+#include "distflow/graph/tensor_id.h"
+#include "json_tensor.h"
+#include "npy.h"
+
+namespace distflow {
+namespace {
+
+bool IsPlaceholder(const Node& n) {
+  return n.type_string() == "Placeholder" ||
+         n.type_string() == "PlaceholderV2" ||
+         n.type_string() == "PlaceholderWithDefault";
+}
+
+// The value of one --feed flag, typed by the tensor it feeds.
+absl::StatusOr<std::pair<std::string, Tensor>> ParseFeed(
+    const std::string& flag, const Graph& graph) {
+  const size_t eq = flag.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return errors::InvalidArgument("--feed '", flag, "' is not NAME=VALUE");
+  }
+  const std::string name = flag.substr(0, eq);
+  const std::string value = flag.substr(eq + 1);
+  TensorId id;
+  DF_RETURN_IF_ERROR(errors::Annotate(ParseTensorName(name, &id),
+                                      absl::StrCat("feed '", name, "': ")));
+  const Node* node = nullptr;
+  for (const Node* n : graph.op_nodes()) {
+    if (n->name() == id.node) node = n;
+  }
+  if (node == nullptr || id.IsControl() || id.index >= node->num_outputs()) {
+    return errors::InvalidArgument("feed '", name,
+                                   "': no such tensor in the graph");
+  }
+  const DataType dtype = BaseType(node->output_type(id.index));
+  PartialTensorShape declared;
+  if (IsPlaceholder(*node) && node->attrs().Find("shape") != nullptr) {
+    DF_RETURN_IF_ERROR(GetNodeAttr(node->attrs(), "shape", &declared));
+  }
+
+  Tensor tensor;
+  if (!value.empty() && value[0] == '@') {
+    const std::string path = value.substr(1);
+    DF_ASSIGN_OR_RETURN(tensor, ReadNpyFile(path));
+    if (tensor.dtype() != dtype) {
+      return errors::InvalidArgument("feed '", name, "': npy file '", path,
+                                     "' holds ", DataTypeString(tensor.dtype()),
+                                     " but the tensor is ",
+                                     DataTypeString(dtype));
+    }
+  } else {
+    nlohmann::json parsed =
+        nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_discarded()) {
+      return errors::InvalidArgument("feed '", name, "': '", value,
+                                     "' is not valid JSON");
+    }
+    DF_ASSIGN_OR_RETURN(tensor, TensorFromJson(parsed, dtype, name));
+  }
+  if (!declared.IsCompatibleWith(tensor.shape())) {
+    return errors::InvalidArgument(
+        "feed '", name, "': a value of shape ", tensor.shape().DebugString(),
+        " does not fit the placeholder's shape ", declared.DebugString());
+  }
+  return std::make_pair(name, std::move(tensor));
+}
+
+std::string ShapeString(const TensorShape& shape) {
+  return absl::StrCat("[", absl::StrJoin(shape.dim_sizes(), ","), "]");
+}
+
+}  // namespace
+
+absl::Status RunGraphCommand(const RunFlags& flags, std::ostream& out) {
+  if (flags.output != "text" && flags.output != "json") {
+    return errors::InvalidArgument("--output must be text or json, got '",
+                                   flags.output, "'");
+  }
+  if (flags.devices < 1) {
+    return errors::InvalidArgument("--devices must be at least 1, got ",
+                                   flags.devices);
+  }
+  if (flags.fetches.empty() && flags.targets.empty()) {
+    return errors::InvalidArgument(
+        "nothing to run: give at least one --fetch or --target");
+  }
+  GraphDef graph_def;
+  DF_RETURN_IF_ERROR(ReadGraphDefFromFile(flags.graph_path, &graph_def));
+  // Imported once here to type the feeds; the session imports its own copy.
+  Graph graph;
+  DF_RETURN_IF_ERROR(
+      errors::Annotate(ConvertGraphDefToGraph({}, graph_def, &graph),
+                       absl::StrCat(flags.graph_path, ": ")));
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  for (const std::string& flag : flags.feeds) {
+    DF_ASSIGN_OR_RETURN(auto feed, ParseFeed(flag, graph));
+    feeds.push_back(std::move(feed));
+  }
+
+  SessionOptions options;
+  (*options.config.mutable_device_count())["CPU"] = flags.devices;
+  options.config.set_allow_soft_placement(true);
+  DF_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options));
+  DF_RETURN_IF_ERROR(session->Create(graph_def));
+  RunOptions run_options;
+  if (!flags.trace_path.empty())
+    run_options.set_trace_level(RunOptions::FULL_TRACE);
+  RunMetadata metadata;
+  std::vector<Tensor> outputs;
+  DF_RETURN_IF_ERROR(session->Run(run_options, feeds, flags.fetches,
+                                  flags.targets, &outputs, &metadata));
+  if (!flags.trace_path.empty()) {
+    DF_RETURN_IF_ERROR(WriteStringToFileAtomic(
+        flags.trace_path, StepStatsToChromeTrace(metadata.step_stats())));
+  }
+  DF_RETURN_IF_ERROR(session->Close());
+
+  if (flags.output == "json") {
+    // ordered_json keeps the keys in the documented order.
+    nlohmann::ordered_json fetches = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const Tensor& t = outputs[i];
+      fetches.push_back({{"name", flags.fetches[i]},
+                         {"dtype", DataTypeString(t.dtype())},
+                         {"shape", t.shape().dim_sizes()},
+                         {"values", TensorValuesToJson(t)}});
+    }
+    out << nlohmann::ordered_json{{"fetches", fetches}}.dump() << "\n";
+    return absl::OkStatus();
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& t = outputs[i];
+    out << flags.fetches[i] << " " << DataTypeString(t.dtype()) << " "
+        << ShapeString(t.shape()) << " " << TensorToNestedJson(t).dump()
+        << "\n";
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace distflow

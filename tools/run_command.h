@@ -1,0 +1,36 @@
+// `distflow run`: loads a GraphDef (.pb or .pbtxt), feeds values given as
+// JSON or .npy files, runs it in a DirectSession and prints the fetched
+// tensors as text (one line per fetch) or as one JSON object:
+//   {"fetches":[{"name":..,"dtype":"float32","shape":[..],"values":[..]}]}
+// Thread-compatible: one call at a time per RunFlags.
+#ifndef DISTFLOW_TOOLS_RUN_COMMAND_H_
+#define DISTFLOW_TOOLS_RUN_COMMAND_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace distflow {
+
+struct RunFlags {
+  std::string graph_path;
+  // "NAME=JSON" or "NAME=@file.npy".
+  std::vector<std::string> feeds;
+  std::vector<std::string> fetches;
+  std::vector<std::string> targets;
+  int devices = 1;
+  // "text" or "json".
+  std::string output = "text";
+  // Where to write a Chrome trace of the step; empty for none.
+  std::string trace_path;
+};
+
+// Runs the graph and writes the fetched values to `out`. Errors name the
+// feed, file, tensor or node at fault; nothing is written to `out` then.
+absl::Status RunGraphCommand(const RunFlags& flags, std::ostream& out);
+
+}  // namespace distflow
+
+#endif  // DISTFLOW_TOOLS_RUN_COMMAND_H_
