@@ -1,40 +1,9 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs the main job: a graph run across
-# a local cluster of three `distflow server` processes (one parameter server,
-# two workers) on loopback. Extra arguments go to `distflow run`.
+# Installs what is missing, builds, and runs the main job: the parameter-server
+# training of y = 2x + 10 on a local cluster (1 ps + 2 worker processes on
+# loopback), async by default. Extra arguments go to `distflow demo`
+# (e.g. --mode sync --steps 500 --checkpoint-dir /tmp/ckpt --output json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh >/dev/null
-bin=build/release/tools/distflow
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
-
-# start NAME CLUSTER JOB TASK: starts a server on a free port, prints its port.
-start() {
-  "$bin" server --cluster "$2" --job "$3" --task "$4" >"$tmp/$1.out" 2>"$tmp/$1.err" &
-  pids+=($!)
-  for _ in $(seq 100); do
-    if grep -q '^listening on' "$tmp/$1.out" 2>/dev/null; then
-      sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$tmp/$1.out"
-      return
-    fi
-    sleep 0.1
-  done
-  echo "server $1 did not start:" >&2
-  cat "$tmp/$1.err" >&2
-  exit 1
-}
-
-ps=$(start ps "ps=127.0.0.1:0" ps 0)
-w0=$(start w0 "worker=127.0.0.1:0,127.0.0.1:0" worker 0)
-w1=$(start w1 "worker=127.0.0.1:0,127.0.0.1:0" worker 1)
-cluster="ps=127.0.0.1:$ps;worker=127.0.0.1:$w0,127.0.0.1:$w1"
-echo "cluster: $cluster"
-"$bin" run examples/graphs/linear_model.pbtxt --master "grpc://127.0.0.1:$w0" \
-  --cluster "$cluster" --feed 'x=[[1,2],[3,4],[5,6]]' --fetch y --fetch xw "$@"
+exec build/release/tools/distflow demo "$@"

@@ -388,7 +388,10 @@ TEST(StateSessionTest, SyncReplicasAggregateGradients) {
 class StateCheckpointSessionTest : public ::testing::Test {
  protected:
   StateCheckpointSessionTest() {
-    dir_ = std::filesystem::path(::testing::TempDir()) / "state_session_ckpt";
+    // One directory per test: ctest runs the tests of a binary in parallel.
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           (std::string("state_session_ckpt_") +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     prefix_ = (dir_ / "model").string();
   }

@@ -31,7 +31,12 @@ struct Outcome {
 // may return true to kill the demo's worker processes (SIGKILL) right away.
 Outcome RunDemo(const std::vector<std::string>& args,
                 const std::function<bool(const std::string&)>& on_line = nullptr) {
-  const std::string err_path = ::testing::TempDir() + "/demo_stderr.txt";
+  // Per test and per call: ctest runs these tests in parallel.
+  static int calls = 0;
+  const std::string err_path =
+      ::testing::TempDir() + "/demo_stderr_" +
+      ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+      std::to_string(++calls) + ".txt";
   int fds[2];
   EXPECT_EQ(pipe(fds), 0);
   const pid_t pid = fork();

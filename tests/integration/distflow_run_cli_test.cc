@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -102,7 +103,10 @@ std::string ReadAll(const std::string& path) {
 class DistflowRunTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir();
+    // One directory per test: ctest runs the tests of a binary in parallel.
+    dir_ = ::testing::TempDir() + "/cli_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::create_directories(dir_);
     graph_ = dir_ + "/cli_graph.pbtxt";
     std::ofstream(graph_) << kGraph;
   }
