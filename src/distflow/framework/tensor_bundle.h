@@ -111,7 +111,7 @@ class BundleReader {
   absl::StatusOr<Tensor> Read(absl::string_view name, DataType dtype) const;
 
  private:
-  BundleReader(std::string prefix) : prefix_(std::move(prefix)) {}
+  explicit BundleReader(std::string prefix) : prefix_(std::move(prefix)) {}
   absl::Status ParseIndex(const std::string& index_file,
                           absl::string_view index, uint64_t* data_size,
                           uint32_t* data_crc);

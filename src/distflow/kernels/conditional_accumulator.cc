@@ -186,11 +186,6 @@ void ConditionalAccumulator::SetGlobalStep(int64_t new_global_step) {
   global_step_ = new_global_step;
 }
 
-int64_t ConditionalAccumulator::global_step() const {
-  absl::MutexLock l(&mu_);
-  return global_step_;
-}
-
 std::string ConditionalAccumulator::DebugString() const {
   absl::MutexLock l(&mu_);
   return absl::StrCat("ConditionalAccumulator '", name_, "' ",

@@ -54,7 +54,6 @@ class ConditionalAccumulator : public ResourceBase {
   int num_accumulated() const;
   // Sets the global step (also backwards, as TensorFlow does).
   void SetGlobalStep(int64_t new_global_step);
-  int64_t global_step() const;
 
   std::string DebugString() const override;
 

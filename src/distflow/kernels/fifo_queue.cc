@@ -306,11 +306,6 @@ void FIFOQueue::Close(bool cancel_pending_enqueues) {
   RunDone(&done);
 }
 
-bool FIFOQueue::is_closed() const {
-  absl::MutexLock l(&mu_);
-  return closed_;
-}
-
 int64_t FIFOQueue::size() const {
   absl::MutexLock l(&mu_);
   return static_cast<int64_t>(queue_.size());

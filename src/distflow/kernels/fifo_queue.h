@@ -78,7 +78,6 @@ class FIFOQueue : public ResourceBase {
 
   // Closes the queue (idempotent).
   void Close(bool cancel_pending_enqueues);
-  bool is_closed() const;
   int64_t size() const;
 
   std::string DebugString() const override;
