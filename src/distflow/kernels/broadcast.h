@@ -34,7 +34,6 @@ class BroadcastPlan {
 
   const TensorShape& output_shape() const { return output_shape_; }
   int64_t num_elements() const { return output_shape_.num_elements(); }
-  int num_inputs() const { return num_inputs_; }
 
   // 1 when input `i` advances with the output along the innermost collapsed
   // dimension, 0 when it is broadcast there (one value for a whole segment).
@@ -48,10 +47,6 @@ class BroadcastPlan {
   // REQUIRES: 0 <= begin <= end <= num_elements().
   template <typename Fn>
   void ForEachSegment(int64_t begin, int64_t end, Fn&& fn) const;
-
-  // True when the collapsed view has one dimension: every input is either the
-  // output's shape or a single value, so [begin, end) is one run.
-  bool IsSingleSegment() const { return dims_.size() == 1; }
 
  private:
   int num_inputs_ = 0;

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <type_traits>
+#include <utility>
 
 #include "Eigen/Core"
 #include "distflow/core/status.h"
