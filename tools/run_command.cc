@@ -18,12 +18,6 @@
 namespace distflow {
 namespace {
 
-bool IsPlaceholder(const Node& n) {
-  return n.type_string() == "Placeholder" ||
-         n.type_string() == "PlaceholderV2" ||
-         n.type_string() == "PlaceholderWithDefault";
-}
-
 // The value of one --feed flag, typed by the tensor it feeds.
 absl::StatusOr<std::pair<std::string, Tensor>> ParseFeed(
     const std::string& flag, const Graph& graph) {
@@ -45,10 +39,6 @@ absl::StatusOr<std::pair<std::string, Tensor>> ParseFeed(
                                    "': no such tensor in the graph");
   }
   const DataType dtype = BaseType(node->output_type(id.index));
-  PartialTensorShape declared;
-  if (IsPlaceholder(*node) && node->attrs().Find("shape") != nullptr) {
-    DF_RETURN_IF_ERROR(GetNodeAttr(node->attrs(), "shape", &declared));
-  }
 
   Tensor tensor;
   if (!value.empty() && value[0] == '@') {
@@ -69,16 +59,7 @@ absl::StatusOr<std::pair<std::string, Tensor>> ParseFeed(
     }
     DF_ASSIGN_OR_RETURN(tensor, TensorFromJson(parsed, dtype, name));
   }
-  if (!declared.IsCompatibleWith(tensor.shape())) {
-    return errors::InvalidArgument(
-        "feed '", name, "': a value of shape ", tensor.shape().DebugString(),
-        " does not fit the placeholder's shape ", declared.DebugString());
-  }
   return std::make_pair(name, std::move(tensor));
-}
-
-std::string ShapeString(const TensorShape& shape) {
-  return absl::StrCat("[", absl::StrJoin(shape.dim_sizes(), ","), "]");
 }
 
 }  // namespace
@@ -152,7 +133,7 @@ absl::Status RunGraphCommand(const RunFlags& flags, std::ostream& out) {
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& t = outputs[i];
     out << flags.fetches[i] << " " << DataTypeString(t.dtype()) << " "
-        << ShapeString(t.shape()) << " " << TensorToNestedJson(t).dump()
+        << t.shape().DebugString() << " " << TensorToNestedJson(t).dump()
         << "\n";
   }
   return absl::OkStatus();

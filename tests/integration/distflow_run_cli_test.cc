@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "distflow/graph/graph_io.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -147,6 +148,18 @@ TEST_F(DistflowRunTest, JsonOutputOnTwoDevices) {
   EXPECT_EQ(j["fetches"][1]["name"], "y:0");
   EXPECT_EQ(j["fetches"][1]["values"],
             nlohmann::json::array({11.0, 22.0, 13.0, 24.0}));
+}
+
+TEST_F(DistflowRunTest, BinaryGraphDef) {
+  distflow::GraphDef def;
+  ASSERT_TRUE(distflow::ParseGraphDefText(kGraph, &def).ok());
+  const std::string pb = dir_ + "/cli_graph.pb";
+  ASSERT_TRUE(distflow::WriteGraphDefToFile(pb, def, /*text=*/false).ok());
+  Result r = Run(absl::StrCat(
+      "run ", pb, " --feed 'x=[[0,0],[0,0]]' --fetch y --output json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["fetches"][0]["values"],
+            nlohmann::json::array({10.0, 20.0, 10.0, 20.0}));
 }
 
 TEST_F(DistflowRunTest, TextOutputIsOneLinePerFetch) {
