@@ -141,8 +141,12 @@ TEST(DemoTest, KilledRunResumesFromItsLastCheckpoint) {
   std::smatch m;
   std::regex resumed(R"(resumed from \S+ at step (\d+))");
   ASSERT_TRUE(std::regex_search(second.out, m, resumed)) << second.out;
+  // The checkpoint is named after the chief's step when it saved; in async
+  // training the other worker may apply an update or two while the shards
+  // are written, and those are in the checkpoint too (as in TensorFlow).
   const int64_t from = std::stoll(m[1]);
-  EXPECT_EQ(from, saved);
+  EXPECT_GE(from, saved);
+  EXPECT_LE(from, saved + 5);
   std::regex done(R"(done: (\d+) steps \((\d+) updates in this run\))");
   ASSERT_TRUE(std::regex_search(second.out, m, done)) << second.out;
   EXPECT_GE(std::stoll(m[1]), 700);
