@@ -111,7 +111,7 @@ TEST_F(ClusterTest, KernelErrorNamesNodeAndTask) {
   absl::Status s = session->Run({{"x", X()}}, {"bad"}, {}, &out);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("node 'bad'"));
-  EXPECT_THAT(s.message(), HasSubstr("/job:worker/replica:0/task:1"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("/job:worker/replica:0/task:1"));
   // The session still works afterwards.
   EXPECT_TRUE(session->Run({{"x", X()}}, {"y"}, {}, &out).ok());
 }

@@ -541,18 +541,20 @@ void Executor::StepState::RecordError(const absl::Status& s) {
   // An error after the step was cancelled is most likely an echo of the
   // cancellation (a receive that was aborted): report it as such so the
   // barrier prefers the error that caused it.
-  const bool derived =
+  const bool cancelled =
       cancellation_manager_ != nullptr && cancellation_manager_->IsCancelled();
   bool first = false;
   {
     absl::MutexLock l(&mu_);
     if (status_.ok()) {
-      status_ = derived ? absl::CancelledError(s.message()) : s;
+      status_ = cancelled ? absl::CancelledError(s.message()) : s;
       first = true;
     }
   }
   aborted_.store(true, std::memory_order_release);
-  if (!first || derived) return;
+  // A derived error (a peer's failure echoed through the rendezvous) still
+  // ends this step here: cancel and abort as for a cause of our own.
+  if (!first || cancelled) return;
   // Cancel first: a receiver released by the rendezvous abort then already
   // sees the step as cancelled and reports an echo, not a second cause.
   if (cancellation_manager_ != nullptr) cancellation_manager_->StartCancel();
@@ -726,10 +728,7 @@ void ExecutorBarrier::WhenDone(const absl::Status& s) {
   absl::Status status;
   {
     absl::MutexLock l(&mu_);
-    if (!s.ok() && (status_.ok() ||
-                    (absl::IsCancelled(status_) && !absl::IsCancelled(s)))) {
-      status_ = s;
-    }
+    if (errors::IsBetterCause(s, status_)) status_ = s;
     last = --pending_ == 0;
     if (last) status = status_;
   }

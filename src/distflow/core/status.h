@@ -82,8 +82,22 @@ absl::Status DataLoss(const Args&... args) {
   return absl::DataLossError(absl::StrCat(args...));
 }
 
-// Returns `s` with `context` prepended to its message; OK stays OK.
+// Returns `s` with `context` prepended to its message; OK stays OK. Payloads
+// (such as the derived mark below) are kept.
 absl::Status Annotate(const absl::Status& s, absl::string_view context);
+
+// A derived error is the echo of a failure elsewhere: a receive released by a
+// rendezvous that another executor or task aborted. Code and message stay those
+// of the cause; the mark lets whoever gathers errors from several places (the
+// master, a barrier) report the cause rather than one of its echoes.
+absl::Status MakeDerived(const absl::Status& s);
+bool IsDerived(const absl::Status& s);
+// `s` without the derived mark, for handing to a user.
+absl::Status StripDerived(const absl::Status& s);
+// Whether the error `candidate` should replace `current` as the one reported
+// when several places failed: any error beats OK, an error of its own beats a
+// derived one, and a derived one beats a bare cancellation.
+bool IsBetterCause(const absl::Status& candidate, const absl::Status& current);
 
 }  // namespace errors
 }  // namespace distflow

@@ -309,6 +309,7 @@ absl::Status MasterSession::RunClientGraph(const ClientGraph& cg, int64_t step_i
   absl::Mutex mu;
   absl::Status first_error;
   std::string failed_task;
+  bool others_cancelled = false;
   absl::BlockingCounter pending(static_cast<int>(n));
   for (size_t i = 0; i < n; ++i) {
     cg.parts[i].worker->RunGraphAsync(
@@ -317,14 +318,17 @@ absl::Status MasterSession::RunClientGraph(const ClientGraph& cg, int64_t step_i
             bool cancel_others = false;
             {
               absl::MutexLock lock(&mu);
-              // A Cancelled reply is usually the echo of another failure.
-              const bool replace = first_error.ok() ||
-                                   (first_error.code() == absl::StatusCode::kCancelled &&
-                                    s.code() != absl::StatusCode::kCancelled);
-              if (replace) {
-                cancel_others = first_error.ok();
+              // Cancelled and derived replies are usually echoes of
+              // another task's failure: report the cause.
+              if (errors::IsBetterCause(s, first_error)) {
                 first_error = s;
                 failed_task = cg.parts[i].task;
+              }
+              // A derived reply means the task that failed is alive and
+              // finishing its own step with the cause: cancelling its call
+              // now would lose that cause to a local Cancelled.
+              if (!errors::IsDerived(s) && !others_cancelled) {
+                others_cancelled = cancel_others = true;
               }
             }
             if (cancel_others) {
@@ -353,7 +357,9 @@ absl::Status MasterSession::RunClientGraph(const ClientGraph& cg, int64_t step_i
       });
     }
   }
-  if (!first_error.ok()) return WorkerError(failed_task, first_error);
+  if (!first_error.ok()) {
+    return WorkerError(failed_task, errors::StripDerived(first_error));
+  }
 
   if (cg.client_part >= 0) {
     const RunGraphResponse& resp = resps[cg.client_part];

@@ -122,8 +122,11 @@ void RemoteRendezvous::RecvFromRemote(const ParsedKey& key, const Args& args,
       });
 }
 
-void RemoteRendezvous::StartAbort(const absl::Status& status) {
-  DF_CHECK(!status.ok());
+void RemoteRendezvous::StartAbort(const absl::Status& cause) {
+  DF_CHECK(!cause.ok());
+  // Every receive this releases, here or on a peer asking over RecvTensor,
+  // fails with an echo of the cause, not a cause of its own.
+  const absl::Status status = errors::MakeDerived(cause);
   local_.StartAbort(status);
   std::vector<Deferred> deferred;
   std::vector<std::shared_ptr<CallOptions>> calls;

@@ -1,22 +1,29 @@
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
+#include "distflow/core/status.h"
 
 namespace distflow {
 
 namespace {
+// error_details of a status a distflow server returned; a derived error
+// (errors::IsDerived) carries the longer form.
 constexpr char kServerMark[] = "distflow";
+constexpr char kDerivedServerMark[] = "distflow;derived";
 }  // namespace
 
 grpc::Status ToGrpcStatus(const absl::Status& s) {
   if (s.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()),
-                      kServerMark);
+                      errors::IsDerived(s) ? kDerivedServerMark : kServerMark);
 }
 
-bool IsServerStatus(const grpc::Status& s) { return s.error_details() == kServerMark; }
+bool IsServerStatus(const grpc::Status& s) {
+  return s.error_details() == kServerMark || s.error_details() == kDerivedServerMark;
+}
 
 absl::Status FromGrpcStatus(const grpc::Status& s) {
   if (s.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+  absl::Status out(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+  return s.error_details() == kDerivedServerMark ? errors::MakeDerived(out) : out;
 }
 
 grpc::ChannelArguments DistflowChannelArguments() {
