@@ -57,17 +57,30 @@ node { name: "shape" op: "Const" device: "/job:worker/task:1"
 class ClusterTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    // A port found free may be taken by another test's process before the
+    // server binds it; binding a taken port fails, so pick again.
+    absl::Status last;
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      last = StartServers();
+      if (last.ok()) return;
+      servers_.clear();
+    }
+    FAIL() << last;
+  }
+
+  absl::Status StartServers() {
     const int p0 = FreePort(), p1 = FreePort(), p2 = FreePort();
     const std::string cluster = absl::StrCat("ps=127.0.0.1:", p0, ";worker=127.0.0.1:", p1,
                                              ",127.0.0.1:", p2);
     for (auto [job, task] : {std::pair<const char*, int>{"ps", 0}, {"worker", 0}, {"worker", 1}}) {
       auto def = MakeServerDef(cluster, job, task);
-      ASSERT_TRUE(def.ok()) << def.status();
+      if (!def.ok()) return def.status();
       auto server = GrpcServer::Create(*def);
-      ASSERT_TRUE(server.ok()) << server.status();
-      ASSERT_TRUE((*server)->Start().ok());
+      if (!server.ok()) return server.status();
+      if (absl::Status s = (*server)->Start(); !s.ok()) return s;
       servers_.push_back(std::move(*server));
     }
+    return absl::OkStatus();
   }
 
   std::unique_ptr<GrpcSession> NewClusterSession(ConfigProto config = {}) {
@@ -199,6 +212,21 @@ TEST_F(ClusterTest, UnreachableMaster) {
   absl::Status s = (*session)->Create(GraphDef());
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(s.message(), HasSubstr("unreachable"));
+}
+
+TEST_F(ClusterTest, TakenPortIsAnErrorNotASharedListener) {
+  const int taken = servers_[1]->bound_port();
+  auto def = MakeServerDef(absl::StrCat("worker=127.0.0.1:", taken), "worker", 0);
+  ASSERT_TRUE(def.ok());
+  auto server = GrpcServer::Create(*def);
+  ASSERT_TRUE(server.ok());
+  absl::Status s = (*server)->Start();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr(absl::StrCat(":", taken)));
+  // The first server still answers.
+  auto session = NewClusterSession();
+  std::vector<Tensor> out;
+  EXPECT_TRUE(session->Run({{"x", X()}}, {"y"}, {}, &out).ok());
 }
 
 }  // namespace

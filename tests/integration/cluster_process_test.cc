@@ -165,11 +165,11 @@ TEST_F(ClusterProcessTest, ConcurrentClients) {
       for (int i = 0; i < 10; ++i) {
         const float v = static_cast<float>(t * 100 + i);
         std::vector<Tensor> out;
-        if (!session->Run({{"a", Tensor::FromVector<float>({v}, TensorShape({1, 1}))}}, {"c"}, {},
-                          &out)
-                 .ok()) {
-          continue;
-        }
+        absl::Status s =
+            session->Run({{"a", Tensor::FromVector<float>({v}, TensorShape({1, 1}))}}, {"c"}, {},
+                         &out);
+        EXPECT_TRUE(s.ok()) << "client " << t << " step " << i << ": " << s;
+        if (!s.ok()) continue;
         if (out[0].flat<float>()[0] == v * v + v) good++;
       }
     });

@@ -82,13 +82,18 @@ absl::Status GrpcServer::Start() {
   grpc::ServerBuilder builder;
   const std::string listen = absl::StrCat("0.0.0.0:", port);
   builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &bound_port_);
+  // gRPC sets SO_REUSEPORT by default, so a second server on a taken port
+  // would start and silently share its connections with the first. A port
+  // belongs to one task: binding a taken one is an error.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
   builder.RegisterService(impl_->worker_service.get());
   builder.RegisterService(impl_->master_service.get());
   impl_->server = builder.BuildAndStart();
   if (impl_->server == nullptr || bound_port_ == 0) {
-    return errors::Unavailable("cannot listen on ", listen, " for ", task_name_);
+    return errors::Unavailable("cannot listen on ", listen, " for ", task_name_,
+                               " (is the port taken by another process?)");
   }
   if (port == 0) {
     // Peers in this process (the master) must reach the port really bound.
