@@ -12,7 +12,10 @@
 #include "distflow/cc/op_builder.h"
 #include "distflow/cc/ops/data_flow_ops.h"
 #include "distflow/cc/ops/standard_ops.h"
+#include "distflow/cc/training/device_setter.h"
+#include "distflow/cc/training/gradient_descent.h"
 #include "distflow/cc/training/saver.h"
+#include "distflow/cc/training/variable.h"
 #include "distflow/core/status.h"
 
 namespace distflow {
@@ -21,30 +24,13 @@ namespace {
 using ops::internal::BuildOp;
 using Clock = std::chrono::steady_clock;
 
-std::string PsDevice(int i) { return absl::StrCat("/job:ps/task:", i); }
 std::string WorkerDevice(int i) { return absl::StrCat("/job:worker/task:", i); }
-
-Output VarHandle(const Scope& s, const std::string& name, DataType dtype) {
-  return Output(BuildOp(s.WithOpName(name), "VarHandleOp", {},
-                        {{"dtype", dtype}, {"shape", PartialTensorShape({})}, {"shared_name", name}}),
-                0);
-}
-Output Read(const Scope& s, const Output& handle, DataType dtype) {
-  return Output(BuildOp(s, "ReadVariableOp", {Input(handle)}, {{"dtype", dtype}}), 0);
-}
-Operation Assign(const Scope& s, const Output& handle, const Input& value) {
-  return Operation(BuildOp(s, "AssignVariableOp", {Input(handle), value}));
-}
-Operation ApplyGradientDescent(const Scope& s, const Output& handle, float lr, const Output& grad) {
-  return Operation(
-      BuildOp(s, "ResourceApplyGradientDescent", {Input(handle), Input(lr), Input(grad)}));
-}
 
 // The graph one client builds. Every client builds the same variables (same
 // shared names on the same ps tasks), so they all train one model.
 struct Model {
   Scope root = Scope::NewRootScope();
-  Output w, b, gs;                // variable handles
+  Variable weight, bias, global_step;
   Output w_read, b_read, gs_read;
   Output x, y, loss;
   Output initialized;             // all three variables initialized
@@ -65,76 +51,84 @@ struct Model {
 
 absl::Status BuildModel(const TrainerOptions& o, int worker, Model* m) {
   const Scope& root = m->root;
-  // Variables round-robin over the ps tasks, everything else on the worker.
-  const Scope ps_w = root.WithDevice(PsDevice(0));
-  const Scope ps_b = root.WithDevice(PsDevice(1 % o.ps));
-  const Scope ps_gs = root.WithDevice(PsDevice(2 % o.ps));
-  const Scope local = root.WithDevice(WorkerDevice(worker));
+  // Between-graph replication: the replica device setter puts the variables
+  // round-robin on the ps tasks (weight on ps 0, bias on ps 1 % M, the global
+  // step on ps 2 % M) and everything else on this worker. Reads, updates and
+  // anything colocated with a variable run on its ps.
+  const Scope scope = ReplicaDeviceSetter(root, o.ps, WorkerDevice(worker));
+  m->weight = Variable(scope.WithOpName("weight"), 0.0f);
+  m->bias = Variable(scope.WithOpName("bias"), 0.0f);
+  m->global_step = CreateGlobalStep(scope);
+  DF_RETURN_IF_ERROR(root.status());
+  const Scope at_w = scope.ColocateWith(m->weight.handle());
+  const Scope at_b = scope.ColocateWith(m->bias.handle());
+  const Scope at_gs = scope.ColocateWith(m->global_step.handle());
 
-  m->w = VarHandle(ps_w, "weight", DT_FLOAT);
-  m->b = VarHandle(ps_b, "bias", DT_FLOAT);
-  m->gs = VarHandle(ps_gs, "global_step", DT_INT64);
-  m->w_read = Read(ps_w, m->w, DT_FLOAT);
-  m->b_read = Read(ps_b, m->b, DT_FLOAT);
-  m->gs_read = Read(ps_gs, m->gs, DT_INT64);
-  auto init_w = Assign(ps_w, m->w, 0.0f);
-  auto init_b = Assign(ps_b, m->b, 0.0f);
-  auto init_gs = Assign(ps_gs, m->gs, int64_t{0});
-  m->init_fresh = ops::NoOp(root.WithControlDependencies({init_w, init_b, init_gs}));
-  auto is_init = [&](const Scope& s, const Output& h) {
-    return Output(BuildOp(s, "VarIsInitializedOp", {Input(h)}), 0);
+  m->w_read = m->weight.Read(scope);
+  m->b_read = m->bias.Read(scope);
+  m->gs_read = m->global_step.Read(scope);
+  m->init_fresh = ops::NoOp(scope.WithControlDependencies(
+      {m->weight.initializer(), m->bias.initializer(), m->global_step.initializer()}));
+  auto is_init = [](const Scope& s, const Variable& v) {
+    return Output(BuildOp(s, "VarIsInitializedOp", {Input(v.handle())}), 0);
   };
+  m->saver = std::make_unique<Saver>(
+      root, std::vector<Saver::Variable>{
+                {"weight", m->weight.handle(), DT_FLOAT, TensorShape({})},
+                {"bias", m->bias.handle(), DT_FLOAT, TensorShape({})},
+                {"global_step", m->global_step.handle(), DT_INT64, TensorShape({})}});
   m->initialized = ops::LogicalAnd(
-      local, ops::LogicalAnd(local, is_init(ps_w, m->w), is_init(ps_b, m->b)), is_init(ps_gs, m->gs));
+      scope, ops::LogicalAnd(scope, is_init(at_w, m->weight), is_init(at_b, m->bias)),
+      is_init(at_gs, m->global_step));
 
   // The model and its loss, on the worker.
-  m->x = ops::Placeholder(local.WithOpName("x"), DT_FLOAT);
-  m->y = ops::Placeholder(local.WithOpName("y"), DT_FLOAT);
-  auto pred = ops::AddV2(local, ops::Mul(local, m->x, m->w_read), m->b_read);
-  m->loss = ops::Mean(local.WithOpName("loss"), ops::Square(local, ops::Sub(local, pred, m->y)), {0});
-  std::vector<Output> grads;
-  DF_RETURN_IF_ERROR(AddSymbolicGradients(local, {m->loss}, {m->w_read, m->b_read}, &grads));
+  m->x = ops::Placeholder(scope.WithOpName("x"), DT_FLOAT);
+  m->y = ops::Placeholder(scope.WithOpName("y"), DT_FLOAT);
+  auto pred = ops::AddV2(scope, ops::Mul(scope, m->x, m->w_read), m->b_read);
+  m->loss = ops::Mean(scope.WithOpName("loss"), ops::Square(scope, ops::Sub(scope, pred, m->y)), {0});
+  GradientDescentOptimizer optimizer(scope, o.learning_rate);
+  const std::vector<Variable> vars = {m->weight, m->bias};
 
   if (o.mode == "async") {
-    auto apply_w = ApplyGradientDescent(ps_w, m->w, o.learning_rate, grads[0]);
-    auto apply_b = ApplyGradientDescent(ps_b, m->b, o.learning_rate, grads[1]);
-    auto step = Operation(BuildOp(ps_gs.WithControlDependencies({apply_w, apply_b}),
-                                  "AssignAddVariableOp", {Input(m->gs), Input(int64_t{1})}));
-    m->train = step;
-    m->gs_after_train = Read(ps_gs.WithControlDependencies({step}), m->gs, DT_INT64);
-  } else {
-    ops::ConditionalAccumulator acc_w(ps_w, DT_FLOAT, PartialTensorShape({}), "weight_accumulator");
-    ops::ConditionalAccumulator acc_b(ps_b, DT_FLOAT, PartialTensorShape({}), "bias_accumulator");
-    ops::FIFOQueue tokens(ps_gs, {DT_INT64}, ops::FIFOQueue::Attrs().SharedName("sync_tokens"));
-    m->local_step = ops::Placeholder(local.WithOpName("local_step"), DT_INT64);
-    auto push_w = ops::AccumulatorApplyGradient(ps_w, acc_w, m->local_step, grads[0]);
-    auto push_b = ops::AccumulatorApplyGradient(ps_b, acc_b, m->local_step, grads[1]);
-    m->push_gradients = ops::NoOp(local.WithControlDependencies({push_w.operation, push_b.operation}));
-    m->token = ops::QueueDequeue(ps_gs, tokens, {DT_INT64}).components[0];
-    // The chief's round: one update from the average of all replicas.
-    const int n = o.workers;
-    ops::AccumulatorTakeGradient avg_w(ps_w, acc_w, n, DT_FLOAT);
-    ops::AccumulatorTakeGradient avg_b(ps_b, acc_b, n, DT_FLOAT);
-    auto apply_w = ApplyGradientDescent(ps_w, m->w, o.learning_rate, avg_w);
-    auto apply_b = ApplyGradientDescent(ps_b, m->b, o.learning_rate, avg_b);
-    auto step = Operation(BuildOp(ps_gs.WithControlDependencies({apply_w, apply_b}),
-                                  "AssignAddVariableOp", {Input(m->gs), Input(int64_t{1})}));
-    m->gs_after_round = Read(ps_gs.WithControlDependencies({step}), m->gs, DT_INT64);
-    ops::AccumulatorSetGlobalStep set_w(ps_w, acc_w, m->gs_after_round);
-    ops::AccumulatorSetGlobalStep set_b(ps_b, acc_b, m->gs_after_round);
-    auto release = ops::QueueEnqueueMany(
-        ps_gs.WithControlDependencies({set_w.operation, set_b.operation}), tokens,
-        {ops::Fill(ps_gs, ops::Const(ps_gs, {n}), m->gs_after_round).output});
-    m->sync_round = release.operation;
-    ops::AccumulatorSetGlobalStep start_w(ps_w, acc_w, m->gs_read);
-    ops::AccumulatorSetGlobalStep start_b(ps_b, acc_b, m->gs_read);
-    m->set_acc_steps = ops::NoOp(root.WithControlDependencies({start_w.operation, start_b.operation}));
-    m->close_tokens = ops::QueueClose(ps_gs, tokens, /*cancel_pending_enqueues=*/true).operation;
+    // Each worker applies its own gradients as soon as it has them.
+    DF_ASSIGN_OR_RETURN(m->train, optimizer.Minimize(m->loss, vars, &m->global_step));
+    m->gs_after_train = m->global_step.Read(scope.WithControlDependencies({m->train}));
+    return root.status();
   }
-  m->saver = std::make_unique<Saver>(
-      root, std::vector<Saver::Variable>{{"weight", m->w, DT_FLOAT, TensorShape({})},
-                                         {"bias", m->b, DT_FLOAT, TensorShape({})},
-                                         {"global_step", m->gs, DT_INT64, TensorShape({})}});
+
+  // Sync replicas (seed 001's issync=1): every worker pushes its gradients
+  // into accumulators on the ps, tagged with the step it computed them at;
+  // the chief takes the average of `workers` fresh ones, applies it once,
+  // advances the global step and releases one token per worker.
+  DF_ASSIGN_OR_RETURN(std::vector<GradAndVar> grads, optimizer.ComputeGradients(m->loss, vars));
+  ops::ConditionalAccumulator acc_w(at_w, DT_FLOAT, PartialTensorShape({}), "weight_accumulator");
+  ops::ConditionalAccumulator acc_b(at_b, DT_FLOAT, PartialTensorShape({}), "bias_accumulator");
+  ops::FIFOQueue tokens(at_gs, {DT_INT64}, ops::FIFOQueue::Attrs().SharedName("sync_tokens"));
+  m->local_step = ops::Placeholder(scope.WithOpName("local_step"), DT_INT64);
+  auto push_w = ops::AccumulatorApplyGradient(at_w, acc_w, m->local_step, grads[0].gradient);
+  auto push_b = ops::AccumulatorApplyGradient(at_b, acc_b, m->local_step, grads[1].gradient);
+  m->push_gradients =
+      ops::NoOp(scope.WithControlDependencies({push_w.operation, push_b.operation}));
+  m->token = ops::QueueDequeue(at_gs, tokens, {DT_INT64}).components[0];
+  const int n = o.workers;
+  ops::AccumulatorTakeGradient avg_w(at_w, acc_w, n, DT_FLOAT);
+  ops::AccumulatorTakeGradient avg_b(at_b, acc_b, n, DT_FLOAT);
+  DF_ASSIGN_OR_RETURN(Operation update,
+                      optimizer.ApplyGradients({{avg_w.average, m->weight},
+                                                {avg_b.average, m->bias}},
+                                               &m->global_step));
+  m->gs_after_round = m->global_step.Read(scope.WithControlDependencies({update}));
+  ops::AccumulatorSetGlobalStep set_w(at_w, acc_w, m->gs_after_round);
+  ops::AccumulatorSetGlobalStep set_b(at_b, acc_b, m->gs_after_round);
+  auto release = ops::QueueEnqueueMany(
+      at_gs.WithControlDependencies({set_w.operation, set_b.operation}), tokens,
+      {ops::Fill(at_gs, ops::Const(at_gs, {n}), m->gs_after_round).output});
+  m->sync_round = release.operation;
+  ops::AccumulatorSetGlobalStep start_w(at_w, acc_w, m->gs_read);
+  ops::AccumulatorSetGlobalStep start_b(at_b, acc_b, m->gs_read);
+  m->set_acc_steps =
+      ops::NoOp(scope.WithControlDependencies({start_w.operation, start_b.operation}));
+  m->close_tokens = ops::QueueClose(at_gs, tokens, /*cancel_pending_enqueues=*/true).operation;
   return root.status();
 }
 

@@ -3,6 +3,7 @@
 // updates, and every other op.
 #include <string>
 
+#include "distflow/cc/client_session.h"
 #include "distflow/cc/op_builder.h"
 #include "distflow/cc/ops/standard_ops.h"
 #include "distflow/cc/training/device_setter.h"
@@ -33,9 +34,10 @@ TEST(DeviceFunctionTest, ChoosesByOpTypeAndColocationWins) {
   EXPECT_EQ(Def(neg).device(), "/job:b");
   EXPECT_EQ(Def(with_c).device(), "/job:a");
   EXPECT_EQ(Def(explicit_device).device(), "/job:c");
-  // Scopes without a device function are unchanged.
+  EXPECT_EQ(Def(ops::Neg(scope.WithDevice("/job:c").ColocateWith(c), c)).device(), "/job:a");
+  // Scopes without a device function request no device, unless colocated.
   EXPECT_EQ(Def(ops::Neg(root, c)).device(), "");
-  EXPECT_EQ(Def(ops::Neg(root.ColocateWith(c), c)).device(), "");
+  EXPECT_EQ(Def(ops::Neg(root.ColocateWith(c), c)).device(), "/job:a");
 }
 
 TEST(ReplicaDeviceSetterTest, VariablesRoundRobinOverPsTasks) {
@@ -58,6 +60,31 @@ TEST(ReplicaDeviceSetterTest, VariablesRoundRobinOverPsTasks) {
   // Everything else runs on the worker.
   EXPECT_EQ(Def(sum).device(), "/job:worker/task:3");
   EXPECT_EQ(Def(w0.initial_value()).device(), "/job:worker/task:3");
+  // Reads and writes built in the worker's scope run with the variable;
+  // their values travel to the worker.
+  EXPECT_EQ(Def(w1.Read(scope)).device(), "/job:ps/task:1");
+  EXPECT_EQ(Def(w2.Assign(scope, 5.f)).device(), "/job:ps/task:0");
+  EXPECT_EQ(Def(w0.AssignAdd(scope, {1.f, 1.f})).device(), "/job:ps/task:0");
+}
+
+TEST(VariablePlacementTest, ReadInAnotherDevicesScopeRunsWithTheVariable) {
+  Scope root = Scope::NewRootScope();
+  const Scope dev0 = root.WithDevice("/device:CPU:0");
+  const Scope dev1 = root.WithDevice("/device:CPU:1");
+  Variable v(dev1.WithOpName("v"), {1.f, 2.f});
+  // Built in CPU:0's scope: the reads and the update go to CPU:1 with the
+  // variable and only their values cross to CPU:0.
+  auto bump = v.AssignAdd(dev0, {10.f, 20.f});
+  auto doubled = ops::Mul(dev0, v.Read(dev0.WithControlDependencies({bump})), 2.f);
+  ASSERT_TRUE(root.ok()) << root.status();
+  SessionOptions options;
+  (*options.config.mutable_device_count())["CPU"] = 2;
+  ClientSession session(root, options);
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session.Run({}, {}, {v.initializer()}, &out).ok());
+  absl::Status s = session.Run({doubled}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(out[0].DebugString(), "Tensor<type: float32 shape: [2] values: [22 44]>");
 }
 
 TEST(ReplicaDeviceSetterTest,

@@ -103,14 +103,17 @@ void Scope::UpdateStatus(const absl::Status& s) const {
 
 void Scope::UpdateBuilder(NodeBuilder* builder) const {
   for (const Operation& op : control_deps_) builder->ControlInput(op.node());
-  if (device_function_ != nullptr) {
-    const std::string device = colocation_.empty()
-                                   ? (*device_function_)(builder->op_name())
-                                   : colocation_device_;
-    if (!device.empty()) builder->Device(device);
-  } else if (!device_.empty()) {
-    builder->Device(device_);
+  // Colocation wins over the scope's device or device function, as in
+  // TensorFlow: the op asks for the device of the op it is colocated with.
+  std::string device;
+  if (!colocation_.empty()) {
+    device = colocation_device_;
+  } else if (device_function_ != nullptr) {
+    device = (*device_function_)(builder->op_name());
+  } else {
+    device = device_;
   }
+  if (!device.empty()) builder->Device(device);
   if (!colocation_.empty()) {
     builder->Attr("_class", std::vector<std::string>{colocation_});
   }

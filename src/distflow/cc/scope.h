@@ -67,7 +67,9 @@ class Scope {
   // set by WithDevice; a later WithDevice replaces the function.
   Scope WithDeviceFunction(DeviceFunction fn) const;
   // Ops built in the returned scope are placed with `op` (the "_class" attr
-  // "loc:@<op's name>").
+  // "loc:@<op's name>") and request the device `op` requested, whatever
+  // device or device function the scope has (colocation wins, as in
+  // TensorFlow).
   Scope ColocateWith(const Operation& op) const;
   Scope ColocateWith(const Output& out) const { return ColocateWith(out.op()); }
   Scope ClearColocation() const;

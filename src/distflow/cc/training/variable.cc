@@ -56,22 +56,31 @@ Variable::Variable(const Scope& scope, const Input& initial_value) {
   shape_ = shape;
 }
 
+// Reads and writes run where the variable lives, whatever device the
+// caller's scope asks for, as TensorFlow places a ResourceVariable's reads on
+// its handle's device: a resource edge cannot cross devices, and under a
+// ReplicaDeviceSetter the caller's scope is the worker's.
+Scope Variable::AtVariable(const Scope& scope) const {
+  return scope.ColocateWith(Operation(handle_.node()));
+}
+
 Output Variable::Read(const Scope& scope) const {
   const Input handle(handle_);
-  return Output(BuildOp(scope, "ReadVariableOp", {handle}, {{"dtype", dtype_}}),
+  return Output(BuildOp(AtVariable(scope), "ReadVariableOp", {handle},
+                        {{"dtype", dtype_}}),
                 0);
 }
 
 Operation Variable::Assign(const Scope& scope, const Input& value) const {
   const Input handle(handle_);
-  return Operation(
-      BuildOp(scope, "AssignVariableOp", {handle, value}, {{"dtype", dtype_}}));
+  return Operation(BuildOp(AtVariable(scope), "AssignVariableOp",
+                           {handle, value}, {{"dtype", dtype_}}));
 }
 
 Operation Variable::AssignAdd(const Scope& scope, const Input& value) const {
   const Input handle(handle_);
-  return Operation(BuildOp(scope, "AssignAddVariableOp", {handle, value},
-                           {{"dtype", dtype_}}));
+  return Operation(BuildOp(AtVariable(scope), "AssignAddVariableOp",
+                           {handle, value}, {{"dtype", dtype_}}));
 }
 
 Variable CreateGlobalStep(const Scope& scope) {

@@ -40,13 +40,18 @@ class Variable {
   // The handle node's name ("w", "layer/w").
   const std::string& name() const { return handle_.node()->name(); }
 
-  // A ReadVariableOp of the current value, built in `scope`.
+  // A ReadVariableOp of the current value, built in `scope` (its name and
+  // control dependencies) but colocated with the variable: the value, not
+  // the handle, travels to the device that uses it.
   Output Read(const Scope& scope) const;
-  // AssignVariableOp / AssignAddVariableOp of `value`, built in `scope`.
+  // AssignVariableOp / AssignAddVariableOp of `value`, built in `scope` and
+  // colocated with the variable like Read.
   Operation Assign(const Scope& scope, const Input& value) const;
   Operation AssignAdd(const Scope& scope, const Input& value) const;
 
  private:
+  Scope AtVariable(const Scope& scope) const;
+
   Output handle_;
   Operation initializer_;
   Output initial_value_;
