@@ -11,7 +11,7 @@
 // suppressions silence what Abseil's uninstrumented internals (the mutex
 // deadlock detector's graph) do under its own spin lock. Linked into test
 // binaries only when DISTFLOW_SANITIZE=thread.
-#if defined(__SANITIZE_THREAD__)
+#if defined(DISTFLOW_TSAN)
 
 #include <dlfcn.h>
 #include <sanitizer/tsan_interface.h>
@@ -234,4 +234,4 @@ extern "C" const char* __tsan_default_suppressions() {
   return "called_from_lib:libabsl_graphcycles_internal.so\n";
 }
 
-#endif  // defined(__SANITIZE_THREAD__)
+#endif  // defined(DISTFLOW_TSAN)
