@@ -205,13 +205,23 @@ TEST_F(ClusterTest, StepTimeout) {
 }
 
 TEST_F(ClusterTest, UnreachableMaster) {
+  // A port bound but not listening refuses connections, and stays ours
+  // for the whole test.
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   SessionOptions opts;
-  opts.target = absl::StrCat("grpc://127.0.0.1:", FreePort());
+  opts.target = absl::StrCat("grpc://127.0.0.1:", ntohs(addr.sin_port));
   auto session = GrpcSession::Create(opts);
   ASSERT_TRUE(session.ok());
   absl::Status s = (*session)->Create(GraphDef());
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(s.message(), HasSubstr("unreachable"));
+  close(fd);
 }
 
 TEST_F(ClusterTest, TakenPortIsAnErrorNotASharedListener) {
