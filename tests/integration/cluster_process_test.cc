@@ -2,7 +2,10 @@
 // reports its port; the client passes the whole cluster in its session
 // config. Covers values against the local session, concurrent clients, a
 // worker killed with SIGKILL mid-step, and a restarted worker.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -227,6 +230,41 @@ TEST_F(ClusterProcessTest, RestartedWorkerServesANewSession) {
   s = fresh->Run({{"a", one}}, {"c"}, {}, &out);
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_EQ(out[0].flat<float>()[0], 6.0f);
+}
+
+// Sends `bytes` to 127.0.0.1:port on a fresh connection and closes it after
+// reading whatever the peer answers within a second.
+void SendRaw(int port, const std::string& bytes) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  timeval tv{1, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  char buf[512];
+  while (read(fd, buf, sizeof(buf)) > 0) {
+  }
+  close(fd);
+}
+
+TEST_F(ClusterProcessTest, GarbageOnTheSocketLeavesTheServerServing) {
+  std::string noise(8192, '\0');
+  for (size_t i = 0; i < noise.size(); ++i) noise[i] = static_cast<char>((i * 7919 + 13) % 251);
+  SendRaw(w0_->port(), noise);
+  // A valid HTTP/2 preface followed by frames of nonsense.
+  SendRaw(w1_->port(), std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") + noise);
+  SendRaw(ps_->port(), "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  // Every task still serves a session spanning all three.
+  auto session = NewClusterSession(Config());
+  std::vector<Tensor> out;
+  absl::Status s =
+      session->Run({{"a", Tensor::FromVector<float>({3}, TensorShape({1, 1}))}}, {"c"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(out[0].flat<float>()[0], 12.0f);  // 3 * 3 + 3
 }
 
 TEST_F(ClusterProcessTest, SigtermStopsCleanly) {

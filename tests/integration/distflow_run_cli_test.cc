@@ -162,6 +162,29 @@ TEST_F(DistflowRunTest, BinaryGraphDef) {
             nlohmann::json::array({10.0, 20.0, 10.0, 20.0}));
 }
 
+TEST_F(DistflowRunTest, TruncatedOrGarbageGraphFilesAreErrorsNotCrashes) {
+  distflow::GraphDef def;
+  ASSERT_TRUE(distflow::ParseGraphDefText(kGraph, &def).ok());
+  std::string bytes;
+  ASSERT_TRUE(def.SerializeToString(&bytes));
+  const std::string args = " --feed 'x=[[0,0],[0,0]]' --fetch y";
+  // Every cut of the binary graph: an error naming what is wrong, exit 1.
+  for (size_t len : {size_t{1}, bytes.size() / 3, bytes.size() / 2, bytes.size() - 1}) {
+    const std::string pb = absl::StrCat(dir_, "/cut_", len, ".pb");
+    std::ofstream(pb, std::ios::binary) << bytes.substr(0, len);
+    Result r = Run(absl::StrCat("run ", pb, args));
+    EXPECT_EQ(r.exit_code, 1) << len << ": " << r.err;
+    EXPECT_THAT(r.err, StartsWith("error: InvalidArgument: ")) << len;
+  }
+  const std::string garbage = dir_ + "/garbage.pb";
+  std::string noise(4096, '\0');
+  for (size_t i = 0; i < noise.size(); ++i) noise[i] = static_cast<char>((i * 7919 + 13) % 251);
+  std::ofstream(garbage, std::ios::binary) << noise;
+  Result r = Run(absl::StrCat("run ", garbage, args));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("garbage.pb"));
+}
+
 TEST_F(DistflowRunTest, TextOutputIsOneLinePerFetch) {
   Result r = Run(absl::StrCat("run ", graph_,
                               " --feed 'n=[[1,2,3]]' --fetch n --fetch n"));
