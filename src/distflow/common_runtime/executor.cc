@@ -380,7 +380,7 @@ void Executor::StepState::ClearInputs(const NodeItem& item,
                                       IterationState* iter) {
   Entry* entries = iter->entries.get() + item.input_start;
   for (int i = 0; i < item.num_inputs; ++i) {
-    entries[i].value = Tensor();
+    entries[i].value.Clear();
     entries[i].ref = nullptr;
     entries[i].ref_mu = nullptr;
     entries[i].is_dead = false;

@@ -41,6 +41,13 @@ class Tensor {
  public:
   // An uninitialized tensor of type DT_INVALID.
   Tensor() = default;
+  // Drops the buffer and becomes what Tensor() is, without building and
+  // moving a temporary (the executor does this once per consumed input).
+  void Clear() {
+    dtype_ = DT_INVALID;
+    shape_.Clear();
+    buf_.reset();
+  }
   // Allocates a tensor. Numeric elements are uninitialized; strings and
   // resource handles are empty.
   // REQUIRES: DataTypeIsSupported(dtype) or dtype == DT_RESOURCE.
