@@ -42,3 +42,28 @@ TEST(ClientSessionTest, ErrorsNameTheTensor) {
 
 }  // namespace
 }  // namespace distflow
+
+namespace distflow {
+namespace {
+
+TEST(ClientSessionControlFlowTest, SwitchAndMergeBuildACond) {
+  Scope root = Scope::NewRootScope();
+  auto x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT);
+  auto p = ops::Placeholder(root.WithOpName("p"), DT_BOOL);
+  ops::Switch sw(root.WithOpName("sw"), x, p);
+  auto taken = ops::Mul(root, sw.output_true, 10.0f);
+  auto other = ops::Neg(root, sw.output_false);
+  ops::Merge merge(root.WithOpName("merge"), {other, taken});
+  ASSERT_TRUE(root.ok()) << root.status();
+  ClientSession session(root);
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session.Run({{x, 2.0f}, {p, true}}, {merge.output, merge.value_index}, &out).ok());
+  EXPECT_EQ(out[0].scalar<float>(), 20.0f);
+  EXPECT_EQ(out[1].scalar<int32_t>(), 1);
+  ASSERT_TRUE(session.Run({{x, 2.0f}, {p, false}}, {merge.output, merge.value_index}, &out).ok());
+  EXPECT_EQ(out[0].scalar<float>(), -2.0f);
+  EXPECT_EQ(out[1].scalar<int32_t>(), 0);
+}
+
+}  // namespace
+}  // namespace distflow

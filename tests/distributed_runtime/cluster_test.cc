@@ -224,6 +224,47 @@ TEST_F(ClusterTest, UnreachableMaster) {
   close(fd);
 }
 
+TEST_F(ClusterTest, CondBranchesOnOtherTasksCarryDeadness) {
+  // out = p ? x * x (on worker:0) : -x (on ps:0), merged on worker:1: the
+  // branch not taken sends a dead tensor over RecvTensor.
+  constexpr char kCond[] = R"pb(
+node { name: "x" op: "Placeholder" device: "/job:worker/task:1"
+       attr { key: "dtype" value { type: DT_FLOAT } } }
+node { name: "p" op: "Placeholder" device: "/job:worker/task:1"
+       attr { key: "dtype" value { type: DT_BOOL } } }
+node { name: "sw" op: "Switch" input: "x" input: "p" device: "/job:worker/task:1"
+       attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "t" op: "Square" input: "sw:1" device: "/job:worker/task:0"
+       attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "f" op: "Neg" input: "sw" device: "/job:ps/task:0"
+       attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "m" op: "Merge" input: "f" input: "t" device: "/job:worker/task:1"
+       attr { key: "T" value { type: DT_FLOAT } } attr { key: "N" value { i: 2 } } }
+)pb";
+  SessionOptions opts;
+  opts.target = servers_[1]->target();
+  auto session = GrpcSession::Create(opts);
+  ASSERT_TRUE(session.ok());
+  GraphDef g;
+  ASSERT_TRUE(ParseGraphDefText(kCond, &g).ok());
+  ASSERT_TRUE((*session)->Create(g).ok());
+  for (int i = 0; i < 6; ++i) {
+    const bool p = i % 2 == 0;
+    const float x = static_cast<float>(i + 2);
+    std::vector<Tensor> out;
+    absl::Status s = (*session)->Run(
+        {{"x", Tensor::Scalar<float>(x)}, {"p", Tensor::Scalar<bool>(p)}}, {"m", "m:1"}, {}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(out[0].scalar<float>(), p ? x * x : -x);
+    EXPECT_EQ(out[1].scalar<int32_t>(), p ? 1 : 0);
+  }
+  std::vector<Tensor> out;
+  absl::Status s = (*session)->Run(
+      {{"x", Tensor::Scalar<float>(1)}, {"p", Tensor::Scalar<bool>(true)}}, {"f"}, {}, &out);
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.message()), HasSubstr("dead"));
+}
+
 TEST_F(ClusterTest, TakenPortIsAnErrorNotASharedListener) {
   const int taken = servers_[1]->bound_port();
   auto def = MakeServerDef(absl::StrCat("worker=127.0.0.1:", taken), "worker", 0);

@@ -55,13 +55,25 @@ TEST(TensorCodingTest, StringsEmptyAndDead) {
   s.flat<std::string>()[0] = "x";
   s.flat<std::string>()[1] = "yz";
   grpc::ByteBuffer buf;
-  EncodeRecvTensorResponse(s, true, 0, &buf);
+  EncodeRecvTensorResponse(s, false, 0, &buf);
   Tensor back;
   bool dead;
   int64_t start;
   ASSERT_TRUE(DecodeRecvTensorResponse(buf, &back, &dead, &start).ok());
-  EXPECT_TRUE(dead);
+  EXPECT_FALSE(dead);
   EXPECT_EQ(back.flat<std::string>()[1], "yz");
+
+  // A dead tensor has no value: only the flag travels (and whatever the
+  // sender's tensor slot held is not sent), and it decodes as an empty
+  // tensor. Dead tensors of any dtype, even the uninitialized one an unset
+  // Switch output leaves, encode the same.
+  for (const Tensor& t : {s, Tensor()}) {
+    EncodeRecvTensorResponse(t, true, 0, &buf);
+    EXPECT_LE(buf.Length(), 4u);
+    ASSERT_TRUE(DecodeRecvTensorResponse(buf, &back, &dead, &start).ok());
+    EXPECT_TRUE(dead);
+    EXPECT_EQ(back.dtype(), DT_INVALID);
+  }
 
   Tensor empty(DT_INT64, TensorShape({0, 4}));
   EncodeRecvTensorResponse(empty, false, 0, &buf);

@@ -36,6 +36,9 @@ struct Executor::NodeItem {
   bool is_transfer = false;
   // For _Recv and Switch an output left unset is dead rather than an error.
   bool unset_output_is_dead = false;
+  // A Merge waits for its control inputs and then for the first live data
+  // input, or for every data input to be dead (see MergePending below).
+  bool is_merge = false;
 };
 
 struct Executor::OutEdge {
@@ -53,9 +56,20 @@ namespace {
 constexpr uint64_t kPendingMask = 0xffffffffu;
 constexpr uint64_t kDeadInput = uint64_t{1} << 32;
 
+// A Merge's pending word is laid out differently from other nodes': the low
+// half counts its control inputs plus one slot for "a live data input came or
+// every data input was dead"; bits 32-47 count dead data inputs; bits 48-63
+// hold 1 + the index of the first live data input (0 while none came).
+constexpr uint64_t kMergeLiveShift = 48;
+constexpr uint64_t kMergeDeadMask = 0xffffu;
+
+int MergeLiveInput(uint64_t pending) {
+  return static_cast<int>(pending >> kMergeLiveShift) - 1;
+}
+
 bool IsUnsupportedControlFlow(const Node& n) {
   const std::string& op = n.type_string();
-  return op == "Merge" || op == "RefMerge" || op == "Enter" ||
+  return op == "RefMerge" || op == "Enter" ||
          op == "RefEnter" || op == "Exit" || op == "RefExit" ||
          op == "NextIteration" || op == "RefNextIteration" || op == "LoopCond";
 }
@@ -195,8 +209,14 @@ class Executor::StepState {
   // ctx is null for a dead node: every output is dead.
   void PropagateOutputs(const TaggedNode& tagged, OpKernelContext* ctx,
                         TaggedNodeSeq* ready);
-  void ActivateNode(int32_t dst, bool dead, const TaggedNode& from,
+  // `input` is the data input the edge feeds, -1 for a control edge.
+  void ActivateNode(int32_t dst, int input, bool dead, const TaggedNode& from,
                     IterationState* iter, TaggedNodeSeq* ready);
+  void ActivateMerge(int32_t dst, int input, bool dead, const TaggedNode& from,
+                     IterationState* iter, TaggedNodeSeq* ready);
+  int32_t item_index(const NodeItem& item) const {
+    return static_cast<int32_t>(&item - exec_->items_.data());
+  }
   // Accounts for one finished node; returns true iff the step is over.
   bool NodeDone(const absl::Status& s, TaggedNodeSeq* ready,
                 ReadyQueue* inline_ready);
@@ -342,6 +362,16 @@ absl::Status Executor::StepState::PrepareInputs(const NodeItem& item,
                                                 bool* is_input_dead) {
   inputs->resize(item.num_inputs);
   Entry* entries = iter->entries.get() + item.input_start;
+  if (item.is_merge) {
+    // Only the live input is read: the others may not have arrived, and
+    // their producers may still be writing their slots.
+    const int live = MergeLiveInput(
+        iter->pending[item_index(item)].load(std::memory_order_acquire));
+    for (int i = 0; i < item.num_inputs; ++i) {
+      (*inputs)[i] = i == live ? TensorValue(&entries[i].value) : TensorValue();
+    }
+    return absl::OkStatus();
+  }
   for (int i = 0; i < item.num_inputs; ++i) {
     Entry& e = entries[i];
     if (e.is_dead) *is_input_dead = true;
@@ -379,6 +409,13 @@ absl::Status Executor::StepState::PrepareInputs(const NodeItem& item,
 void Executor::StepState::ClearInputs(const NodeItem& item,
                                       IterationState* iter) {
   Entry* entries = iter->entries.get() + item.input_start;
+  if (item.is_merge) {
+    // Only the live input's slot is ours to clear (see PrepareInputs).
+    const int live = MergeLiveInput(
+        iter->pending[item_index(item)].load(std::memory_order_acquire));
+    if (live >= 0) entries[live].value.Clear();
+    return;
+  }
   for (int i = 0; i < item.num_inputs; ++i) {
     entries[i].value.Clear();
     entries[i].ref = nullptr;
@@ -434,19 +471,24 @@ void Executor::StepState::PropagateOutputs(const TaggedNode& tagged,
       }
     }
     dst.is_dead = dead;
-    ActivateNode(e.dst, dead, tagged, iter, ready);
+    ActivateNode(e.dst, e.dst_slot - exec_->items_[e.dst].input_start, dead,
+                 tagged, iter, ready);
   }
   const int32_t* control = exec_->control_out_.data();
   for (int32_t k = item.control_begin; k < item.control_end; ++k) {
-    ActivateNode(control[k], tagged.is_dead, tagged, iter, ready);
+    ActivateNode(control[k], -1, tagged.is_dead, tagged, iter, ready);
   }
 }
 
-void Executor::StepState::ActivateNode(int32_t dst, bool dead,
+void Executor::StepState::ActivateNode(int32_t dst, int input, bool dead,
                                        const TaggedNode& from,
                                        IterationState* iter,
                                        TaggedNodeSeq* ready) {
   const NodeItem& item = exec_->items_[dst];
+  if (item.is_merge) {
+    ActivateMerge(dst, input, dead, from, iter, ready);
+    return;
+  }
   if (item.num_pending == 1) {
     // The only producer: no one else touches the count.
     ready->push_back(TaggedNode{&item, from.frame, from.iter, dead});
@@ -460,6 +502,38 @@ void Executor::StepState::ActivateNode(int32_t dst, bool dead,
   if ((now & kPendingMask) == 0) {
     ready->push_back(
         TaggedNode{&item, from.frame, from.iter, (now >> 32) != 0});
+  }
+}
+
+void Executor::StepState::ActivateMerge(int32_t dst, int input, bool dead,
+                                        const TaggedNode& from,
+                                        IterationState* iter,
+                                        TaggedNodeSeq* ready) {
+  const NodeItem& item = exec_->items_[dst];
+  std::atomic<uint64_t>& pending = iter->pending[dst];
+  uint64_t now;
+  if (input < 0) {
+    // A control input: counts, whatever its deadness.
+    now = pending.fetch_sub(1, std::memory_order_acq_rel) - 1;
+  } else if (!dead) {
+    // The first live input takes the slot; later ones are ignored.
+    uint64_t old = pending.load(std::memory_order_acquire);
+    do {
+      if (MergeLiveInput(old) >= 0) return;
+      now = (old | (static_cast<uint64_t>(input + 1) << kMergeLiveShift)) - 1;
+    } while (!pending.compare_exchange_weak(old, now, std::memory_order_acq_rel,
+                                            std::memory_order_acquire));
+  } else {
+    now = pending.fetch_add(kDeadInput, std::memory_order_acq_rel) + kDeadInput;
+    if (((now >> 32) & kMergeDeadMask) != static_cast<uint64_t>(item.num_inputs)) {
+      return;
+    }
+    // Every data input is dead: release the slot, and the Merge is dead.
+    now = pending.fetch_sub(1, std::memory_order_acq_rel) - 1;
+  }
+  if ((now & kPendingMask) == 0) {
+    ready->push_back(
+        TaggedNode{&item, from.frame, from.iter, MergeLiveInput(now) < 0});
   }
 }
 
@@ -643,6 +717,7 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
     item.is_transfer = n->IsSend() || n->IsRecv();
     item.unset_output_is_dead = n->IsRecv() || n->type_string() == "Switch" ||
                                 n->type_string() == "RefSwitch";
+    item.is_merge = n->type_string() == "Merge";
   }
   total_inputs_ = next_input;
 
@@ -666,6 +741,14 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
       if (!has_input[k]) {
         return errors::InvalidArgument(NodePrefix(*n), "input ", k,
                                        " is not connected");
+      }
+    }
+    if (item.is_merge) {
+      // Its control inputs, plus one slot for the live (or last dead) input.
+      item.num_pending -= item.num_inputs - 1;
+      if (item.num_inputs > static_cast<int32_t>(kMergeDeadMask)) {
+        return errors::InvalidArgument(NodePrefix(*n), "a Merge takes at most ",
+                                       kMergeDeadMask, " inputs");
       }
     }
     if (item.num_pending == 0) roots_.push_back(static_cast<int32_t>(i));

@@ -14,9 +14,14 @@
 // forever). Cancellation from outside (e.g. a timeout) likewise stops the
 // step, which then reports Cancelled.
 //
-// Every value carries a dead bit and the (frame, iteration) it belongs to,
-// ready for control flow; loops (Enter/Exit/NextIteration/Merge) are not
-// supported yet and are rejected when the executor is built.
+// Every value carries a dead bit and the (frame, iteration) it belongs to.
+// Conditionals (tf.cond's Switch and Merge) run: a node with a dead data or
+// control input does not run and its outputs are dead (_Send/_Recv still run,
+// to carry the deadness to other devices); a Merge runs once its control
+// inputs are done and one data input is alive, forwarding the first live one,
+// and is dead when every data input is. Loops (Enter, Exit, NextIteration,
+// LoopCond) are not supported yet and are rejected when the executor is
+// built.
 //
 // An Executor is immutable once built: RunAsync may be called concurrently
 // for many steps.

@@ -219,6 +219,12 @@ void EncodeRecvTensorResponse(const Tensor& tensor, bool is_dead, int64_t send_s
     PutVarint(&trailer, static_cast<uint64_t>(send_start_micros));
   }
 
+  if (is_dead) {
+    // A dead tensor has no value: the response is the flags alone.
+    grpc::Slice slice(trailer);
+    *out = grpc::ByteBuffer(&slice, 1);
+    return;
+  }
   if (tensor.dtype() == DT_STRING || tensor.NumElements() == 0) {
     RecvTensorResponse resp;
     TensorToProto(tensor, resp.mutable_tensor());
@@ -291,6 +297,10 @@ absl::Status DecodeRecvTensorResponse(const grpc::ByteBuffer& in, Tensor* tensor
         return Malformed(absl::StrCat("bad field ", field, " with wire type ", wire));
       }
     }
+  }
+  if (*is_dead) {
+    *tensor = Tensor();
+    return absl::OkStatus();
   }
   if (!have_tensor) return Malformed("no tensor");
   return absl::OkStatus();

@@ -138,6 +138,11 @@ void Worker::RunGraphAsync(CancellationManager* call_cm, const RunGraphRequest* 
                                    req->step_id(), ": ", s.message());
               break;
             }
+            if (is_dead) {
+              s = errors::InvalidArgument("fetch '", key.edge_name,
+                                          "' produced no value (it is dead)");
+              break;
+            }
             NamedTensorProto* out = resp->add_recv();
             out->set_name(key_str);
             TensorToProto(value, out->mutable_tensor());
@@ -274,10 +279,14 @@ void Worker::RunPartialGraphAsync(CancellationManager* call_cm, const RunGraphRe
     Rendezvous::Args args;
     args.cancellation_manager = call_cm;
     step->rendezvous->RecvAsync(key, args,
-                                [pending, i, one_done](const absl::Status& s,
-                                                       const Rendezvous::Args&,
-                                                       const Rendezvous::Args&,
-                                                       const Tensor& value, bool) {
+                                [pending, i, one_done, name = std::string(key.edge_name)](
+                                    const absl::Status& s, const Rendezvous::Args&,
+                                    const Rendezvous::Args&, const Tensor& value, bool is_dead) {
+                                  if (s.ok() && is_dead) {
+                                    one_done(errors::InvalidArgument(
+                                        "fetch '", name, "' produced no value (it is dead)"));
+                                    return;
+                                  }
                                   if (s.ok()) {
                                     absl::MutexLock lock(&pending->mu);
                                     pending->values[i] = value;

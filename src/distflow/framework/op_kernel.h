@@ -166,6 +166,9 @@ class OpKernelContext {
   // The value of input i (a ref input is read under its mutex's protection
   // by the caller when needed).
   const Tensor& input(int i) const { return *params_->inputs[i].tensor; }
+  // False for an input that carries no value: a dead input of a Merge (the
+  // only kernel the executor runs with dead inputs).
+  bool has_input(int i) const { return params_->inputs[i].tensor != nullptr; }
   bool input_is_ref(int i) const { return params_->inputs[i].is_ref(); }
   absl::Mutex* input_ref_mutex(int i) const { return params_->inputs[i].mutex_if_ref; }
   // The tensor a ref input refers to, for kernels that assign to it.

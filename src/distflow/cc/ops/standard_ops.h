@@ -5,6 +5,7 @@
 
 #include "distflow/cc/const_op.h"
 #include "distflow/cc/ops/array_ops.h"
+#include "distflow/cc/ops/control_flow_ops.h"
 #include "distflow/cc/ops/math_ops.h"
 #include "distflow/cc/ops/nn_ops.h"
 #include "distflow/cc/ops/no_op.h"
