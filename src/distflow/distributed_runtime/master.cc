@@ -1,9 +1,9 @@
 #include "distflow/distributed_runtime/master.h"
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/blocking_counter.h"
 #include "distflow/core/random.h"
 #include "distflow/core/status.h"
+#include "distflow/distributed_runtime/call_util.h"
 #include "distflow/distributed_runtime/cluster_spec.h"
 
 namespace distflow {
@@ -29,25 +29,14 @@ absl::StatusOr<std::unique_ptr<DeviceSet>> Master::DiscoverDevices(WorkerCache* 
   const std::vector<std::string> tasks = cache->ListWorkers();
   std::vector<GetStatusRequest> reqs(tasks.size());
   std::vector<GetStatusResponse> resps(tasks.size());
-  std::vector<std::unique_ptr<CallOptions>> opts(tasks.size());
-  std::vector<absl::Status> statuses(tasks.size());
-  absl::BlockingCounter pending(static_cast<int>(tasks.size()));
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    absl::StatusOr<GrpcWorkerClient*> worker = cache->GetWorker(tasks[i]);
-    if (!worker.ok()) {
-      statuses[i] = worker.status();
-      pending.DecrementCount();
-      continue;
-    }
-    opts[i] = std::make_unique<CallOptions>();
-    opts[i]->set_timeout_ms(timeout_ms);
-    (*worker)->GetStatusAsync(&reqs[i], &resps[i], opts[i].get(),
-                              [&, i](const absl::Status& s) {
-                                statuses[i] = s;
-                                pending.DecrementCount();
-                              });
-  }
-  pending.Wait();
+  std::vector<CallOptions> opts(tasks.size());
+  const std::vector<absl::Status> statuses =
+      CallAllAndWait(tasks.size(), [&](size_t i, StatusCallback done) {
+        absl::StatusOr<GrpcWorkerClient*> worker = cache->GetWorker(tasks[i]);
+        if (!worker.ok()) return done(worker.status());
+        opts[i].set_timeout_ms(timeout_ms);
+        (*worker)->GetStatusAsync(&reqs[i], &resps[i], &opts[i], std::move(done));
+      });
   auto devices = std::make_unique<DeviceSet>();
   for (size_t i = 0; i < tasks.size(); ++i) {
     if (!statuses[i].ok()) {
@@ -67,34 +56,23 @@ absl::Status Master::CreateWorkerSessions(WorkerCache* cache, const std::string&
   const std::vector<std::string> tasks = cache->ListWorkers();
   std::vector<CreateWorkerSessionRequest> reqs(tasks.size());
   std::vector<CreateWorkerSessionResponse> resps(tasks.size());
-  std::vector<std::unique_ptr<CallOptions>> opts(tasks.size());
-  std::vector<absl::Status> statuses(tasks.size());
-  absl::BlockingCounter pending(static_cast<int>(tasks.size()));
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    absl::StatusOr<GrpcWorkerClient*> worker = cache->GetWorker(tasks[i]);
-    if (!worker.ok()) {
-      statuses[i] = worker.status();
-      pending.DecrementCount();
-      continue;
-    }
-    ParsedDeviceName p;
-    device_name::Parse(tasks[i], &p);
-    reqs[i].set_session_handle(handle);
-    if (cache != worker_cache_.get()) {
-      *reqs[i].mutable_server_def()->mutable_cluster() = cache->cluster().def();
-      reqs[i].mutable_server_def()->set_job_name(p.job);
-      reqs[i].mutable_server_def()->set_task_index(p.task);
-    }
-    reqs[i].set_master_task(task_name_);
-    opts[i] = std::make_unique<CallOptions>();
-    opts[i]->set_timeout_ms(timeout_ms);
-    (*worker)->CreateWorkerSessionAsync(&reqs[i], &resps[i], opts[i].get(),
-                                        [&, i](const absl::Status& s) {
-                                          statuses[i] = s;
-                                          pending.DecrementCount();
-                                        });
-  }
-  pending.Wait();
+  std::vector<CallOptions> opts(tasks.size());
+  const std::vector<absl::Status> statuses =
+      CallAllAndWait(tasks.size(), [&](size_t i, StatusCallback done) {
+        absl::StatusOr<GrpcWorkerClient*> worker = cache->GetWorker(tasks[i]);
+        if (!worker.ok()) return done(worker.status());
+        ParsedDeviceName p;
+        device_name::Parse(tasks[i], &p);
+        reqs[i].set_session_handle(handle);
+        if (cache != worker_cache_.get()) {
+          *reqs[i].mutable_server_def()->mutable_cluster() = cache->cluster().def();
+          reqs[i].mutable_server_def()->set_job_name(p.job);
+          reqs[i].mutable_server_def()->set_task_index(p.task);
+        }
+        reqs[i].set_master_task(task_name_);
+        opts[i].set_timeout_ms(timeout_ms);
+        (*worker)->CreateWorkerSessionAsync(&reqs[i], &resps[i], &opts[i], std::move(done));
+      });
   for (size_t i = 0; i < tasks.size(); ++i) {
     if (!statuses[i].ok()) {
       return errors::Unavailable("cannot create a session on task ", tasks[i], ": ",

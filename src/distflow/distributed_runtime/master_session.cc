@@ -7,9 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/blocking_counter.h"
-#include "absl/synchronization/notification.h"
 #include "distflow/core/random.h"
 #include "distflow/core/status.h"
+#include "distflow/distributed_runtime/call_util.h"
 #include "distflow/framework/rendezvous.h"
 #include "distflow/graph/graph_constructor.h"
 #include "distflow/graph/graph_partition.h"
@@ -43,19 +43,6 @@ struct MasterSession::PartialRunState {
 };
 
 namespace {
-
-// Blocks until an async worker call finishes and returns its status.
-template <typename Fn>
-absl::Status CallAndWait(Fn&& fn) {
-  absl::Notification n;
-  absl::Status status;
-  fn([&](const absl::Status& s) {
-    status = s;
-    n.Notify();
-  });
-  n.WaitForNotification();
-  return status;
-}
 
 std::string CanonicalTensorName(const std::string& name) {
   TensorId id;
@@ -186,28 +173,19 @@ absl::StatusOr<std::shared_ptr<MasterSession::ClientGraph>> MasterSession::Build
     cg->parts.push_back(std::move(part));
   }
   // Register every partition; on failure deregister what was registered.
-  std::vector<absl::Status> statuses(cg->parts.size());
-  {
-    absl::BlockingCounter pending(static_cast<int>(cg->parts.size()));
-    std::vector<RegisterGraphRequest> reqs(cg->parts.size());
-    std::vector<RegisterGraphResponse> resps(cg->parts.size());
-    std::vector<std::unique_ptr<CallOptions>> opts(cg->parts.size());
-    for (size_t i = 0; i < cg->parts.size(); ++i) {
-      reqs[i].set_session_handle(handle_);
-      *reqs[i].mutable_graph_def() = cg->parts[i].graph_def;
-      *reqs[i].mutable_graph_options() = config_.graph_options();
-      opts[i] = std::make_unique<CallOptions>();
-      opts[i]->set_timeout_ms(60000);
-      cg->parts[i].worker->RegisterGraphAsync(&reqs[i], &resps[i], opts[i].get(),
-                                              [&, i](const absl::Status& s) {
-                                                statuses[i] = s;
-                                                pending.DecrementCount();
-                                              });
-    }
-    pending.Wait();
-    for (size_t i = 0; i < cg->parts.size(); ++i) {
-      cg->parts[i].graph_handle = resps[i].graph_handle();
-    }
+  std::vector<RegisterGraphRequest> reqs(cg->parts.size());
+  std::vector<RegisterGraphResponse> resps(cg->parts.size());
+  std::vector<CallOptions> opts(cg->parts.size());
+  const std::vector<absl::Status> statuses =
+      CallAllAndWait(cg->parts.size(), [&](size_t i, StatusCallback done) {
+        reqs[i].set_session_handle(handle_);
+        *reqs[i].mutable_graph_def() = cg->parts[i].graph_def;
+        *reqs[i].mutable_graph_options() = config_.graph_options();
+        opts[i].set_timeout_ms(60000);
+        cg->parts[i].worker->RegisterGraphAsync(&reqs[i], &resps[i], &opts[i], std::move(done));
+      });
+  for (size_t i = 0; i < cg->parts.size(); ++i) {
+    cg->parts[i].graph_handle = resps[i].graph_handle();
   }
   for (size_t i = 0; i < statuses.size(); ++i) {
     if (statuses[i].ok()) continue;
