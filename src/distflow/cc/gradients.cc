@@ -261,7 +261,7 @@ absl::Status SymbolicGradientBuilder::Run() {
         "AddSymbolicGradients: the nodes between the outputs and the inputs "
         "form a cycle (",
         num_between_ - processed,
-        " nodes never became ready); control flow is not supported");
+        " nodes never became ready); loops are not supported");
   }
 
   grad_outputs_->clear();

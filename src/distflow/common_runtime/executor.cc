@@ -37,7 +37,7 @@ struct Executor::NodeItem {
   // For _Recv and Switch an output left unset is dead rather than an error.
   bool unset_output_is_dead = false;
   // A Merge waits for its control inputs and then for the first live data
-  // input, or for every data input to be dead (see MergePending below).
+  // input, or for every data input to be dead (see kMergeLiveShift).
   bool is_merge = false;
 };
 
@@ -209,10 +209,11 @@ class Executor::StepState {
   // ctx is null for a dead node: every output is dead.
   void PropagateOutputs(const TaggedNode& tagged, OpKernelContext* ctx,
                         TaggedNodeSeq* ready);
-  // `input` is the data input the edge feeds, -1 for a control edge.
-  void ActivateNode(int32_t dst, int input, bool dead, const TaggedNode& from,
+  // `slot` is the absolute input slot a data edge feeds, -1 for a control
+  // edge (only a Merge needs to know which input it is).
+  void ActivateNode(int32_t dst, int32_t slot, bool dead, const TaggedNode& from,
                     IterationState* iter, TaggedNodeSeq* ready);
-  void ActivateMerge(int32_t dst, int input, bool dead, const TaggedNode& from,
+  void ActivateMerge(int32_t dst, int32_t slot, bool dead, const TaggedNode& from,
                      IterationState* iter, TaggedNodeSeq* ready);
   int32_t item_index(const NodeItem& item) const {
     return static_cast<int32_t>(&item - exec_->items_.data());
@@ -471,8 +472,7 @@ void Executor::StepState::PropagateOutputs(const TaggedNode& tagged,
       }
     }
     dst.is_dead = dead;
-    ActivateNode(e.dst, e.dst_slot - exec_->items_[e.dst].input_start, dead,
-                 tagged, iter, ready);
+    ActivateNode(e.dst, e.dst_slot, dead, tagged, iter, ready);
   }
   const int32_t* control = exec_->control_out_.data();
   for (int32_t k = item.control_begin; k < item.control_end; ++k) {
@@ -480,13 +480,13 @@ void Executor::StepState::PropagateOutputs(const TaggedNode& tagged,
   }
 }
 
-void Executor::StepState::ActivateNode(int32_t dst, int input, bool dead,
+void Executor::StepState::ActivateNode(int32_t dst, int32_t slot, bool dead,
                                        const TaggedNode& from,
                                        IterationState* iter,
                                        TaggedNodeSeq* ready) {
   const NodeItem& item = exec_->items_[dst];
   if (item.is_merge) {
-    ActivateMerge(dst, input, dead, from, iter, ready);
+    ActivateMerge(dst, slot, dead, from, iter, ready);
     return;
   }
   if (item.num_pending == 1) {
@@ -505,12 +505,13 @@ void Executor::StepState::ActivateNode(int32_t dst, int input, bool dead,
   }
 }
 
-void Executor::StepState::ActivateMerge(int32_t dst, int input, bool dead,
+void Executor::StepState::ActivateMerge(int32_t dst, int32_t slot, bool dead,
                                         const TaggedNode& from,
                                         IterationState* iter,
                                         TaggedNodeSeq* ready) {
   const NodeItem& item = exec_->items_[dst];
   std::atomic<uint64_t>& pending = iter->pending[dst];
+  const int input = slot < 0 ? -1 : slot - item.input_start;
   uint64_t now;
   if (input < 0) {
     // A control input: counts, whatever its deadness.
@@ -678,8 +679,9 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
   std::vector<Node*> order;
   for (Node* n : graph_->op_nodes()) {
     if (IsUnsupportedControlFlow(*n)) {
-      return errors::Unimplemented(NodePrefix(*n),
-                                   "control flow is not supported yet");
+      return errors::Unimplemented(
+          NodePrefix(*n),
+          "loops (Enter, Exit, NextIteration, LoopCond) are not supported yet");
     }
   }
   DF_RETURN_IF_ERROR(TopologicalOrder(*graph_, &order));
