@@ -486,8 +486,7 @@ absl::Status DirectSession::RunStep(
     }
     DF_RETURN_IF_ERROR(s);
     if (is_dead) {
-      return errors::InvalidArgument("fetch '", key.edge_name,
-                                     "' produced no value (it is dead)");
+      return DeadFetchError(key.edge_name);
     }
     fetched->push_back(std::move(value));
   }

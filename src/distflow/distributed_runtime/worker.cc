@@ -139,8 +139,7 @@ void Worker::RunGraphAsync(CancellationManager* call_cm, const RunGraphRequest* 
               break;
             }
             if (is_dead) {
-              s = errors::InvalidArgument("fetch '", key.edge_name,
-                                          "' produced no value (it is dead)");
+              s = DeadFetchError(key.edge_name);
               break;
             }
             NamedTensorProto* out = resp->add_recv();
@@ -283,8 +282,7 @@ void Worker::RunPartialGraphAsync(CancellationManager* call_cm, const RunGraphRe
                                     const absl::Status& s, const Rendezvous::Args&,
                                     const Rendezvous::Args&, const Tensor& value, bool is_dead) {
                                   if (s.ok() && is_dead) {
-                                    one_done(errors::InvalidArgument(
-                                        "fetch '", name, "' produced no value (it is dead)"));
+                                    one_done(DeadFetchError(name));
                                     return;
                                   }
                                   if (s.ok()) {

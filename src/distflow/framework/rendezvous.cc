@@ -148,4 +148,8 @@ absl::Status Rendezvous::Recv(const ParsedKey& key, const Args& args,
   return absl::OkStatus();
 }
 
+absl::Status DeadFetchError(absl::string_view name) {
+  return errors::InvalidArgument("fetch '", name, "' produced no value (it is dead)");
+}
+
 }  // namespace distflow

@@ -113,6 +113,10 @@ class Rendezvous : public RefCounted {
   ~Rendezvous() override = default;
 };
 
+// The error for a client's fetch of `name` that arrived dead (the branch of
+// a conditional not taken): InvalidArgument naming the tensor.
+absl::Status DeadFetchError(absl::string_view name);
+
 }  // namespace distflow
 
 #endif  // DISTFLOW_FRAMEWORK_RENDEZVOUS_H_
