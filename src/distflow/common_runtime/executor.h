@@ -123,10 +123,10 @@ class Executor {
 };
 
 // Joins the executors of one step: Get() hands out one callback per executor
-// and `done` runs once, after all of them, with the step's error. The first
-// error wins, except that a later error with another code replaces a
-// Cancelled one (cancellation is usually the echo of another executor's
-// error). Thread-safe; deletes itself after calling `done`.
+// and `done` runs once, after all of them, with the step's error: the first
+// error, unless a later one is a better cause (errors::IsBetterCause: an
+// error of its own beats a derived echo, which beats a bare Cancelled).
+// Thread-safe; deletes itself after calling `done`.
 class ExecutorBarrier {
  public:
   // REQUIRES: num_executors >= 1.
