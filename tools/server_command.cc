@@ -5,7 +5,7 @@
 
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/cluster_spec.h"
-#include "distflow/distributed_runtime/server.h"
+#include "distflow/distributed_runtime/rpc/grpc_server.h"
 
 namespace distflow {
 

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "distflow/core/status.h"
-#include "distflow/distributed_runtime/server.h"
+#include "distflow/distributed_runtime/rpc/grpc_server.h"
 
 namespace distflow {
 namespace {

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "distflow/distributed_runtime/cluster_spec.h"
 #include "distflow/distributed_runtime/rpc/grpc_session.h"
-#include "distflow/distributed_runtime/server.h"
+#include "distflow/distributed_runtime/rpc/grpc_server.h"
 #include "distflow/framework/tensor_proto.h"
 #include "distflow/graph/graph_io.h"
 #include "gmock/gmock.h"

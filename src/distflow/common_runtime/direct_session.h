@@ -4,12 +4,10 @@
 // (inter_op_parallelism_threads, 0 = one per core) and the CPU devices'
 // shared intra-op pool (intra_op_parallelism_threads, 0 = one per core).
 //
-// Each run signature (sorted feeds, fetches and targets) is compiled once
-// and cached: the graph is copied, rewritten so feeds arrive from and
-// fetches go to the client through the rendezvous, pruned, placed (stateful
-// nodes keep the device of their first placement), partitioned by device
-// with _Send/_Recv pairs, and given one Executor per partition. Stateful
-// kernels are shared by all executors of the session. Each step gets its own
+// Each run signature is compiled once and cached: the session's
+// GraphExecutionState rewrites, prunes, places and partitions the graph by
+// device, and an ExecutorSet (one Executor per device, stateful kernels
+// shared by the whole session through SessionKernels) runs it. Each step gets its own
 // rendezvous, cancellation manager and step id; the executors of a step are
 // joined by a barrier and the first error aborts the step.
 //
@@ -29,7 +27,9 @@
 #include "distflow/common_runtime/device_mgr.h"
 #include "distflow/common_runtime/device_set.h"
 #include "distflow/common_runtime/executor.h"
-#include "distflow/common_runtime/placer.h"
+#include "distflow/common_runtime/graph_execution_state.h"
+#include "distflow/common_runtime/run_signature.h"
+#include "distflow/common_runtime/session_kernels.h"
 #include "distflow/common_runtime/session.h"
 #include "distflow/core/threadpool.h"
 #include "distflow/framework/cancellation.h"
@@ -62,34 +62,17 @@ class DirectSession : public Session {
 
  private:
   struct Executable;
-  // A run's feeds, fetches and targets, normalised.
-  struct Signature {
-    std::vector<std::string> feeds;  // sorted, as given
-    std::vector<std::string>
-        fetches;  // unique tensors, sorted by canonical name
-    std::vector<std::string> fetch_canonical;  // "node:index", parallel
-    std::vector<std::string> targets;          // sorted, unique
-    std::string key;
-  };
 
   DirectSession(const SessionOptions& options,
                 std::unique_ptr<DeviceMgr> device_mgr);
   // The cached executable of a signature, building it on first use.
   absl::StatusOr<std::shared_ptr<const Executable>> GetOrBuildExecutable(
-      const Signature& signature);
-  absl::StatusOr<std::shared_ptr<const Executable>> BuildExecutableLocked(
-      const Signature& signature) ABSL_EXCLUSIVE_LOCKS_REQUIRED(graph_mu_);
-  // Makes the kernel of `def` on `device`; stateful kernels are made once
-  // per (device, node) and shared.
-  absl::StatusOr<std::shared_ptr<OpKernel>> GetOrCreateKernel(
-      Device* device, const NodeDef& def);
+      const RunSignature& signature);
   absl::Status RunStep(
       const RunOptions& run_options, const Executable& executable,
       const std::vector<std::pair<std::string, Tensor>>& inputs,
-      std::vector<Tensor>* fetched, RunMetadata* run_metadata);
-  // Replaces the session's graph by the import of `graph_def`.
-  absl::Status ResetGraphLocked(GraphDef graph_def)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(graph_mu_);
+      const RunSignatureIndex& index, std::vector<Tensor>* fetched,
+      RunMetadata* run_metadata);
 
   const SessionOptions options_;
   const std::unique_ptr<DeviceMgr> device_mgr_;
@@ -97,23 +80,16 @@ class DirectSession : public Session {
   Device* const client_device_;
   ThreadPool inter_op_pool_;
   const Executor::Runner runner_;
+  // The session's graph and the path from it to partitions.
+  GraphExecutionState execution_state_;
+  // Stateful kernels shared by every executable of the session.
+  const std::shared_ptr<SessionKernels> kernels_;
 
-  // The session's graph (as given and imported). Building an executable
-  // holds graph_mu_ (to copy the graph and place nodes), so builds run one
-  // at a time; executables_mu_ is taken inside it, never the other way.
-  absl::Mutex graph_mu_;
-  GraphDef graph_def_ ABSL_GUARDED_BY(graph_mu_);
-  std::unique_ptr<Graph> graph_ ABSL_GUARDED_BY(graph_mu_);
-  StatefulPlacements stateful_placements_ ABSL_GUARDED_BY(graph_mu_);
-  std::atomic<int64_t> edge_name_counter_{0};
-
+  // Serialises builds, so one signature is built once.
+  absl::Mutex build_mu_;
   absl::Mutex executables_mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<const Executable>>
       executables_ ABSL_GUARDED_BY(executables_mu_);
-
-  absl::Mutex kernels_mu_;
-  absl::flat_hash_map<std::string, std::shared_ptr<OpKernel>> stateful_kernels_
-      ABSL_GUARDED_BY(kernels_mu_);
 
   std::atomic<int64_t> next_step_id_{1};
   // Cancelled by Close; every step is linked to it.

@@ -1,4 +1,4 @@
-// Blocking helpers over the asynchronous worker calls (GrpcWorkerClient's
+// Blocking helpers over the asynchronous worker calls (WorkerInterface's
 // *Async methods), for the master's control-path RPCs: one call waited for,
 // or one call per task issued together and waited for together.
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_CALL_UTIL_H_
@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/blocking_counter.h"
 #include "absl/synchronization/notification.h"
-#include "distflow/distributed_runtime/rpc/grpc_worker_client.h"
+#include "distflow/distributed_runtime/worker_interface.h"
 
 namespace distflow {
 

@@ -6,9 +6,8 @@
 #include "distflow/common_runtime/device_mgr.h"
 #include "distflow/core/status.h"
 #include "distflow/core/threadpool.h"
-#include "distflow/framework/kernel_registry.h"
 #include "distflow/graph/graph_constructor.h"
-#include "distflow/graph/graph_partition.h"
+#include "distflow/common_runtime/graph_execution_state.h"
 
 namespace distflow {
 
@@ -16,25 +15,11 @@ GraphMgr::GraphMgr(const WorkerEnv* env) : env_(env) {}
 
 GraphMgr::~GraphMgr() = default;
 
-absl::StatusOr<std::shared_ptr<OpKernel>> GraphMgr::GetOrCreateKernel(
-    const std::string& session, Device* device, const NodeDef& def) {
-  const OpRegistrationData* reg = OpRegistry::Global()->LookUp(def.op());
-  const bool stateful = reg != nullptr && reg->op_def.is_stateful() &&
-                        def.op() != "_Send" && def.op() != "_Recv";
-  if (stateful) {
-    absl::MutexLock lock(&mu_);
-    auto it = stateful_kernels_.find(KernelKey(session, def.name()));
-    if (it != stateful_kernels_.end()) return it->second;
-  }
-  DF_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> k,
-                      KernelRegistry::Global()->CreateKernel(device, def));
-  std::shared_ptr<OpKernel> kernel(std::move(k));
-  if (stateful) {
-    absl::MutexLock lock(&mu_);
-    auto [it, inserted] = stateful_kernels_.try_emplace(KernelKey(session, def.name()), kernel);
-    return it->second;
-  }
-  return kernel;
+std::shared_ptr<SessionKernels> GraphMgr::KernelsOf(const std::string& session) {
+  absl::MutexLock lock(&mu_);
+  std::shared_ptr<SessionKernels>& kernels = kernels_[session];
+  if (kernels == nullptr) kernels = std::make_shared<SessionKernels>();
+  return kernels;
 }
 
 absl::Status GraphMgr::Register(const std::string& session, const GraphDef& graph_def,
@@ -54,37 +39,23 @@ absl::Status GraphMgr::Register(const std::string& session, const GraphDef& grap
     n->set_assigned_device_name((*d)->name());
   }
 
-  PartitionOptions popts;
-  popts.node_to_loc = [](const Node* n) { return n->assigned_device_name(); };
-  int64_t name_counter = 0;
-  popts.new_name = [&name_counter](absl::string_view prefix) {
-    return absl::StrCat(prefix, "/_w", name_counter++);
-  };
+  PartitionGraphOptions popts;
+  popts.by = PartitionBy::kDevice;
   const DeviceMgr* mgr = env_->device_mgr;
-  popts.get_incarnation = [mgr](const std::string& name) -> uint64_t {
+  popts.incarnation = [mgr](const std::string& name) -> uint64_t {
     absl::StatusOr<Device*> d = mgr->LookupDevice(name);
     return d.ok() ? (*d)->incarnation() : 0;
   };
+  popts.name_tag = "_w";
+  popts.counter = &name_counter_;
   popts.enable_bfloat16_sendrecv = graph_options.enable_bfloat16_sendrecv();
   std::unordered_map<std::string, GraphDef> partitions;
-  DF_RETURN_IF_ERROR(Partition(popts, graph.get(), &partitions));
+  DF_RETURN_IF_ERROR(PartitionGraph(popts, graph.get(), &partitions));
 
   auto item = std::make_shared<Item>();
   item->session = session;
-  for (auto& [device_name, part_def] : partitions) {
-    DF_ASSIGN_OR_RETURN(Device * device, env_->device_mgr->LookupDevice(device_name));
-    auto part = std::make_unique<Graph>();
-    DF_RETURN_IF_ERROR(ConvertGraphDefToGraph({}, part_def, part.get()));
-    Executor::Params params;
-    params.device = device;
-    params.create_kernel = [this, session, device](const NodeDef& def) {
-      return GetOrCreateKernel(session, device, def);
-    };
-    DF_ASSIGN_OR_RETURN(std::unique_ptr<Executor> exec,
-                        Executor::Create(std::move(params), std::move(part)));
-    item->executors.push_back(std::move(exec));
-    item->partitions.push_back(std::move(part_def));
-  }
+  DF_ASSIGN_OR_RETURN(item->executors,
+                      ExecutorSet::Create(std::move(partitions), mgr, KernelsOf(session)));
   absl::MutexLock lock(&mu_);
   *handle = absl::StrCat("graph_", next_id_++);
   table_[*handle] = std::move(item);
@@ -106,17 +77,13 @@ void GraphMgr::DeregisterSession(const std::string& session) {
     if (it->second->session == session) table_.erase(it);
     it = next;
   }
-  for (auto it = stateful_kernels_.begin(); it != stateful_kernels_.end();) {
-    auto next = std::next(it);
-    if (it->first.first == session) stateful_kernels_.erase(it);
-    it = next;
-  }
+  kernels_.erase(session);
 }
 
 void GraphMgr::DeregisterAll() {
   absl::MutexLock lock(&mu_);
   table_.clear();
-  stateful_kernels_.clear();
+  kernels_.clear();
 }
 
 void GraphMgr::ExecuteAsync(const std::string& handle, int64_t step_id, Rendezvous* rendezvous,
@@ -134,10 +101,6 @@ void GraphMgr::ExecuteAsync(const std::string& handle, int64_t step_id, Rendezvo
                           env_->task_name));
     return;
   }
-  if (item->executors.empty()) {
-    done(absl::OkStatus());
-    return;
-  }
   ThreadPool* pool = env_->compute_pool;
   Executor::Args args;
   args.step_id = step_id;
@@ -145,18 +108,17 @@ void GraphMgr::ExecuteAsync(const std::string& handle, int64_t step_id, Rendezvo
   args.cancellation_manager = cancellation_manager;
   args.stats_collector = collector;
   args.runner = [pool](Executor::Closure c) { pool->Schedule(std::move(c)); };
-  // The item stays alive until the barrier's callback runs.
-  auto* barrier = new ExecutorBarrier(
-      static_cast<int>(item->executors.size()),
-      [item, done = std::move(done)](const absl::Status& s) { done(s); });
-  for (const auto& exec : item->executors) exec->RunAsync(args, barrier->Get());
+  // The item stays alive until the set is done.
+  const ExecutorSet* executors = item->executors.get();
+  executors->RunAsync(args, [item = std::move(item), done = std::move(done)](
+                                const absl::Status& s) { done(s); });
 }
 
 absl::Status GraphMgr::PartitionGraphs(const std::string& handle, std::vector<GraphDef>* out) {
   absl::MutexLock lock(&mu_);
   auto it = table_.find(handle);
   if (it == table_.end()) return errors::NotFound("graph handle '", handle, "' is not registered");
-  *out = it->second->partitions;
+  *out = it->second->executors->partition_graphs();
   return absl::OkStatus();
 }
 

@@ -1,15 +1,16 @@
 // The graphs registered with one worker. RegisterGraph hands over the
 // partition of a client graph that the master placed on this worker's task;
-// the GraphMgr partitions it again by local device (with the same
-// partitioner the master used), builds one executor per device and returns a
-// handle. ExecuteAsync runs all of a handle's executors for one step with
-// the step's rendezvous, joined by a barrier. Stateful kernels are shared
-// per session and node name, so their state (e.g. a random op's stream)
+// the GraphMgr partitions it again by local device (PartitionGraph, the
+// pipeline's partitioner), builds an ExecutorSet and returns a handle.
+// ExecuteAsync runs the set for one step with the step's rendezvous.
+// Stateful kernels are shared by the pipeline's one rule (SessionKernels,
+// one per master session), so their state (e.g. a random op's stream)
 // survives across run signatures. Thread-safe; a graph deregistered while a
 // step runs stays alive until that step ends.
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_GRAPH_MGR_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_GRAPH_MGR_H_
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -18,7 +19,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
-#include "distflow/common_runtime/executor.h"
+#include "distflow/common_runtime/executor_set.h"
+#include "distflow/common_runtime/session_kernels.h"
 #include "distflow/config.pb.h"
 #include "distflow/distributed_runtime/worker_env.h"
 #include "distflow/graph.pb.h"
@@ -54,20 +56,18 @@ class GraphMgr {
  private:
   struct Item {
     std::string session;
-    std::vector<std::unique_ptr<Executor>> executors;
-    std::vector<GraphDef> partitions;
+    std::unique_ptr<ExecutorSet> executors;
   };
-  using KernelKey = std::pair<std::string, std::string>;  // (session, node name)
 
-  absl::StatusOr<std::shared_ptr<OpKernel>> GetOrCreateKernel(const std::string& session,
-                                                              Device* device,
-                                                              const NodeDef& def);
+  // The kernels shared by `session`'s graphs, made on first use.
+  std::shared_ptr<SessionKernels> KernelsOf(const std::string& session);
 
   const WorkerEnv* const env_;
+  std::atomic<int64_t> name_counter_{0};
   absl::Mutex mu_;
   int64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<std::string, std::shared_ptr<Item>> table_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<KernelKey, std::shared_ptr<OpKernel>> stateful_kernels_
+  absl::flat_hash_map<std::string, std::shared_ptr<SessionKernels>> kernels_
       ABSL_GUARDED_BY(mu_);
 };
 

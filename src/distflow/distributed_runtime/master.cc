@@ -9,9 +9,10 @@
 namespace distflow {
 
 Master::Master(std::string task_name, std::shared_ptr<WorkerCache> worker_cache,
-               ConfigProto default_config)
+               WorkerCacheFactory cache_factory, ConfigProto default_config)
     : task_name_(std::move(task_name)),
-      worker_cache_(worker_cache),
+      worker_cache_(std::move(worker_cache)),
+      cache_factory_(std::move(cache_factory)),
       default_config_(std::move(default_config)),
       pool_("master", 16) {}
 
@@ -32,7 +33,7 @@ absl::StatusOr<std::unique_ptr<DeviceSet>> Master::DiscoverDevices(WorkerCache* 
   std::vector<CallOptions> opts(tasks.size());
   const std::vector<absl::Status> statuses =
       CallAllAndWait(tasks.size(), [&](size_t i, StatusCallback done) {
-        absl::StatusOr<GrpcWorkerClient*> worker = cache->GetWorker(tasks[i]);
+        absl::StatusOr<WorkerInterface*> worker = cache->GetWorker(tasks[i]);
         if (!worker.ok()) return done(worker.status());
         opts[i].set_timeout_ms(timeout_ms);
         (*worker)->GetStatusAsync(&reqs[i], &resps[i], &opts[i], std::move(done));
@@ -59,7 +60,7 @@ absl::Status Master::CreateWorkerSessions(WorkerCache* cache, const std::string&
   std::vector<CallOptions> opts(tasks.size());
   const std::vector<absl::Status> statuses =
       CallAllAndWait(tasks.size(), [&](size_t i, StatusCallback done) {
-        absl::StatusOr<GrpcWorkerClient*> worker = cache->GetWorker(tasks[i]);
+        absl::StatusOr<WorkerInterface*> worker = cache->GetWorker(tasks[i]);
         if (!worker.ok()) return done(worker.status());
         ParsedDeviceName p;
         device_name::Parse(tasks[i], &p);
@@ -108,7 +109,7 @@ void Master::CreateSession(const CreateSessionRequest* req, CreateSessionRespons
         done(cluster.status());
         return;
       }
-      cache = std::make_shared<WorkerCache>(std::move(*cluster));
+      cache = cache_factory_(std::move(*cluster));
     }
     absl::StatusOr<std::unique_ptr<DeviceSet>> devices = DiscoverDevices(cache.get(), timeout);
     if (!devices.ok()) {
@@ -121,7 +122,8 @@ void Master::CreateSession(const CreateSessionRequest* req, CreateSessionRespons
       done(created);
       return;
     }
-    auto session = std::make_shared<MasterSession>(handle, config, std::move(*devices), cache);
+    auto session =
+        std::make_shared<MasterSession>(handle, config, std::move(*devices), cache, &pool_);
     absl::Status s = session->Create(req->graph_def());
     if (!s.ok()) {
       done(s);
@@ -137,46 +139,56 @@ void Master::CreateSession(const CreateSessionRequest* req, CreateSessionRespons
   });
 }
 
-#define DF_MASTER_SESSION_CALL(BODY)                                           \
-  pool_.Schedule([this, req, resp, done = std::move(done)] {                   \
-    absl::StatusOr<std::shared_ptr<MasterSession>> session =                   \
-        FindSession(req->session_handle());                                    \
-    if (!session.ok()) {                                                       \
-      done(session.status());                                                  \
-      return;                                                                  \
-    }                                                                          \
-    done(BODY);                                                                \
-  })
+void Master::CallOnPool(const std::string& handle, Done done,
+                        std::function<absl::Status(MasterSession&)> call) {
+  pool_.Schedule([this, handle, done = std::move(done), call = std::move(call)] {
+    absl::StatusOr<std::shared_ptr<MasterSession>> session = FindSession(handle);
+    done(session.ok() ? call(**session) : session.status());
+  });
+}
 
 void Master::ExtendSession(const ExtendSessionRequest* req, ExtendSessionResponse* resp,
                            Done done) {
-  DF_MASTER_SESSION_CALL((*session)->Extend(*req, resp));
+  CallOnPool(req->session_handle(), std::move(done),
+             [req, resp](MasterSession& session) { return session.Extend(*req, resp); });
 }
 
 void Master::RunStep(const RunStepRequest* req, RunStepResponse* resp, Done done) {
-  DF_MASTER_SESSION_CALL((*session)->Run(*req, resp));
+  absl::StatusOr<std::shared_ptr<MasterSession>> session = FindSession(req->session_handle());
+  if (!session.ok()) {
+    done(session.status());
+    return;
+  }
+  (*session)->RunAsync(req, resp, std::move(done));
 }
 
 void Master::MakeCallable(const MakeCallableRequest* req, MakeCallableResponse* resp,
                           Done done) {
-  DF_MASTER_SESSION_CALL((*session)->MakeCallable(*req, resp));
+  CallOnPool(req->session_handle(), std::move(done),
+             [req, resp](MasterSession& session) { return session.MakeCallable(*req, resp); });
 }
 
 void Master::RunCallable(const RunCallableRequest* req, RunCallableResponse* resp, Done done) {
-  DF_MASTER_SESSION_CALL((*session)->RunCallable(*req, resp));
+  absl::StatusOr<std::shared_ptr<MasterSession>> session = FindSession(req->session_handle());
+  if (!session.ok()) {
+    done(session.status());
+    return;
+  }
+  (*session)->RunCallableAsync(req, resp, std::move(done));
 }
 
 void Master::ReleaseCallable(const ReleaseCallableRequest* req, ReleaseCallableResponse* resp,
                              Done done) {
-  DF_MASTER_SESSION_CALL((*session)->ReleaseCallable(*req));
+  absl::StatusOr<std::shared_ptr<MasterSession>> session = FindSession(req->session_handle());
+  done(session.ok() ? (*session)->ReleaseCallable(*req) : session.status());
 }
 
 void Master::PartialRunSetup(const PartialRunSetupRequest* req, PartialRunSetupResponse* resp,
                              Done done) {
-  DF_MASTER_SESSION_CALL((*session)->PartialRunSetup(*req, resp));
+  CallOnPool(req->session_handle(), std::move(done), [req, resp](MasterSession& session) {
+    return session.PartialRunSetup(*req, resp);
+  });
 }
-
-#undef DF_MASTER_SESSION_CALL
 
 void Master::CloseSession(const CloseSessionRequest* req, CloseSessionResponse* resp,
                           Done done) {
@@ -226,7 +238,7 @@ void Master::Reset(const ResetRequest* req, ResetResponse* resp, Done done) {
     }
     for (auto& [h, s] : sessions) s->Close().IgnoreError();
     for (const std::string& task : worker_cache_->ListWorkers()) {
-      absl::StatusOr<GrpcWorkerClient*> worker = worker_cache_->GetWorker(task);
+      absl::StatusOr<WorkerInterface*> worker = worker_cache_->GetWorker(task);
       if (!worker.ok()) continue;
       auto* creq = new CleanupAllRequest;
       auto* cresp = new CleanupAllResponse;

@@ -1,7 +1,10 @@
 // The master service's logic: creates sessions (discovering the devices of
 // every task of the cluster, each with its incarnation), routes requests to
-// them and closes them. Long calls (RunStep and friends) run on the
-// master's own pool so transport threads never block. Thread-safe.
+// them and closes them. Calls that block (creating and closing sessions,
+// building and registering client graphs) run on the master's own pool so
+// transport threads never block; a step holds no thread at all while its
+// workers run (the reply comes from the last worker's callback).
+// Thread-safe.
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_MASTER_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_MASTER_H_
 
@@ -24,10 +27,11 @@ class Master {
   // `task_name` is the task this master runs in; its CPU:0 is the client
   // device of every session. `default_config` comes from the ServerDef.
   // `worker_cache` reaches the cluster the server was started with; a
-  // session whose config carries a cluster_def uses that cluster instead
-  // and announces it to every task with CreateWorkerSession.
+  // session whose config carries a cluster_def uses a cache made by
+  // `cache_factory` for that cluster instead and announces it to every
+  // task with CreateWorkerSession.
   Master(std::string task_name, std::shared_ptr<WorkerCache> worker_cache,
-         ConfigProto default_config);
+         WorkerCacheFactory cache_factory, ConfigProto default_config);
   ~Master();
 
   using Done = std::function<void(const absl::Status&)>;
@@ -54,9 +58,14 @@ class Master {
   absl::Status CreateWorkerSessions(WorkerCache* cache, const std::string& handle,
                                     int64_t timeout_ms);
   absl::StatusOr<std::shared_ptr<MasterSession>> FindSession(const std::string& handle);
+  // Runs `call(session)`, which blocks, on the pool, and `done` with its
+  // status.
+  void CallOnPool(const std::string& handle, Done done,
+                  std::function<absl::Status(MasterSession&)> call);
 
   const std::string task_name_;
   const std::shared_ptr<WorkerCache> worker_cache_;
+  const WorkerCacheFactory cache_factory_;
   const ConfigProto default_config_;
   ThreadPool pool_;
   absl::Mutex mu_;

@@ -1,15 +1,20 @@
 // One client session on the master (seed 000's run path). It keeps the full
-// graph; for each run signature (feeds, fetches, targets) it builds a client
-// graph once — rewrite feeds/fetches, place on the cluster's devices,
-// partition by task with the shared partitioner — and registers each
-// partition with its worker. Every step then gets a fresh step id and one
-// RunGraph per worker, issued concurrently; the first failure cancels the
-// others, every worker is told to drop the step's state afterwards, and
-// fetches are returned in the order asked for.
-// Thread-safe: many steps may run at once.
+// graph in a GraphExecutionState; for each run signature it builds a client
+// graph once — the pipeline's rewrite, placement and partition by task — and
+// registers each part with the worker of its task. Every step then gets a
+// fresh step id and one RunGraph per worker, issued together; the first
+// failure cancels the others, every worker is told to drop the step's state
+// afterwards, and fetches come back in the order asked for.
+//
+// Steps run without holding a thread: a step whose client graph is built
+// starts on the caller's thread and finishes from the last worker's reply.
+// Building a client graph (and registering it) blocks, so it runs on the
+// pool the caller names. Thread-safe: many steps may run at once. Owned by
+// shared_ptr (steps in flight keep their session alive).
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_MASTER_SESSION_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_MASTER_SESSION_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -19,20 +24,24 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "distflow/common_runtime/device_set.h"
-#include "distflow/common_runtime/placer.h"
+#include "distflow/common_runtime/graph_execution_state.h"
 #include "distflow/config.pb.h"
+#include "distflow/core/threadpool.h"
 #include "distflow/distributed_runtime/worker_cache.h"
 #include "distflow/graph.pb.h"
 #include "distflow/master.pb.h"
 
 namespace distflow {
 
-class MasterSession {
+class MasterSession : public std::enable_shared_from_this<MasterSession> {
  public:
+  using Done = std::function<void(const absl::Status&)>;
+
   // `devices` are every device of the cluster, with the master's own
-  // task's CPU as the client device.
+  // task's CPU as the client device. Blocking work goes to `pool`
+  // (borrowed; it must outlive the session).
   MasterSession(std::string handle, ConfigProto config, std::unique_ptr<DeviceSet> devices,
-                std::shared_ptr<WorkerCache> worker_cache);
+                std::shared_ptr<WorkerCache> worker_cache, ThreadPool* pool);
   ~MasterSession();
 
   const std::string& handle() const { return handle_; }
@@ -44,12 +53,13 @@ class MasterSession {
   // Adds nodes. FailedPrecondition when current_graph_version is stale.
   absl::Status Extend(const ExtendSessionRequest& req, ExtendSessionResponse* resp);
 
-  absl::Status Run(const RunStepRequest& req, RunStepResponse* resp);
+  // Asynchronous: `req` and `resp` must stay valid until `done` runs.
+  void RunAsync(const RunStepRequest* req, RunStepResponse* resp, Done done);
+  void RunCallableAsync(const RunCallableRequest* req, RunCallableResponse* resp, Done done);
 
+  // These build client graphs, so they block: call them on a pool thread.
   absl::Status MakeCallable(const MakeCallableRequest& req, MakeCallableResponse* resp);
-  absl::Status RunCallable(const RunCallableRequest& req, RunCallableResponse* resp);
   absl::Status ReleaseCallable(const ReleaseCallableRequest& req);
-
   absl::Status PartialRunSetup(const PartialRunSetupRequest& req,
                                PartialRunSetupResponse* resp);
 
@@ -57,47 +67,59 @@ class MasterSession {
   absl::Status Close();
 
  private:
-  struct Signature {
-    std::vector<std::string> feeds, fetches, targets;
-  };
-  struct ClientGraph;
+  struct RegisteredGraph;
   struct Callable {
-    Signature sig;
+    RunSignature sig;
+    RunSignatureIndex index;
+    std::vector<std::string> feed_names;  // as given to MakeCallable
     RunOptions run_options;
   };
   struct PartialRunState;
+  struct StepCall;
+  // The fetched tensors of a step, parallel to the fetch indices it was
+  // given, or its error.
+  using StepDone = std::function<void(absl::Status, std::vector<TensorProto> fetched)>;
 
-  absl::StatusOr<std::shared_ptr<ClientGraph>> GetOrBuildClientGraph(const Signature& sig);
-  absl::StatusOr<std::shared_ptr<ClientGraph>> BuildClientGraph(const Signature& sig);
-  // Runs one step of `cg` (or one call of a partial run). `feeds[i]` (when
-  // not null) goes to sig.feeds[i]; `fetched[k]` receives
-  // sig.fetches[fetch_indices[k]].
-  absl::Status RunClientGraph(const ClientGraph& cg, int64_t step_id,
-                              const RunOptions& options,
-                              const std::vector<const TensorProto*>& feeds,
-                              const std::vector<int>& fetch_indices,
-                              std::vector<TensorProto>* fetched, RunMetadata* metadata,
-                              bool is_partial, bool is_last_partial);
-  absl::Status PartialRun(const RunStepRequest& req, RunStepResponse* resp);
+  absl::StatusOr<std::shared_ptr<const RegisteredGraph>> FindRegistered(const RunSignature& sig);
+  // Blocks: builds and registers on first use.
+  absl::StatusOr<std::shared_ptr<const RegisteredGraph>> GetOrBuild(const RunSignature& sig);
+  absl::StatusOr<std::shared_ptr<const RegisteredGraph>> Build(const RunSignature& sig);
+  // Runs `then(graph)` with the registered graph of `sig`: at once when it
+  // is built, else on the pool after building it.
+  void WithRegistered(const RunSignature& sig,
+                      std::function<void(absl::StatusOr<std::shared_ptr<const RegisteredGraph>>)>
+                          then);
+  // Runs one step of `rg` (or one call of a partial run). `feeds[i]` (when
+  // not null) goes to the signature's feeds[i] and is checked against it
+  // (`feed_names[i]` names it in errors); the fetched tensors are the
+  // signature's fetches[fetch_indices[k]]. The step's stats and partition
+  // graphs go to `metadata`. All pointers must stay valid until `done`.
+  void RunStepAsync(std::shared_ptr<const RegisteredGraph> rg, int64_t step_id,
+                    const RunOptions& options, std::vector<const TensorProto*> feeds,
+                    std::vector<std::string> feed_names, std::vector<int> fetch_indices,
+                    RunMetadata* metadata, bool is_partial, bool is_last_partial,
+                    StepDone done);
+  void FinishStep(const std::shared_ptr<StepCall>& call);
+  void PartialRunAsync(const RunStepRequest* req, RunStepResponse* resp, Done done);
   // Turns a worker's failure into the step's error: names the task, and
   // reports a restarted task (new incarnation) as Aborted.
-  absl::Status WorkerError(const std::string& task, const absl::Status& s);
+  void WorkerErrorAsync(const std::string& task, const absl::Status& s,
+                        std::function<void(absl::Status)> done);
   void DeregisterAll();
 
   const std::string handle_;
   const ConfigProto config_;
   const std::unique_ptr<DeviceSet> devices_;
   const std::shared_ptr<WorkerCache> worker_cache_;
+  ThreadPool* const pool_;
+  GraphExecutionState execution_state_;
 
   absl::Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
-  GraphDef graph_def_ ABSL_GUARDED_BY(mu_);
   int64_t graph_version_ ABSL_GUARDED_BY(mu_) = 0;
-  std::map<std::string, std::shared_ptr<ClientGraph>> client_graphs_ ABSL_GUARDED_BY(mu_);
-  StatefulPlacements stateful_placements_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<const RegisteredGraph>> registered_ ABSL_GUARDED_BY(mu_);
   int64_t next_callable_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<int64_t, Callable> callables_ ABSL_GUARDED_BY(mu_);
-  int64_t name_counter_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t next_partial_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<std::string, std::shared_ptr<PartialRunState>> partial_runs_
       ABSL_GUARDED_BY(mu_);

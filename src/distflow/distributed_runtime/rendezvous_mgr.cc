@@ -77,7 +77,7 @@ void RemoteRendezvous::RecvFromRemote(const ParsedKey& key, const Args& args,
     done(aborted, Args(), args, Tensor(), false);
     return;
   }
-  absl::StatusOr<GrpcWorkerClient*> worker = cache->GetWorker(key.src_device);
+  absl::StatusOr<WorkerInterface*> worker = cache->GetWorker(key.src_device);
   if (!worker.ok()) {
     {
       absl::MutexLock lock(&mu_);

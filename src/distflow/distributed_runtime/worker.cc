@@ -5,7 +5,6 @@
 #include "distflow/core/env.h"
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/rendezvous_mgr.h"
-#include "distflow/distributed_runtime/tensor_coding.h"
 #include "distflow/framework/tensor_proto.h"
 
 namespace distflow {
@@ -23,7 +22,7 @@ void Worker::GetStatus(const GetStatusRequest& req, GetStatusResponse* resp) {
 absl::Status Worker::CreateWorkerSession(const CreateWorkerSessionRequest& req) {
   if (req.server_def().cluster().job_size() == 0) return absl::OkStatus();
   DF_ASSIGN_OR_RETURN(ClusterSpec cluster, ClusterSpec::FromClusterDef(req.server_def().cluster()));
-  auto cache = std::make_shared<WorkerCache>(std::move(cluster));
+  std::shared_ptr<WorkerCache> cache = env_->worker_cache_factory(std::move(cluster));
   absl::MutexLock lock(&mu_);
   session_caches_[req.session_handle()] = std::move(cache);
   return absl::OkStatus();
@@ -295,11 +294,11 @@ void Worker::RunPartialGraphAsync(CancellationManager* call_cm, const RunGraphRe
   one_done(absl::OkStatus());
 }
 
-void Worker::RecvTensorAsync(const RecvTensorRequest* req, grpc::ByteBuffer* resp, Done done) {
+void Worker::RecvTensorAsync(const RecvTensorRequest& req, RecvTensorDone done) {
   Rendezvous::ParsedKey key;
-  absl::Status s = Rendezvous::ParseKey(req->rendezvous_key(), &key);
+  absl::Status s = Rendezvous::ParseKey(req.rendezvous_key(), &key);
   if (!s.ok()) {
-    done(s);
+    done(s, Tensor(), false);
     return;
   }
   ParsedDeviceName task;
@@ -307,21 +306,15 @@ void Worker::RecvTensorAsync(const RecvTensorRequest* req, grpc::ByteBuffer* res
   if (!key.src.has_job || key.src.job != task.job || !key.src.has_task ||
       key.src.task != task.task) {
     done(errors::InvalidArgument("RecvTensor for '", key.edge_name, "' asks ", env_->task_name,
-                                 " for a tensor produced on ", key.src_device));
+                                 " for a tensor produced on ", key.src_device),
+         Tensor(), false);
     return;
   }
-  RefPtr<RemoteRendezvous> rendezvous = env_->rendezvous_mgr->Find(req->step_id());
+  RefPtr<RemoteRendezvous> rendezvous = env_->rendezvous_mgr->Find(req.step_id());
   rendezvous->RecvLocalAsync(
-      key, [resp, done = std::move(done)](const absl::Status& s, const Rendezvous::Args&,
-                                          const Rendezvous::Args&, const Tensor& value,
-                                          bool is_dead) {
-        if (!s.ok()) {
-          done(s);
-          return;
-        }
-        EncodeRecvTensorResponse(value, is_dead, NowMicros(), resp);
-        done(absl::OkStatus());
-      });
+      key, [done = std::move(done)](const absl::Status& s, const Rendezvous::Args&,
+                                    const Rendezvous::Args&, const Tensor& value,
+                                    bool is_dead) { done(s, value, is_dead); });
 }
 
 }  // namespace distflow

@@ -1,7 +1,9 @@
 // The worker service's logic, independent of the transport: register and
 // run graph partitions, serve tensors to peers, drop a step's state when the
 // master says so. RunGraph and RecvTensor complete asynchronously (no thread
-// waits for a tensor). Thread-safe.
+// waits for a tensor). Transports call it: the gRPC service
+// (rpc/grpc_worker_service.h) and LocalWorker (local_worker.h).
+// Thread-safe.
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_WORKER_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_WORKER_H_
 
@@ -11,12 +13,11 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
-#include "distflow/distributed_runtime/worker_cache.h"
 #include "distflow/distributed_runtime/graph_mgr.h"
+#include "distflow/distributed_runtime/worker_cache.h"
 #include "distflow/distributed_runtime/worker_env.h"
 #include "distflow/framework/cancellation.h"
 #include "distflow/worker.pb.h"
-#include "grpcpp/support/byte_buffer.h"
 
 namespace distflow {
 
@@ -44,8 +45,10 @@ class Worker {
                      RunGraphResponse* resp, Done done);
 
   // Waits for the local producer of req.rendezvous_key in step req.step_id
-  // and encodes the tensor into `resp` (raw bytes, no copy).
-  void RecvTensorAsync(const RecvTensorRequest* req, grpc::ByteBuffer* resp, Done done);
+  // and hands the tensor itself (no copy) to `done`; a transport encodes it.
+  using RecvTensorDone =
+      std::function<void(const absl::Status&, const Tensor& value, bool is_dead)>;
+  void RecvTensorAsync(const RecvTensorRequest& req, RecvTensorDone done);
 
   GraphMgr* graph_mgr() { return &graph_mgr_; }
 

@@ -2,12 +2,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "distflow/core/status.h"
-#include "distflow/distributed_runtime/rpc/grpc_util.h"
 #include "distflow/framework/device_name_utils.h"
 
 namespace distflow {
 
-WorkerCache::WorkerCache(ClusterSpec cluster) : cluster_(std::move(cluster)) {}
+WorkerCache::WorkerCache(ClusterSpec cluster, WorkerFactory factory)
+    : factory_(std::move(factory)), cluster_(std::move(cluster)) {}
 
 std::vector<std::string> WorkerCache::ListWorkers() const {
   absl::MutexLock lock(&mu_);
@@ -27,7 +27,7 @@ absl::Status WorkerCache::SetTaskAddress(absl::string_view job, int task,
   return absl::OkStatus();
 }
 
-absl::StatusOr<GrpcWorkerClient*> WorkerCache::GetWorker(absl::string_view task_or_device) {
+absl::StatusOr<WorkerInterface*> WorkerCache::GetWorker(absl::string_view task_or_device) {
   ParsedDeviceName parsed;
   if (!device_name::Parse(task_or_device, &parsed) || !parsed.has_job || !parsed.has_task) {
     return errors::InvalidArgument("'", task_or_device, "' does not name a task (/job:J/task:T)");
@@ -39,8 +39,8 @@ absl::StatusOr<GrpcWorkerClient*> WorkerCache::GetWorker(absl::string_view task_
   auto it = workers_.find(task);
   if (it != workers_.end()) return it->second.get();
   DF_ASSIGN_OR_RETURN(std::string address, cluster_.TaskAddress(parsed.job, parsed.task));
-  auto client = std::make_unique<GrpcWorkerClient>(task, NewGrpcChannel(address));
-  GrpcWorkerClient* raw = client.get();
+  DF_ASSIGN_OR_RETURN(std::unique_ptr<WorkerInterface> client, factory_(task, address));
+  WorkerInterface* raw = client.get();
   workers_[task] = std::move(client);
   return raw;
 }

@@ -7,18 +7,21 @@
 #include <memory>
 #include <string>
 
+#include "distflow/distributed_runtime/worker_cache.h"
+
 namespace distflow {
 
 class DeviceMgr;
 class RendezvousMgr;
 class ThreadPool;
-class WorkerCache;
 
 struct WorkerEnv {
   std::string task_name;  // "/job:J/replica:0/task:T"
   DeviceMgr* device_mgr = nullptr;
-  // Clients of the tasks of the cluster the server was started with.
+  // The workers of the cluster the server was started with.
   std::shared_ptr<WorkerCache> worker_cache;
+  // Makes the worker cache of a cluster a session brings.
+  WorkerCacheFactory worker_cache_factory;
   RendezvousMgr* rendezvous_mgr = nullptr;
   ThreadPool* compute_pool = nullptr;
 };

@@ -3,26 +3,83 @@
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
 
 namespace distflow {
+namespace {
 
-#define DF_MASTER_METHOD(NAME, REQ, RESP)                                              \
-  grpc::ServerUnaryReactor* GrpcMasterService::NAME(grpc::CallbackServerContext* ctx, \
-                                                    const REQ* req, RESP* resp) {      \
-    grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();                         \
-    master_->NAME(req, resp, [reactor](const absl::Status& s) {                        \
-      reactor->Finish(ToGrpcStatus(s));                                                \
-    });                                                                                \
-    return reactor;                                                                    \
-  }
-DF_MASTER_METHOD(CreateSession, CreateSessionRequest, CreateSessionResponse)
-DF_MASTER_METHOD(ExtendSession, ExtendSessionRequest, ExtendSessionResponse)
-DF_MASTER_METHOD(PartialRunSetup, PartialRunSetupRequest, PartialRunSetupResponse)
-DF_MASTER_METHOD(RunStep, RunStepRequest, RunStepResponse)
-DF_MASTER_METHOD(CloseSession, CloseSessionRequest, CloseSessionResponse)
-DF_MASTER_METHOD(ListDevices, ListDevicesRequest, ListDevicesResponse)
-DF_MASTER_METHOD(Reset, ResetRequest, ResetResponse)
-DF_MASTER_METHOD(MakeCallable, MakeCallableRequest, MakeCallableResponse)
-DF_MASTER_METHOD(RunCallable, RunCallableRequest, RunCallableResponse)
-DF_MASTER_METHOD(ReleaseCallable, ReleaseCallableRequest, ReleaseCallableResponse)
-#undef DF_MASTER_METHOD
+// The callback that finishes a call with the Master's status.
+Master::Done FinishWith(grpc::ServerUnaryReactor* reactor) {
+  return [reactor](const absl::Status& s) { reactor->Finish(ToGrpcStatus(s)); };
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* GrpcMasterService::CreateSession(grpc::CallbackServerContext* ctx,
+                                                const CreateSessionRequest* req, CreateSessionResponse* resp) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  master_->CreateSession(req, resp, FinishWith(reactor));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* GrpcMasterService::ExtendSession(grpc::CallbackServerContext* ctx,
+                                                const ExtendSessionRequest* req, ExtendSessionResponse* resp) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  master_->ExtendSession(req, resp, FinishWith(reactor));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* GrpcMasterService::PartialRunSetup(grpc::CallbackServerContext* ctx,
+                                                const PartialRunSetupRequest* req, PartialRunSetupResponse* resp) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  master_->PartialRunSetup(req, resp, FinishWith(reactor));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* GrpcMasterService::RunStep(grpc::CallbackServerContext* ctx,
+                                                const RunStepRequest* req, RunStepResponse* resp) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  master_->RunStep(req, resp, FinishWith(reactor));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* GrpcMasterService::CloseSession(grpc::CallbackServerContext* ctx,
+                                                const CloseSessionRequest* req, CloseSessionResponse* resp) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  master_->CloseSession(req, resp, FinishWith(reactor));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* GrpcMasterService::ListDevices(grpc::CallbackServerContext* ctx,
+                                                const ListDevicesRequest* req, ListDevicesResponse* resp) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  master_->ListDevices(req, resp, FinishWith(reactor));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* GrpcMasterService::Reset(grpc::CallbackServerContext* ctx,
+                                                const ResetRequest* req, ResetResponse* resp) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  master_->Reset(req, resp, FinishWith(reactor));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* GrpcMasterService::MakeCallable(grpc::CallbackServerContext* ctx,
+                                                const MakeCallableRequest* req, MakeCallableResponse* resp) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  master_->MakeCallable(req, resp, FinishWith(reactor));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* GrpcMasterService::RunCallable(grpc::CallbackServerContext* ctx,
+                                                const RunCallableRequest* req, RunCallableResponse* resp) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  master_->RunCallable(req, resp, FinishWith(reactor));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* GrpcMasterService::ReleaseCallable(grpc::CallbackServerContext* ctx,
+                                                const ReleaseCallableRequest* req, ReleaseCallableResponse* resp) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  master_->ReleaseCallable(req, resp, FinishWith(reactor));
+  return reactor;
+}
 
 }  // namespace distflow

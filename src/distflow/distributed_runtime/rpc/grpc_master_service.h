@@ -1,5 +1,6 @@
-// The MasterService over gRPC (callback API); every call is handed to the
-// Master and finished from its callback.
+// The MasterService over gRPC (callback API): each call is handed to the
+// Master with a callback that finishes the call, so no gRPC thread waits for
+// a session to be made or a step to run.
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_MASTER_SERVICE_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_MASTER_SERVICE_H_
 
@@ -12,20 +13,26 @@ class GrpcMasterService final : public MasterService::CallbackService {
  public:
   explicit GrpcMasterService(Master* master) : master_(master) {}
 
-#define DF_MASTER_METHOD(NAME, REQ, RESP) \
-  grpc::ServerUnaryReactor* NAME(grpc::CallbackServerContext* ctx, const REQ* req, RESP* resp) override;
-  DF_MASTER_METHOD(CreateSession, CreateSessionRequest, CreateSessionResponse)
-  DF_MASTER_METHOD(ExtendSession, ExtendSessionRequest, ExtendSessionResponse)
-  DF_MASTER_METHOD(PartialRunSetup, PartialRunSetupRequest, PartialRunSetupResponse)
-  DF_MASTER_METHOD(RunStep, RunStepRequest, RunStepResponse)
-  DF_MASTER_METHOD(CloseSession, CloseSessionRequest, CloseSessionResponse)
-  DF_MASTER_METHOD(ListDevices, ListDevicesRequest, ListDevicesResponse)
-  DF_MASTER_METHOD(Reset, ResetRequest, ResetResponse)
-  DF_MASTER_METHOD(MakeCallable, MakeCallableRequest, MakeCallableResponse)
-  DF_MASTER_METHOD(RunCallable, RunCallableRequest, RunCallableResponse)
-  DF_MASTER_METHOD(ReleaseCallable, ReleaseCallableRequest, ReleaseCallableResponse)
-#undef DF_MASTER_METHOD
-
+  grpc::ServerUnaryReactor* CreateSession(grpc::CallbackServerContext* ctx, const CreateSessionRequest* req,
+                                  CreateSessionResponse* resp) override;
+  grpc::ServerUnaryReactor* ExtendSession(grpc::CallbackServerContext* ctx, const ExtendSessionRequest* req,
+                                  ExtendSessionResponse* resp) override;
+  grpc::ServerUnaryReactor* PartialRunSetup(grpc::CallbackServerContext* ctx, const PartialRunSetupRequest* req,
+                                  PartialRunSetupResponse* resp) override;
+  grpc::ServerUnaryReactor* RunStep(grpc::CallbackServerContext* ctx, const RunStepRequest* req,
+                                  RunStepResponse* resp) override;
+  grpc::ServerUnaryReactor* CloseSession(grpc::CallbackServerContext* ctx, const CloseSessionRequest* req,
+                                  CloseSessionResponse* resp) override;
+  grpc::ServerUnaryReactor* ListDevices(grpc::CallbackServerContext* ctx, const ListDevicesRequest* req,
+                                  ListDevicesResponse* resp) override;
+  grpc::ServerUnaryReactor* Reset(grpc::CallbackServerContext* ctx, const ResetRequest* req,
+                                  ResetResponse* resp) override;
+  grpc::ServerUnaryReactor* MakeCallable(grpc::CallbackServerContext* ctx, const MakeCallableRequest* req,
+                                  MakeCallableResponse* resp) override;
+  grpc::ServerUnaryReactor* RunCallable(grpc::CallbackServerContext* ctx, const RunCallableRequest* req,
+                                  RunCallableResponse* resp) override;
+  grpc::ServerUnaryReactor* ReleaseCallable(grpc::CallbackServerContext* ctx, const ReleaseCallableRequest* req,
+                                  ReleaseCallableResponse* resp) override;
  private:
   Master* const master_;
 };

@@ -4,27 +4,9 @@
 
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
-#include "distflow/distributed_runtime/tensor_coding.h"
+#include "distflow/distributed_runtime/rpc/grpc_tensor_coding.h"
 
 namespace distflow {
-
-void CallOptions::StartCancel() {
-  absl::MutexLock lock(&mu_);
-  cancelled_ = true;
-  if (ctx_ != nullptr) ctx_->TryCancel();
-}
-
-bool CallOptions::SetContext(grpc::ClientContext* ctx) {
-  absl::MutexLock lock(&mu_);
-  if (cancelled_) return false;
-  ctx_ = ctx;
-  return true;
-}
-
-void CallOptions::ClearContext() {
-  absl::MutexLock lock(&mu_);
-  ctx_ = nullptr;
-}
 
 namespace {
 
@@ -38,9 +20,9 @@ struct CallState {
   const char* method = "";
 };
 
-std::unique_ptr<CallState> StartCall(const std::string& task, const char* method,
+std::shared_ptr<CallState> StartCall(const std::string& task, const char* method,
                                      CallOptions* opts, StatusCallback done) {
-  auto state = std::make_unique<CallState>();
+  auto state = std::make_shared<CallState>();
   state->opts = opts;
   state->done = std::move(done);
   state->task = task;
@@ -55,8 +37,8 @@ std::unique_ptr<CallState> StartCall(const std::string& task, const char* method
 
 // Runs the user's callback once with a status that names the peer for
 // transport-level failures.
-void FinishCall(CallState* state, const grpc::Status& s) {
-  if (state->opts != nullptr) state->opts->ClearContext();
+void FinishCall(const std::shared_ptr<CallState>& state, const grpc::Status& s) {
+  if (state->opts != nullptr) state->opts->ClearCancelCallback();
   absl::Status status = FromGrpcStatus(s);
   if (!status.ok() && !IsServerStatus(s)) {
     switch (status.code()) {
@@ -80,8 +62,14 @@ void FinishCall(CallState* state, const grpc::Status& s) {
     }
   }
   StatusCallback done = std::move(state->done);
-  delete state;
   done(status);
+}
+
+// Lets the call's options cancel the live call; false when they were
+// cancelled already. The cancel callback keeps the context alive.
+bool Attach(const std::shared_ptr<CallState>& state) {
+  if (state->opts == nullptr) return true;
+  return state->opts->SetCancelCallback([state] { state->ctx.TryCancel(); });
 }
 
 }  // namespace
@@ -94,8 +82,8 @@ GrpcWorkerClient::GrpcWorkerClient(std::string task, std::shared_ptr<grpc::Chann
 
 void GrpcWorkerClient::Call(const char* name, CallOptions* opts, StatusCallback done,
                             const Invoker& invoke) {
-  CallState* state = StartCall(task_, name, opts, std::move(done)).release();
-  if (opts != nullptr && !opts->SetContext(&state->ctx)) {
+  std::shared_ptr<CallState> state = StartCall(task_, name, opts, std::move(done));
+  if (!Attach(state)) {
     FinishCall(state, grpc::Status(grpc::StatusCode::CANCELLED, "Cancelled"));
     return;
   }
@@ -170,8 +158,8 @@ void GrpcWorkerClient::RecvTensorAsync(int64_t step_id, const std::string& rende
     int64_t send_start = 0;
     done(DecodeRecvTensorResponse(bufs->response, tensor, is_dead, &send_start));
   };
-  CallState* state = StartCall(task_, "RecvTensor", opts, std::move(wrapped)).release();
-  if (opts != nullptr && !opts->SetContext(&state->ctx)) {
+  std::shared_ptr<CallState> state = StartCall(task_, "RecvTensor", opts, std::move(wrapped));
+  if (!Attach(state)) {
     FinishCall(state, grpc::Status(grpc::StatusCode::CANCELLED, "Cancelled"));
     return;
   }

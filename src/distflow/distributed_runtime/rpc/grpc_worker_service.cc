@@ -3,6 +3,8 @@
 #include <memory>
 
 #include "distflow/core/status.h"
+#include "distflow/core/env.h"
+#include "distflow/distributed_runtime/rpc/grpc_tensor_coding.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
 
 namespace distflow {
@@ -94,9 +96,13 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerCont
     return Finished(ctx, errors::InvalidArgument("malformed RecvTensorRequest"));
   }
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  worker_->RecvTensorAsync(request.get(), resp, [reactor, request](const absl::Status& s) {
-    reactor->Finish(ToGrpcStatus(s));
-  });
+  worker_->RecvTensorAsync(
+      *request, [reactor, request, resp](const absl::Status& s, const Tensor& value,
+                                         bool is_dead) {
+        // The response points at the tensor's own buffer: no copy.
+        if (s.ok()) EncodeRecvTensorResponse(value, is_dead, NowMicros(), resp);
+        reactor->Finish(ToGrpcStatus(s));
+      });
   return reactor;
 }
 

@@ -3,8 +3,8 @@
 // state they share. Start() binds the port (0 picks a free one; the chosen
 // port is bound_port()), Stop() shuts the server down and fails what is
 // running. Thread-safe.
-#ifndef DISTFLOW_DISTRIBUTED_RUNTIME_SERVER_H_
-#define DISTFLOW_DISTRIBUTED_RUNTIME_SERVER_H_
+#ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_SERVER_H_
+#define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_SERVER_H_
 
 #include <memory>
 #include <string>
@@ -61,4 +61,4 @@ class GrpcServer {
 
 }  // namespace distflow
 
-#endif  // DISTFLOW_DISTRIBUTED_RUNTIME_SERVER_H_
+#endif  // DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_SERVER_H_

@@ -1,4 +1,4 @@
-#include "distflow/distributed_runtime/server.h"
+#include "distflow/distributed_runtime/rpc/grpc_server.h"
 
 #include "absl/strings/str_cat.h"
 #include "distflow/common_runtime/cpu_device.h"
@@ -6,10 +6,12 @@
 #include "distflow/core/status.h"
 #include "distflow/core/threadpool.h"
 #include "distflow/distributed_runtime/cluster_spec.h"
+#include "distflow/distributed_runtime/local_worker.h"
 #include "distflow/distributed_runtime/master.h"
 #include "distflow/distributed_runtime/rendezvous_mgr.h"
 #include "distflow/distributed_runtime/rpc/grpc_master_service.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
+#include "distflow/distributed_runtime/rpc/grpc_worker_client.h"
 #include "distflow/distributed_runtime/rpc/grpc_worker_service.h"
 #include "distflow/distributed_runtime/worker.h"
 #include "distflow/distributed_runtime/worker_cache.h"
@@ -44,17 +46,31 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
   int inter = config.inter_op_parallelism_threads();
   if (inter <= 0) inter = std::max(4, NumSchedulableCPUs());
   s->compute_pool_ = std::make_unique<ThreadPool>("compute", inter);
-  s->worker_cache_ = std::make_shared<WorkerCache>(std::move(cluster));
+  // The task of this process is reached in-process, every other over gRPC.
+  GrpcServer* server = s.get();
+  WorkerCacheFactory cache_factory = [server](ClusterSpec cluster) {
+    return std::make_shared<WorkerCache>(
+        std::move(cluster),
+        [server](const std::string& task, const std::string& address)
+            -> absl::StatusOr<std::unique_ptr<WorkerInterface>> {
+          if (task == server->task_name_) {
+            return std::make_unique<LocalWorker>(task, server->impl_->worker.get());
+          }
+          return std::make_unique<GrpcWorkerClient>(task, NewGrpcChannel(address));
+        });
+  };
+  s->worker_cache_ = cache_factory(std::move(cluster));
   s->rendezvous_mgr_ = std::make_unique<RendezvousMgr>(s->task_name_);
   s->impl_ = std::make_unique<Impl>();
   WorkerEnv& env = s->impl_->env;
   env.task_name = s->task_name_;
   env.device_mgr = s->device_mgr_.get();
   env.worker_cache = s->worker_cache_;
+  env.worker_cache_factory = cache_factory;
   env.rendezvous_mgr = s->rendezvous_mgr_.get();
   env.compute_pool = s->compute_pool_.get();
   s->impl_->worker = std::make_unique<Worker>(&env);
-  s->impl_->master = std::make_unique<Master>(s->task_name_, s->worker_cache_, config);
+  s->impl_->master = std::make_unique<Master>(s->task_name_, s->worker_cache_, cache_factory, config);
   s->impl_->worker_service = std::make_unique<GrpcWorkerService>(s->impl_->worker.get());
   s->impl_->master_service = std::make_unique<GrpcMasterService>(s->impl_->master.get());
   return s;

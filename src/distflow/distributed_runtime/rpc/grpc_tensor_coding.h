@@ -6,8 +6,8 @@
 // each incoming slice into it — one copy, into aligned memory. The bytes are
 // an ordinary RecvTensorResponse, so any protobuf parser reads them.
 // Functions are thread-safe.
-#ifndef DISTFLOW_DISTRIBUTED_RUNTIME_TENSOR_CODING_H_
-#define DISTFLOW_DISTRIBUTED_RUNTIME_TENSOR_CODING_H_
+#ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_TENSOR_CODING_H_
+#define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_TENSOR_CODING_H_
 
 #include <cstdint>
 
@@ -27,4 +27,4 @@ absl::Status DecodeRecvTensorResponse(const grpc::ByteBuffer& in, Tensor* tensor
 
 }  // namespace distflow
 
-#endif  // DISTFLOW_DISTRIBUTED_RUNTIME_TENSOR_CODING_H_
+#endif  // DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_TENSOR_CODING_H_

@@ -1,4 +1,4 @@
-#include "distflow/distributed_runtime/tensor_coding.h"
+#include "distflow/distributed_runtime/rpc/grpc_tensor_coding.h"
 
 #include <cstring>
 #include <vector>

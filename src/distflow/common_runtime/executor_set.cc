@@ -1,0 +1,63 @@
+#include "distflow/common_runtime/executor_set.h"
+
+#include <map>
+#include <utility>
+
+#include "distflow/core/status.h"
+#include "distflow/graph/graph_constructor.h"
+#include "distflow/graph/graph_partition.h"
+
+namespace distflow {
+
+absl::StatusOr<std::unique_ptr<ExecutorSet>> ExecutorSet::Create(
+    std::unordered_map<std::string, GraphDef> partitions,
+    const DeviceMgr* device_mgr, std::shared_ptr<SessionKernels> kernels) {
+  std::vector<std::string> device_names;
+  for (const Device* d : device_mgr->ListDevices()) {
+    device_names.push_back(d->name());
+  }
+  DF_RETURN_IF_ERROR(ValidatePartitions(partitions, device_names));
+  std::unique_ptr<ExecutorSet> set(new ExecutorSet);
+  // Devices in a stable order, so partition_graphs are too.
+  std::map<std::string, GraphDef> ordered;
+  for (auto& [device, graph_def] : partitions) {
+    ordered.emplace(device, std::move(graph_def));
+  }
+  for (auto& [location, graph_def] : ordered) {
+    absl::StatusOr<Device*> device = device_mgr->LookupDevice(location);
+    if (!device.ok()) {
+      return errors::InvalidArgument("a partition is placed on '", location,
+                                     "', which is not a device here: ",
+                                     device.status().message());
+    }
+    auto graph = std::make_unique<Graph>();
+    GraphConstructorOptions opts;
+    opts.allow_internal_ops = true;
+    DF_RETURN_IF_ERROR(ConvertGraphDefToGraph(opts, graph_def, graph.get()));
+    Executor::Params params;
+    params.device = *device;
+    params.create_kernel = [kernels, d = *device](const NodeDef& def) {
+      return kernels->Get(d, def);
+    };
+    DF_ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor,
+                        Executor::Create(std::move(params), std::move(graph)));
+    set->executors_.push_back(std::move(executor));
+    set->graphs_.push_back(std::move(graph_def));
+  }
+  return set;
+}
+
+void ExecutorSet::RunAsync(const Executor::Args& args,
+                           Executor::DoneCallback done) const {
+  if (executors_.empty()) {
+    done(absl::OkStatus());
+    return;
+  }
+  auto* barrier = new ExecutorBarrier(static_cast<int>(executors_.size()),
+                                      std::move(done));
+  for (const auto& executor : executors_) {
+    executor->RunAsync(args, barrier->Get());
+  }
+}
+
+}  // namespace distflow
