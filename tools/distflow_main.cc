@@ -95,6 +95,8 @@ int main(int argc, char** argv) {
                          "jobs and tasks: \"ps=h:p;worker=h:p,h:p\" (port 0: any free port)");
   server_cmd->add_option("--job", server.job, "this task's job");
   server_cmd->add_option("--task", server.task, "this task's index")->capture_default_str();
+  server_cmd->add_option("--bind", server.bind,
+                         "host to listen on instead of the task's cluster entry (0.0.0.0: all)");
   server_cmd->add_option("--devices", server.devices, "CPU devices in this task")
       ->capture_default_str();
 

@@ -32,13 +32,14 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out) {
   sigaddset(&stop, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
-  DF_ASSIGN_OR_RETURN(std::unique_ptr<GrpcServer> server, GrpcServer::Create(def));
+  DF_ASSIGN_OR_RETURN(std::unique_ptr<GrpcServer> server, GrpcServer::Create(def, GrpcServerOptions{flags.bind}));
   DF_RETURN_IF_ERROR(server->Start());
   DF_ASSIGN_OR_RETURN(ClusterSpec cluster, ClusterSpec::FromClusterDef(def.cluster()));
   DF_ASSIGN_OR_RETURN(std::string address, cluster.TaskAddress(def.job_name(), def.task_index()));
   std::string host;
   int port;
   DF_RETURN_IF_ERROR(SplitHostPort(address, &host, &port));
+  if (!flags.bind.empty()) host = flags.bind;
   out << "listening on " << host << ":" << server->bound_port() << std::endl;
 
   int sig = 0;

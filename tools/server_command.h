@@ -1,8 +1,10 @@
 // `distflow server`: runs one task of a cluster (master + worker services on
 // one port) until SIGTERM or SIGINT. The task comes from --cluster/--job/
 // --task, or from the TF_CONFIG environment variable when --cluster is not
-// given. A task address with port 0 binds a free port. The first line
-// printed is "listening on HOST:PORT".
+// given. The server listens on the host the task's cluster entry names
+// (127.0.0.1 means loopback only) unless --bind names another. A task
+// address with port 0 binds a free port. The first line printed is
+// "listening on HOST:PORT".
 #ifndef DISTFLOW_TOOLS_SERVER_COMMAND_H_
 #define DISTFLOW_TOOLS_SERVER_COMMAND_H_
 
@@ -20,6 +22,8 @@ struct ServerFlags {
   int task = 0;
   // CPU devices in this task.
   int devices = 1;
+  // Listen on this host instead of the one the cluster names for the task.
+  std::string bind;
 };
 
 // Blocks until the process is asked to stop; OK after a clean shutdown.

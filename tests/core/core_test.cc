@@ -1,9 +1,14 @@
 #include <atomic>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include <set>
 
 #include "distflow/core/env.h"
 #include "distflow/core/random.h"
 #include "distflow/core/threadpool.h"
+#include "distflow/core/timer.h"
 #include "distflow/framework/device_name_utils.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -12,6 +17,41 @@ namespace distflow {
 namespace {
 
 using ::testing::HasSubstr;
+
+TEST(TimerTest, RunsCallbacksInDeadlineOrder) {
+  Timer timer;
+  absl::Mutex mu;
+  std::vector<int> order;
+  absl::Notification last;
+  timer.Schedule(absl::Milliseconds(60), [&] {
+    absl::MutexLock lock(&mu);
+    order.push_back(3);
+    last.Notify();
+  });
+  timer.Schedule(absl::Milliseconds(20), [&] {
+    absl::MutexLock lock(&mu);
+    order.push_back(2);
+  });
+  timer.Schedule(absl::ZeroDuration(), [&] {
+    absl::MutexLock lock(&mu);
+    order.push_back(1);
+  });
+  last.WaitForNotification();
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+}
+
+TEST(TimerTest, CancelledCallbackNeverRuns) {
+  Timer timer;
+  std::atomic<int> runs{0};
+  Timer::Id id = timer.Schedule(absl::Milliseconds(30), [&] { runs++; });
+  EXPECT_TRUE(timer.Cancel(id));
+  EXPECT_FALSE(timer.Cancel(id));
+  absl::Notification later;
+  timer.Schedule(absl::Milliseconds(60), [&] { later.Notify(); });
+  later.WaitForNotification();
+  EXPECT_EQ(runs.load(), 0);
+}
 
 TEST(ThreadPoolTest, ParallelForCoversRangeOnce) {
   ThreadPool pool("test", 3);

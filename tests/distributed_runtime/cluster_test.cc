@@ -5,9 +5,14 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "distflow/distributed_runtime/cluster_spec.h"
 #include "distflow/distributed_runtime/rpc/grpc_session.h"
 #include "distflow/distributed_runtime/rpc/grpc_server.h"
@@ -101,6 +106,37 @@ class ClusterTest : public ::testing::Test {
   std::vector<std::unique_ptr<GrpcServer>> servers_;
 };
 
+// The local addresses of the sockets listening on `port`, as /proc/net/tcp
+// and tcp6 write them (127.0.0.1 is "0100007F", 0.0.0.0 is "00000000").
+std::vector<std::string> ListeningAddresses(int port) {
+  std::vector<std::string> out;
+  const std::string suffix = absl::StrCat(":", absl::AsciiStrToUpper(absl::StrFormat("%04x", port)));
+  for (const char* file : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(file);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state;
+      fields >> slot >> local >> remote >> state;
+      if (state == "0A" && absl::EndsWith(local, suffix)) {
+        out.push_back(local.substr(0, local.size() - suffix.size()));
+      }
+    }
+  }
+  return out;
+}
+
+TEST_F(ClusterTest, LoopbackClusterEntryListensOnLoopbackOnly) {
+  for (const auto& server : servers_) {
+    // 127.0.0.1, on an IPv4 socket or mapped on a dual-stack one.
+    EXPECT_THAT(ListeningAddresses(server->bound_port()),
+                ::testing::ElementsAre(::testing::AnyOf("0100007F",
+                                                        "0000000000000000FFFF00000100007F")))
+        << server->task_name();
+  }
+}
+
 TEST_F(ClusterTest, RunsAcrossThreeTasks) {
   auto session = NewClusterSession();
   std::vector<Tensor> out;
@@ -138,6 +174,19 @@ TEST_F(ClusterTest, BadFeedsAndFetches) {
   s = session->Run({}, {"y"}, {}, &out);
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr("x"));
+  // Feeds are checked on the master, as a local session checks them.
+  s = session->Run({{"x", Tensor::FromVector<int32_t>({1, 2, 3, 4}, TensorShape({2, 2}))}}, {"y"},
+                   {}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("feed 'x': expected a value of type "));
+  s = session->Run({{"x", Tensor::FromVector<float>({1, 2, 3}, TensorShape({3}))}}, {"y"}, {},
+                   &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("does not fit the placeholder's shape"));
+  // The same tensor fed twice under two spellings.
+  s = session->Run({{"x", X()}, {"x:0", X()}}, {"y"}, {}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("is listed more than once"));
 }
 
 TEST_F(ClusterTest, ConcurrentClients) {

@@ -58,8 +58,6 @@ class DirectSession : public Session {
   absl::Status ListDevices(std::vector<DeviceAttributes>* response) override;
   absl::Status Close() override;
 
-  const DeviceMgr& device_mgr() const { return *device_mgr_; }
-
  private:
   struct Executable;
 

@@ -20,7 +20,7 @@ absl::Status PartitionGraph(
   popts.node_to_loc =
       options.by == PartitionBy::kTask ? SplitByTask : SplitByDevice;
   std::atomic<int64_t>* counter = options.counter;
-  std::string tag = options.name_tag;
+  std::string tag(options.name_tag);
   popts.new_name = [counter, tag](absl::string_view prefix) {
     return absl::StrCat(prefix, "/", tag, counter->fetch_add(1));
   };

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "distflow/common_runtime/device_set.h"
 #include "distflow/common_runtime/placer.h"
@@ -42,7 +43,7 @@ struct PartitionGraphOptions {
   std::function<uint64_t(const std::string&)> incarnation;
   // Names the partitioner makes are "<prefix>/<tag><n>", n from `counter`
   // (shared by every partitioning whose nodes must not collide).
-  std::string name_tag = "_";
+  absl::string_view name_tag = "_";
   std::atomic<int64_t>* counter = nullptr;
   bool enable_bfloat16_sendrecv = false;
 };

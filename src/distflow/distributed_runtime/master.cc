@@ -153,13 +153,14 @@ void Master::ExtendSession(const ExtendSessionRequest* req, ExtendSessionRespons
              [req, resp](MasterSession& session) { return session.Extend(*req, resp); });
 }
 
-void Master::RunStep(const RunStepRequest* req, RunStepResponse* resp, Done done) {
+void Master::RunStep(const RunStepRequest* req, RunStepResponse* resp,
+                     CancellationManager* call_cm, Done done) {
   absl::StatusOr<std::shared_ptr<MasterSession>> session = FindSession(req->session_handle());
   if (!session.ok()) {
     done(session.status());
     return;
   }
-  (*session)->RunAsync(req, resp, std::move(done));
+  (*session)->RunAsync(req, resp, call_cm, std::move(done));
 }
 
 void Master::MakeCallable(const MakeCallableRequest* req, MakeCallableResponse* resp,
@@ -168,13 +169,14 @@ void Master::MakeCallable(const MakeCallableRequest* req, MakeCallableResponse* 
              [req, resp](MasterSession& session) { return session.MakeCallable(*req, resp); });
 }
 
-void Master::RunCallable(const RunCallableRequest* req, RunCallableResponse* resp, Done done) {
+void Master::RunCallable(const RunCallableRequest* req, RunCallableResponse* resp,
+                         CancellationManager* call_cm, Done done) {
   absl::StatusOr<std::shared_ptr<MasterSession>> session = FindSession(req->session_handle());
   if (!session.ok()) {
     done(session.status());
     return;
   }
-  (*session)->RunCallableAsync(req, resp, std::move(done));
+  (*session)->RunCallableAsync(req, resp, call_cm, std::move(done));
 }
 
 void Master::ReleaseCallable(const ReleaseCallableRequest* req, ReleaseCallableResponse* resp,

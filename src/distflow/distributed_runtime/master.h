@@ -38,12 +38,16 @@ class Master {
 
   void CreateSession(const CreateSessionRequest* req, CreateSessionResponse* resp, Done done);
   void ExtendSession(const ExtendSessionRequest* req, ExtendSessionResponse* resp, Done done);
-  void RunStep(const RunStepRequest* req, RunStepResponse* resp, Done done);
+  // `call_cm` (may be null) is cancelled when the caller gives up; the
+  // step is then cancelled.
+  void RunStep(const RunStepRequest* req, RunStepResponse* resp, CancellationManager* call_cm,
+               Done done);
   void CloseSession(const CloseSessionRequest* req, CloseSessionResponse* resp, Done done);
   void ListDevices(const ListDevicesRequest* req, ListDevicesResponse* resp, Done done);
   void Reset(const ResetRequest* req, ResetResponse* resp, Done done);
   void MakeCallable(const MakeCallableRequest* req, MakeCallableResponse* resp, Done done);
-  void RunCallable(const RunCallableRequest* req, RunCallableResponse* resp, Done done);
+  void RunCallable(const RunCallableRequest* req, RunCallableResponse* resp,
+                   CancellationManager* call_cm, Done done);
   void ReleaseCallable(const ReleaseCallableRequest* req, ReleaseCallableResponse* resp,
                        Done done);
   void PartialRunSetup(const PartialRunSetupRequest* req, PartialRunSetupResponse* resp,

@@ -44,6 +44,8 @@ struct MasterSession::StepCall {
   bool is_last_partial = false;
   std::vector<int> fetch_indices;
   RunMetadata* metadata = nullptr;
+  CancellationManager* call_cm = nullptr;
+  CancellationToken call_token = 0;
   StepDone done;
   std::vector<RunGraphRequest> reqs;
   std::vector<RunGraphResponse> resps;
@@ -241,17 +243,19 @@ void MasterSession::RunStepAsync(std::shared_ptr<const RegisteredGraph> rg, int6
                                  std::vector<const TensorProto*> feeds,
                                  std::vector<std::string> feed_names,
                                  std::vector<int> fetch_indices, RunMetadata* metadata,
-                                 bool is_partial, bool is_last_partial, StepDone done) {
+                                 bool is_partial, bool is_last_partial,
+                                 CancellationManager* call_cm, StepDone done) {
   const ClientGraph& cg = *rg->cg;
   // Feeds are checked here, as a local session checks them, so a wrong
   // value never reaches a worker's kernels.
   for (size_t f = 0; f < feeds.size(); ++f) {
     if (feeds[f] == nullptr) continue;
     TensorShape shape;
-    absl::Status s = TensorShape::FromProto(feeds[f]->tensor_shape(), &shape);
+    absl::Status s = errors::Annotate(TensorShape::FromProto(feeds[f]->tensor_shape(), &shape),
+                                      absl::StrCat("feed '", feed_names[f], "': "));
     if (s.ok()) s = cg.CheckFeed(f, feed_names[f], feeds[f]->dtype(), shape);
     if (!s.ok()) {
-      done(errors::Annotate(s, absl::StrCat("feed '", feed_names[f], "': ")), {});
+      done(s, {});
       return;
     }
   }
@@ -295,6 +299,19 @@ void MasterSession::RunStepAsync(std::shared_ptr<const RegisteredGraph> rg, int6
   {
     absl::MutexLock lock(&call->mu);
     call->pending = static_cast<int>(n);
+  }
+  if (call_cm != nullptr) {
+    call->call_cm = call_cm;
+    call->call_token = call_cm->get_cancellation_token();
+    std::weak_ptr<StepCall> weak = call;
+    if (!call_cm->RegisterCallback(call->call_token, [weak] {
+          if (std::shared_ptr<StepCall> c = weak.lock()) {
+            for (auto& opts : c->opts) opts->StartCancel();
+          }
+        })) {
+      call->done(errors::Cancelled("step ", step_id, " was cancelled by its caller"), {});
+      return;
+    }
   }
   if (n == 0) {
     FinishStep(call);
@@ -341,6 +358,7 @@ void MasterSession::FinishStep(const std::shared_ptr<StepCall>& call) {
     first_error = call->first_error;
     failed_task = call->failed_task;
   }
+  if (call->call_cm != nullptr) call->call_cm->TryDeregisterCallback(call->call_token);
   const RegisteredGraph& rg = *call->rg;
   // Every worker drops the step's rendezvous, whatever happened.
   if (!call->is_partial || call->is_last_partial || !first_error.ok()) {
@@ -391,9 +409,10 @@ void MasterSession::FinishStep(const std::shared_ptr<StepCall>& call) {
   call->done(absl::OkStatus(), std::move(fetched));
 }
 
-void MasterSession::RunAsync(const RunStepRequest* req, RunStepResponse* resp, Done done) {
+void MasterSession::RunAsync(const RunStepRequest* req, RunStepResponse* resp,
+                             CancellationManager* call_cm, Done done) {
   if (!req->partial_run_handle().empty()) {
-    PartialRunAsync(req, resp, std::move(done));
+    PartialRunAsync(req, resp, call_cm, std::move(done));
     return;
   }
   std::vector<std::string> feed_names;
@@ -416,7 +435,8 @@ void MasterSession::RunAsync(const RunStepRequest* req, RunStepResponse* resp, D
   }
   const size_t num_fetches = sig.fetches.size();
   WithRegistered(
-      sig, [self = shared_from_this(), req, resp, done = std::move(done), feeds = std::move(feeds),
+      sig, [self = shared_from_this(), req, resp, call_cm, done = std::move(done),
+            feeds = std::move(feeds),
             names = std::move(names), fetch_index = std::move(index.fetch_index),
             num_fetches](absl::StatusOr<std::shared_ptr<const RegisteredGraph>> rg) mutable {
         if (!rg.ok()) {
@@ -427,7 +447,7 @@ void MasterSession::RunAsync(const RunStepRequest* req, RunStepResponse* resp, D
         for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
         self->RunStepAsync(
             *std::move(rg), NewStepId(), req->options(), std::move(feeds), std::move(names),
-            std::move(all), resp->mutable_metadata(), false, false,
+            std::move(all), resp->mutable_metadata(), false, false, call_cm,
             [req, resp, done = std::move(done), fetch_index = std::move(fetch_index)](
                 absl::Status s, std::vector<TensorProto> fetched) {
               if (!s.ok()) {
@@ -464,7 +484,7 @@ absl::Status MasterSession::MakeCallable(const MakeCallableRequest& req,
 }
 
 void MasterSession::RunCallableAsync(const RunCallableRequest* req, RunCallableResponse* resp,
-                                     Done done) {
+                                     CancellationManager* call_cm, Done done) {
   Callable c;
   {
     absl::MutexLock lock(&mu_);
@@ -487,8 +507,9 @@ void MasterSession::RunCallableAsync(const RunCallableRequest* req, RunCallableR
     feeds[c.index.feed_index[i]] = &req->feed(i);
     names[c.index.feed_index[i]] = c.feed_names[i];
   }
+  const RunSignature sig = c.sig;  // `c` moves into the callback
   WithRegistered(
-      c.sig, [self = shared_from_this(), req, resp, done = std::move(done),
+      sig, [self = shared_from_this(), req, resp, call_cm, done = std::move(done),
               feeds = std::move(feeds), names = std::move(names),
               c = std::move(c)](absl::StatusOr<std::shared_ptr<const RegisteredGraph>> rg) mutable {
         if (!rg.ok()) {
@@ -499,7 +520,7 @@ void MasterSession::RunCallableAsync(const RunCallableRequest* req, RunCallableR
         for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
         self->RunStepAsync(
             *std::move(rg), NewStepId(), c.run_options, std::move(feeds), std::move(names),
-            std::move(all), resp->mutable_metadata(), false, false,
+            std::move(all), resp->mutable_metadata(), false, false, call_cm,
             [resp, done = std::move(done), fetch_index = c.index.fetch_index](
                 absl::Status s, std::vector<TensorProto> fetched) {
               if (!s.ok()) {
@@ -541,7 +562,7 @@ absl::Status MasterSession::PartialRunSetup(const PartialRunSetupRequest& req,
 }
 
 void MasterSession::PartialRunAsync(const RunStepRequest* req, RunStepResponse* resp,
-                                    Done done) {
+                                    CancellationManager* call_cm, Done done) {
   std::shared_ptr<PartialRunState> run;
   {
     absl::MutexLock lock(&mu_);
@@ -604,7 +625,7 @@ void MasterSession::PartialRunAsync(const RunStepRequest* req, RunStepResponse* 
            std::all_of(run->fetched.begin(), run->fetched.end(), [](bool b) { return b; });
   }
   RunStepAsync(run->rg, run->step_id, req->options(), std::move(feeds), std::move(names),
-               std::move(fetch_indices), resp->mutable_metadata(), true, last,
+               std::move(fetch_indices), resp->mutable_metadata(), true, last, call_cm,
                [self = shared_from_this(), req, resp, last, done = std::move(done)](
                    absl::Status s, std::vector<TensorProto> fetched) {
                  if (!s.ok() || last) {

@@ -27,6 +27,7 @@
 #include "distflow/common_runtime/graph_execution_state.h"
 #include "distflow/config.pb.h"
 #include "distflow/core/threadpool.h"
+#include "distflow/framework/cancellation.h"
 #include "distflow/distributed_runtime/worker_cache.h"
 #include "distflow/graph.pb.h"
 #include "distflow/master.pb.h"
@@ -45,7 +46,6 @@ class MasterSession : public std::enable_shared_from_this<MasterSession> {
   ~MasterSession();
 
   const std::string& handle() const { return handle_; }
-  const DeviceSet& devices() const { return *devices_; }
 
   // Checks the graph imports (unknown ops, bad inputs, ... are
   // InvalidArgument/Unimplemented naming the node) and keeps it.
@@ -54,8 +54,11 @@ class MasterSession : public std::enable_shared_from_this<MasterSession> {
   absl::Status Extend(const ExtendSessionRequest& req, ExtendSessionResponse* resp);
 
   // Asynchronous: `req` and `resp` must stay valid until `done` runs.
-  void RunAsync(const RunStepRequest* req, RunStepResponse* resp, Done done);
-  void RunCallableAsync(const RunCallableRequest* req, RunCallableResponse* resp, Done done);
+  // `call_cm` (may be null) cancels the step when the caller gives up.
+  void RunAsync(const RunStepRequest* req, RunStepResponse* resp, CancellationManager* call_cm,
+                Done done);
+  void RunCallableAsync(const RunCallableRequest* req, RunCallableResponse* resp,
+                        CancellationManager* call_cm, Done done);
 
   // These build client graphs, so they block: call them on a pool thread.
   absl::Status MakeCallable(const MakeCallableRequest& req, MakeCallableResponse* resp);
@@ -98,9 +101,10 @@ class MasterSession : public std::enable_shared_from_this<MasterSession> {
                     const RunOptions& options, std::vector<const TensorProto*> feeds,
                     std::vector<std::string> feed_names, std::vector<int> fetch_indices,
                     RunMetadata* metadata, bool is_partial, bool is_last_partial,
-                    StepDone done);
+                    CancellationManager* call_cm, StepDone done);
   void FinishStep(const std::shared_ptr<StepCall>& call);
-  void PartialRunAsync(const RunStepRequest* req, RunStepResponse* resp, Done done);
+  void PartialRunAsync(const RunStepRequest* req, RunStepResponse* resp,
+                       CancellationManager* call_cm, Done done);
   // Turns a worker's failure into the step's error: names the task, and
   // reports a restarted task (new incarnation) as Aborted.
   void WorkerErrorAsync(const std::string& task, const absl::Status& s,

@@ -173,9 +173,4 @@ void RendezvousMgr::CleanupAll() {
   for (auto& [id, r] : table) r->StartAbort(errors::Cancelled("step ", id, " was cleaned up"));
 }
 
-int RendezvousMgr::NumSteps() {
-  absl::MutexLock lock(&mu_);
-  return static_cast<int>(table_.size());
-}
-
 }  // namespace distflow

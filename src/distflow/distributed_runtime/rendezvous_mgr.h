@@ -81,7 +81,6 @@ class RendezvousMgr {
   void Cleanup(int64_t step_id);
   // Aborts and forgets every step.
   void CleanupAll();
-  int NumSteps();
 
  private:
   const std::string task_name_;

@@ -50,8 +50,6 @@ class Worker {
       std::function<void(const absl::Status&, const Tensor& value, bool is_dead)>;
   void RecvTensorAsync(const RecvTensorRequest& req, RecvTensorDone done);
 
-  GraphMgr* graph_mgr() { return &graph_mgr_; }
-
  private:
   // The peers a session's steps talk to: the session's own cluster when
   // CreateWorkerSession gave one, else the server's.

@@ -35,8 +35,9 @@ grpc::ServerUnaryReactor* GrpcMasterService::PartialRunSetup(grpc::CallbackServe
 
 grpc::ServerUnaryReactor* GrpcMasterService::RunStep(grpc::CallbackServerContext* ctx,
                                                 const RunStepRequest* req, RunStepResponse* resp) {
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  master_->RunStep(req, resp, FinishWith(reactor));
+  // A client that cancels or goes away cancels its step.
+  auto* reactor = new CancellableReactor;
+  master_->RunStep(req, resp, reactor->cm(), FinishWith(reactor));
   return reactor;
 }
 
@@ -70,8 +71,9 @@ grpc::ServerUnaryReactor* GrpcMasterService::MakeCallable(grpc::CallbackServerCo
 
 grpc::ServerUnaryReactor* GrpcMasterService::RunCallable(grpc::CallbackServerContext* ctx,
                                                 const RunCallableRequest* req, RunCallableResponse* resp) {
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  master_->RunCallable(req, resp, FinishWith(reactor));
+  // A client that cancels or goes away cancels its step.
+  auto* reactor = new CancellableReactor;
+  master_->RunCallable(req, resp, reactor->cm(), FinishWith(reactor));
   return reactor;
 }
 

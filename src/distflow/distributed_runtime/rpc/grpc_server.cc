@@ -1,5 +1,6 @@
 #include "distflow/distributed_runtime/rpc/grpc_server.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "distflow/common_runtime/cpu_device.h"
 #include "distflow/common_runtime/device_mgr.h"
@@ -31,12 +32,14 @@ struct GrpcServer::Impl {
   bool stopped ABSL_GUARDED_BY(mu) = false;
 };
 
-absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& server_def) {
+absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& server_def,
+                                                                GrpcServerOptions options) {
   DF_ASSIGN_OR_RETURN(ClusterSpec cluster, ClusterSpec::FromClusterDef(server_def.cluster()));
   DF_RETURN_IF_ERROR(
       cluster.TaskAddress(server_def.job_name(), server_def.task_index()).status());
   std::unique_ptr<GrpcServer> s(new GrpcServer);
   s->server_def_ = server_def;
+  s->options_ = std::move(options);
   s->task_name_ =
       absl::StrCat("/job:", server_def.job_name(), "/replica:0/task:", server_def.task_index());
   const ConfigProto& config = server_def.default_session_config();
@@ -87,35 +90,37 @@ GrpcServer::~GrpcServer() {
 }
 
 absl::Status GrpcServer::Start() {
-  int port = server_def_.port();
-  if (port == 0) {
-    DF_ASSIGN_OR_RETURN(ClusterSpec cluster, ClusterSpec::FromClusterDef(server_def_.cluster()));
-    DF_ASSIGN_OR_RETURN(std::string address,
-                        cluster.TaskAddress(server_def_.job_name(), server_def_.task_index()));
-    std::string host;
-    DF_RETURN_IF_ERROR(SplitHostPort(address, &host, &port));
-  }
+  DF_ASSIGN_OR_RETURN(ClusterSpec cluster, ClusterSpec::FromClusterDef(server_def_.cluster()));
+  DF_ASSIGN_OR_RETURN(std::string address,
+                      cluster.TaskAddress(server_def_.job_name(), server_def_.task_index()));
+  std::string host;
+  int port = 0;
+  DF_RETURN_IF_ERROR(SplitHostPort(address, &host, &port));
+  if (server_def_.port() != 0) port = server_def_.port();
+  if (!options_.bind_host.empty()) host = options_.bind_host;
   grpc::ServerBuilder builder;
-  const std::string listen = absl::StrCat("0.0.0.0:", port);
+  const std::string listen =
+      absl::StrCat(absl::StrContains(host, ':') ? absl::StrCat("[", host, "]") : host, ":", port);
   builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &bound_port_);
   // gRPC sets SO_REUSEPORT by default, so a second server on a taken port
   // would start and silently share its connections with the first. A port
   // belongs to one task: binding a taken one is an error.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
-  builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  ConfigureServerBuilder(&builder);
   builder.RegisterService(impl_->worker_service.get());
   builder.RegisterService(impl_->master_service.get());
   impl_->server = builder.BuildAndStart();
   if (impl_->server == nullptr || bound_port_ == 0) {
     return errors::Unavailable("cannot listen on ", listen, " for ", task_name_,
-                               " (is the port taken by another process?)");
+                               " (is the port taken by another process, or is ", host,
+                               " not an address of this machine? --bind overrides it)");
   }
   if (port == 0) {
     // Peers in this process (the master) must reach the port really bound.
+    const bool any = host == "0.0.0.0" || host == "::" || host.empty();
     DF_RETURN_IF_ERROR(worker_cache_->SetTaskAddress(
         server_def_.job_name(), server_def_.task_index(),
-        absl::StrCat("127.0.0.1:", bound_port_)));
+        absl::StrCat(any ? "127.0.0.1" : listen.substr(0, listen.rfind(':')), ":", bound_port_)));
   }
   return absl::OkStatus();
 }

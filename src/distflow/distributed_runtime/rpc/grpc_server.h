@@ -23,16 +23,25 @@ class ThreadPool;
 class Worker;
 class WorkerCache;
 
+struct GrpcServerOptions {
+  // The host to listen on instead of the one the task's cluster entry
+  // names ("0.0.0.0" for every interface).
+  std::string bind_host;
+};
+
 class GrpcServer {
  public:
   // InvalidArgument when the ServerDef's task is not in its cluster.
-  static absl::StatusOr<std::unique_ptr<GrpcServer>> Create(const ServerDef& server_def);
+  static absl::StatusOr<std::unique_ptr<GrpcServer>> Create(const ServerDef& server_def,
+                                                            GrpcServerOptions options = {});
   ~GrpcServer();
   GrpcServer(const GrpcServer&) = delete;
   GrpcServer& operator=(const GrpcServer&) = delete;
 
-  // Binds the task's port (or ServerDef.port when nonzero) on all
-  // interfaces. Unavailable naming the address when it cannot bind.
+  // Binds the task's port (or ServerDef.port when nonzero) on the host its
+  // cluster entry names — a loopback entry listens on loopback only — or
+  // on options.bind_host. Unavailable naming the address when it cannot
+  // bind.
   absl::Status Start();
   // Stops accepting calls, cancels the running ones and waits for them.
   void Stop();
@@ -49,6 +58,7 @@ class GrpcServer {
   GrpcServer() = default;
 
   ServerDef server_def_;
+  GrpcServerOptions options_;
   std::string task_name_;
   int bound_port_ = 0;
   std::unique_ptr<DeviceMgr> device_mgr_;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "distflow/framework/cancellation.h"
 #include "grpcpp/grpcpp.h"
 
 namespace distflow {
@@ -23,9 +24,28 @@ bool IsServerStatus(const grpc::Status& s);
 // The largest message a channel or server accepts: INT32_MAX bytes.
 inline constexpr int kMaxMessageBytes = 0x7fffffff;
 
+// Keepalive period of every channel while calls are in flight; servers
+// accept pings this often.
+inline constexpr int kKeepaliveMs = 5000;
+
 grpc::ChannelArguments DistflowChannelArguments();
+// Server settings matching DistflowChannelArguments (message size, pings).
+void ConfigureServerBuilder(grpc::ServerBuilder* builder);
 // An insecure channel to "host:port" with DistflowChannelArguments().
 std::shared_ptr<grpc::Channel> NewGrpcChannel(const std::string& address);
+
+// A server reactor that turns the caller's cancellation (a cancelled call,
+// a passed deadline, a client gone away) into a CancellationManager the
+// service's logic watches; it deletes itself once finished.
+class CancellableReactor : public grpc::ServerUnaryReactor {
+ public:
+  CancellationManager* cm() { return &cm_; }
+  void OnCancel() override { cm_.StartCancel(); }
+  void OnDone() override { delete this; }
+
+ private:
+  CancellationManager cm_;
+};
 
 }  // namespace distflow
 

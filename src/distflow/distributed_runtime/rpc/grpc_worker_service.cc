@@ -16,18 +16,6 @@ grpc::ServerUnaryReactor* Finished(grpc::CallbackServerContext* ctx, const absl:
   return reactor;
 }
 
-// A reactor that turns the caller's cancellation into a CancellationManager
-// the worker watches, and finishes when the worker calls back.
-class CancellableReactor : public grpc::ServerUnaryReactor {
- public:
-  CancellationManager* cm() { return &cm_; }
-  void OnCancel() override { cm_.StartCancel(); }
-  void OnDone() override { delete this; }
-
- private:
-  CancellationManager cm_;
-};
-
 }  // namespace
 
 grpc::ServerUnaryReactor* GrpcWorkerService::GetStatus(grpc::CallbackServerContext* ctx,
