@@ -236,6 +236,55 @@ TEST_F(ClusterTest, CallablesAndPartialRuns) {
   EXPECT_FALSE(session->PRun(prun, {}, {"y"}, &out).ok());
 }
 
+// A queue on ps:0: `deq` blocks until `enq` has run.
+constexpr char kQueueGraph[] = R"pb(
+node { name: "q" op: "FIFOQueueV2" device: "/job:ps/task:0"
+       attr { key: "component_types" value { list { type: DT_FLOAT } } } }
+node { name: "v" op: "Const" device: "/job:worker/task:1"
+       attr { key: "dtype" value { type: DT_FLOAT } }
+       attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 7 } } } }
+node { name: "enq" op: "QueueEnqueueV2" input: "q" input: "v"
+       attr { key: "Tcomponents" value { list { type: DT_FLOAT } } } }
+node { name: "deq" op: "QueueDequeueV2" input: "q"
+       attr { key: "component_types" value { list { type: DT_FLOAT } } } }
+)pb";
+
+TEST_F(ClusterTest, BlockedStepsHoldNoMasterThread) {
+  SessionOptions opts;
+  opts.target = servers_[1]->target();
+  auto created = GrpcSession::Create(opts);
+  ASSERT_TRUE(created.ok()) << created.status();
+  std::unique_ptr<GrpcSession> session = std::move(*created);
+  GraphDef g;
+  ASSERT_TRUE(ParseGraphDefText(kQueueGraph, &g).ok());
+  ASSERT_TRUE(session->Create(g).ok());
+  // More blocked steps than the master has pool threads: each waits on the
+  // empty queue, and none may hold a thread of the master while it waits.
+  constexpr int kBlocked = 24;
+  std::atomic<int> dequeued{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kBlocked; ++i) {
+    threads.emplace_back([&] {
+      std::vector<Tensor> out;
+      absl::Status s = session->Run({}, {"deq"}, {}, &out);
+      if (s.ok() && out[0].flat<float>()[0] == 7.0f) dequeued++;
+    });
+  }
+  // Later steps still run, through the same master: one on another graph,
+  // then the enqueues that release every blocked step.
+  auto other = NewClusterSession();
+  std::vector<Tensor> out;
+  absl::Status s = other->Run({{"x", X()}}, {"y"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(out[0].flat<float>()[3], 12.0f);
+  for (int i = 0; i < kBlocked; ++i) {
+    s = session->Run({}, {}, {"enq"}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(dequeued.load(), kBlocked);
+}
+
 TEST_F(ClusterTest, StepTimeout) {
   ConfigProto config;
   config.set_operation_timeout_in_ms(300);
