@@ -99,6 +99,12 @@ int main(int argc, char** argv) {
                          "host to listen on instead of the task's cluster entry (0.0.0.0: all)");
   server_cmd->add_option("--devices", server.devices, "CPU devices in this task")
       ->capture_default_str();
+  server_cmd->add_option("--step-timeout-ms", server.step_timeout_ms,
+                         "deadline of a step whose RunOptions set none (0: none)")
+      ->capture_default_str();
+  server_cmd->add_option("--grace-seconds", server.grace_seconds,
+                         "on SIGTERM, how long running calls may take to finish")
+      ->capture_default_str();
 
   distflow::DemoFlags demo;
   CLI::App* demo_cmd = app.add_subcommand(

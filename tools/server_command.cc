@@ -1,7 +1,10 @@
 #include "server_command.h"
 
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <iostream>
+#include <thread>
 
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/cluster_spec.h"
@@ -23,6 +26,11 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out) {
   }
   if (flags.devices < 1) return errors::InvalidArgument("--devices must be >= 1");
   (*def.mutable_default_session_config()->mutable_device_count())["CPU"] = flags.devices;
+  if (flags.step_timeout_ms < 0) return errors::InvalidArgument("--step-timeout-ms must be >= 0");
+  if (flags.grace_seconds < 0) return errors::InvalidArgument("--grace-seconds must be >= 0");
+  if (flags.step_timeout_ms > 0) {
+    def.mutable_default_session_config()->set_operation_timeout_in_ms(flags.step_timeout_ms);
+  }
 
   // Block the stop signals in every thread the server starts, then wait for
   // them here.
@@ -44,7 +52,15 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out) {
 
   int sig = 0;
   sigwait(&stop, &sig);
-  server->Stop();
+  // Drain within the grace period; a call that still holds the server
+  // after it does not keep the process alive.
+  std::thread([grace = flags.grace_seconds] {
+    std::this_thread::sleep_for(std::chrono::seconds(grace) + std::chrono::seconds(2));
+    std::cerr << "distflow server: shutdown took longer than the grace period; exiting"
+              << std::endl;
+    std::_Exit(1);
+  }).detach();
+  server->Stop(absl::Seconds(flags.grace_seconds));
   return absl::OkStatus();
 }
 

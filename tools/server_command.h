@@ -8,6 +8,7 @@
 #ifndef DISTFLOW_TOOLS_SERVER_COMMAND_H_
 #define DISTFLOW_TOOLS_SERVER_COMMAND_H_
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 
@@ -24,6 +25,10 @@ struct ServerFlags {
   int devices = 1;
   // Listen on this host instead of the one the cluster names for the task.
   std::string bind;
+  // The deadline of a step whose RunOptions set none (0: none).
+  int64_t step_timeout_ms = 0;
+  // How long SIGTERM waits for running calls before the process exits anyway.
+  int grace_seconds = 5;
 };
 
 // Blocks until the process is asked to stop; OK after a clean shutdown.

@@ -125,7 +125,7 @@ absl::Status GrpcServer::Start() {
   return absl::OkStatus();
 }
 
-void GrpcServer::Stop() {
+void GrpcServer::Stop(absl::Duration grace) {
   if (impl_ == nullptr || impl_->server == nullptr) return;
   {
     absl::MutexLock lock(&impl_->mu);
@@ -134,7 +134,7 @@ void GrpcServer::Stop() {
   }
   // Fail every waiting step first so in-flight calls can finish.
   rendezvous_mgr_->CleanupAll();
-  impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  impl_->server->Shutdown(absl::ToChronoTime(absl::Now() + grace));
 }
 
 void GrpcServer::Join() {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "distflow/tensorflow_server.pb.h"
 
 namespace distflow {
@@ -43,8 +44,9 @@ class GrpcServer {
   // on options.bind_host. Unavailable naming the address when it cannot
   // bind.
   absl::Status Start();
-  // Stops accepting calls, cancels the running ones and waits for them.
-  void Stop();
+  // Stops accepting calls, fails waiting steps, and gives running calls
+  // `grace` to finish before cancelling them.
+  void Stop(absl::Duration grace = absl::Seconds(2));
   // Blocks until Stop() is called (from another thread or a signal).
   void Join();
 
