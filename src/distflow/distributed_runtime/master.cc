@@ -179,7 +179,7 @@ void Master::RunCallable(const RunCallableRequest* req, RunCallableResponse* res
   (*session)->RunCallableAsync(req, resp, call_cm, std::move(done));
 }
 
-void Master::ReleaseCallable(const ReleaseCallableRequest* req, ReleaseCallableResponse* resp,
+void Master::ReleaseCallable(const ReleaseCallableRequest* req, ReleaseCallableResponse* /*resp*/,
                              Done done) {
   absl::StatusOr<std::shared_ptr<MasterSession>> session = FindSession(req->session_handle());
   done(session.ok() ? (*session)->ReleaseCallable(*req) : session.status());
@@ -192,7 +192,7 @@ void Master::PartialRunSetup(const PartialRunSetupRequest* req, PartialRunSetupR
   });
 }
 
-void Master::CloseSession(const CloseSessionRequest* req, CloseSessionResponse* resp,
+void Master::CloseSession(const CloseSessionRequest* req, CloseSessionResponse* /*resp*/,
                           Done done) {
   pool_.Schedule([this, req, done = std::move(done)] {
     std::shared_ptr<MasterSession> session;
@@ -231,7 +231,7 @@ void Master::ListDevices(const ListDevicesRequest* req, ListDevicesResponse* res
   });
 }
 
-void Master::Reset(const ResetRequest* req, ResetResponse* resp, Done done) {
+void Master::Reset(const ResetRequest* /*req*/, ResetResponse* /*resp*/, Done done) {
   pool_.Schedule([this, done = std::move(done)] {
     absl::flat_hash_map<std::string, std::shared_ptr<MasterSession>> sessions;
     {

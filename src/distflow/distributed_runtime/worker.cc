@@ -13,7 +13,7 @@ Worker::Worker(WorkerEnv* env) : env_(env), graph_mgr_(env) {}
 
 Worker::~Worker() = default;
 
-void Worker::GetStatus(const GetStatusRequest& req, GetStatusResponse* resp) {
+void Worker::GetStatus(const GetStatusRequest& /*req*/, GetStatusResponse* resp) {
   for (const DeviceAttributes& a : env_->device_mgr->ListDeviceAttributes()) {
     *resp->add_device_attributes() = a;
   }
@@ -60,7 +60,7 @@ absl::Status Worker::CleanupGraph(const CleanupGraphRequest& req) {
   return absl::OkStatus();
 }
 
-absl::Status Worker::CleanupAll(const CleanupAllRequest& req) {
+absl::Status Worker::CleanupAll(const CleanupAllRequest& /*req*/) {
   env_->rendezvous_mgr->CleanupAll();
   return absl::OkStatus();
 }

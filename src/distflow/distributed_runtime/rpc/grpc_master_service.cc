@@ -33,7 +33,7 @@ grpc::ServerUnaryReactor* GrpcMasterService::PartialRunSetup(grpc::CallbackServe
   return reactor;
 }
 
-grpc::ServerUnaryReactor* GrpcMasterService::RunStep(grpc::CallbackServerContext* ctx,
+grpc::ServerUnaryReactor* GrpcMasterService::RunStep(grpc::CallbackServerContext* /*ctx*/,
                                                 const RunStepRequest* req, RunStepResponse* resp) {
   // A client that cancels or goes away cancels its step.
   auto* reactor = new CancellableReactor;
@@ -69,7 +69,7 @@ grpc::ServerUnaryReactor* GrpcMasterService::MakeCallable(grpc::CallbackServerCo
   return reactor;
 }
 
-grpc::ServerUnaryReactor* GrpcMasterService::RunCallable(grpc::CallbackServerContext* ctx,
+grpc::ServerUnaryReactor* GrpcMasterService::RunCallable(grpc::CallbackServerContext* /*ctx*/,
                                                 const RunCallableRequest* req, RunCallableResponse* resp) {
   // A client that cancels or goes away cancels its step.
   auto* reactor = new CancellableReactor;

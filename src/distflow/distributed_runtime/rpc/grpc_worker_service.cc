@@ -27,13 +27,13 @@ grpc::ServerUnaryReactor* GrpcWorkerService::GetStatus(grpc::CallbackServerConte
 
 grpc::ServerUnaryReactor* GrpcWorkerService::CreateWorkerSession(
     grpc::CallbackServerContext* ctx, const CreateWorkerSessionRequest* req,
-    CreateWorkerSessionResponse* resp) {
+    CreateWorkerSessionResponse* /*resp*/) {
   return Finished(ctx, worker_->CreateWorkerSession(*req));
 }
 
 grpc::ServerUnaryReactor* GrpcWorkerService::DeleteWorkerSession(
     grpc::CallbackServerContext* ctx, const DeleteWorkerSessionRequest* req,
-    DeleteWorkerSessionResponse* resp) {
+    DeleteWorkerSessionResponse* /*resp*/) {
   return Finished(ctx, worker_->DeleteWorkerSession(*req));
 }
 
@@ -45,11 +45,11 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RegisterGraph(grpc::CallbackServerC
 
 grpc::ServerUnaryReactor* GrpcWorkerService::DeregisterGraph(grpc::CallbackServerContext* ctx,
                                                              const DeregisterGraphRequest* req,
-                                                             DeregisterGraphResponse* resp) {
+                                                             DeregisterGraphResponse* /*resp*/) {
   return Finished(ctx, worker_->DeregisterGraph(*req));
 }
 
-grpc::ServerUnaryReactor* GrpcWorkerService::RunGraph(grpc::CallbackServerContext* ctx,
+grpc::ServerUnaryReactor* GrpcWorkerService::RunGraph(grpc::CallbackServerContext* /*ctx*/,
                                                       const RunGraphRequest* req,
                                                       RunGraphResponse* resp) {
   auto* reactor = new CancellableReactor;
@@ -61,13 +61,13 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RunGraph(grpc::CallbackServerContex
 
 grpc::ServerUnaryReactor* GrpcWorkerService::CleanupGraph(grpc::CallbackServerContext* ctx,
                                                           const CleanupGraphRequest* req,
-                                                          CleanupGraphResponse* resp) {
+                                                          CleanupGraphResponse* /*resp*/) {
   return Finished(ctx, worker_->CleanupGraph(*req));
 }
 
 grpc::ServerUnaryReactor* GrpcWorkerService::CleanupAll(grpc::CallbackServerContext* ctx,
                                                         const CleanupAllRequest* req,
-                                                        CleanupAllResponse* resp) {
+                                                        CleanupAllResponse* /*resp*/) {
   return Finished(ctx, worker_->CleanupAll(*req));
 }
 
@@ -95,14 +95,14 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerCont
 }
 
 grpc::ServerUnaryReactor* GrpcWorkerService::Logging(grpc::CallbackServerContext* ctx,
-                                                     const LoggingRequest* req,
-                                                     LoggingResponse* resp) {
+                                                     const LoggingRequest* /*req*/,
+                                                     LoggingResponse* /*resp*/) {
   return Finished(ctx, absl::OkStatus());
 }
 
 grpc::ServerUnaryReactor* GrpcWorkerService::Tracing(grpc::CallbackServerContext* ctx,
-                                                     const TracingRequest* req,
-                                                     TracingResponse* resp) {
+                                                     const TracingRequest* /*req*/,
+                                                     TracingResponse* /*resp*/) {
   return Finished(ctx, errors::Unimplemented("Tracing is not supported"));
 }
 
