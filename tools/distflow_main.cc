@@ -102,6 +102,9 @@ int main(int argc, char** argv) {
   server_cmd->add_option("--step-timeout-ms", server.step_timeout_ms,
                          "deadline of a step whose RunOptions set none (0: none)")
       ->capture_default_str();
+  server_cmd->add_option("--token-file", server.token_file,
+                         "serve only calls carrying the token in this file "
+                         "(clients: DISTFLOW_TOKEN_FILE)");
   server_cmd->add_option("--grace-seconds", server.grace_seconds,
                          "on SIGTERM, how long running calls may take to finish")
       ->capture_default_str();

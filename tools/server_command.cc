@@ -8,6 +8,7 @@
 
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/cluster_spec.h"
+#include "distflow/distributed_runtime/rpc/grpc_auth.h"
 #include "distflow/distributed_runtime/rpc/grpc_server.h"
 
 namespace distflow {
@@ -40,7 +41,12 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out) {
   sigaddset(&stop, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
-  DF_ASSIGN_OR_RETURN(std::unique_ptr<GrpcServer> server, GrpcServer::Create(def, GrpcServerOptions{flags.bind}));
+  GrpcServerOptions options;
+  options.bind_host = flags.bind;
+  if (!flags.token_file.empty()) {
+    DF_ASSIGN_OR_RETURN(options.token, ReadTokenFile(flags.token_file));
+  }
+  DF_ASSIGN_OR_RETURN(std::unique_ptr<GrpcServer> server, GrpcServer::Create(def, options));
   DF_RETURN_IF_ERROR(server->Start());
   DF_ASSIGN_OR_RETURN(ClusterSpec cluster, ClusterSpec::FromClusterDef(def.cluster()));
   DF_ASSIGN_OR_RETURN(std::string address, cluster.TaskAddress(def.job_name(), def.task_index()));

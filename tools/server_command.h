@@ -29,6 +29,8 @@ struct ServerFlags {
   int64_t step_timeout_ms = 0;
   // How long SIGTERM waits for running calls before the process exits anyway.
   int grace_seconds = 5;
+  // A file holding the cluster's shared token: calls without it are refused.
+  std::string token_file;
 };
 
 // Blocks until the process is asked to stop; OK after a clean shutdown.

@@ -1,26 +1,34 @@
 // Real `distflow server` processes on loopback: each binds port 0 and
 // reports its port; the client passes the whole cluster in its session
 // config. Covers values against the local session, concurrent clients, a
-// worker killed with SIGKILL mid-step, and a restarted worker.
+// worker killed with SIGKILL mid-step or frozen with SIGSTOP, a restarted
+// worker, and a cluster that serves only calls carrying its token.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "distflow/common_runtime/session.h"
+#include "distflow/core/status.h"
 #include "distflow/distributed_runtime/cluster_spec.h"
+#include "distflow/distributed_runtime/rpc/grpc_auth.h"
 #include "distflow/distributed_runtime/rpc/grpc_session.h"
 #include "distflow/graph/graph_io.h"
 #include "gmock/gmock.h"
@@ -37,7 +45,7 @@ class ServerProcess {
  public:
   // Starts the task and waits for its "listening on HOST:PORT" line.
   static std::unique_ptr<ServerProcess> Start(const std::string& cluster, const std::string& job,
-                                              int task) {
+                                              int task, std::vector<std::string> extra = {}) {
     int fds[2];
     if (pipe(fds) != 0) return nullptr;
     const pid_t pid = fork();
@@ -46,8 +54,13 @@ class ServerProcess {
       close(fds[0]);
       close(fds[1]);
       const std::string task_str = std::to_string(task);
-      execl(DISTFLOW_BINARY, DISTFLOW_BINARY, "server", "--cluster", cluster.c_str(), "--job",
-            job.c_str(), "--task", task_str.c_str(), static_cast<char*>(nullptr));
+      std::vector<std::string> args = {DISTFLOW_BINARY, "server", "--cluster", cluster,
+                                       "--job", job, "--task", task_str};
+      args.insert(args.end(), extra.begin(), extra.end());
+      std::vector<char*> argv;
+      for (std::string& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(DISTFLOW_BINARY, argv.data());
       _exit(127);
     }
     close(fds[1]);
@@ -72,6 +85,7 @@ class ServerProcess {
 
   int port() const { return port_; }
   std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
+  void Signal(int sig) { kill(pid_, sig); }
   // Sends `sig` and reaps the process; returns its wait status.
   int Kill(int sig) {
     if (pid_ <= 0) return 0;
@@ -101,10 +115,12 @@ node { name: "c" op: "AddV2" input: "b" input: "a" device: "/job:worker/task:1"
 
 class ClusterProcessTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    ps_ = ServerProcess::Start("ps=127.0.0.1:0", "ps", 0);
-    w0_ = ServerProcess::Start("worker=127.0.0.1:0,127.0.0.1:0", "worker", 0);
-    w1_ = ServerProcess::Start("worker=127.0.0.1:0,127.0.0.1:0", "worker", 1);
+  void SetUp() override { StartCluster({}); }
+
+  void StartCluster(const std::vector<std::string>& extra) {
+    ps_ = ServerProcess::Start("ps=127.0.0.1:0", "ps", 0, extra);
+    w0_ = ServerProcess::Start("worker=127.0.0.1:0,127.0.0.1:0", "worker", 0, extra);
+    w1_ = ServerProcess::Start("worker=127.0.0.1:0,127.0.0.1:0", "worker", 1, extra);
     ASSERT_NE(ps_, nullptr);
     ASSERT_NE(w0_, nullptr);
     ASSERT_NE(w1_, nullptr);
@@ -121,16 +137,23 @@ class ClusterProcessTest : public ::testing::Test {
   }
 
   std::unique_ptr<Session> NewClusterSession(const ConfigProto& config) {
+    std::unique_ptr<Session> session;
+    absl::Status s = TryNewClusterSession(config, &session);
+    EXPECT_TRUE(s.ok()) << s;
+    return session;
+  }
+
+  absl::Status TryNewClusterSession(const ConfigProto& config, std::unique_ptr<Session>* out) {
     SessionOptions opts;
     opts.target = absl::StrCat("grpc://", w0_->address());
     opts.config = config;
     auto session = NewSession(opts);
-    EXPECT_TRUE(session.ok()) << session.status();
+    if (!session.ok()) return session.status();
     GraphDef g;
     EXPECT_TRUE(ParseGraphDefText(kGraph, &g).ok());
-    absl::Status s = (*session)->Create(g);
-    EXPECT_TRUE(s.ok()) << s;
-    return std::move(*session);
+    DF_RETURN_IF_ERROR((*session)->Create(g));
+    *out = std::move(*session);
+    return absl::OkStatus();
   }
 
   static GraphDef LocalGraph() {
@@ -271,6 +294,58 @@ TEST_F(ClusterProcessTest, SigtermStopsCleanly) {
   const int status = ps_->Kill(SIGTERM);
   EXPECT_TRUE(WIFEXITED(status)) << status;
   EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST_F(ClusterProcessTest, FrozenWorkerFailsTheStepNamingIt) {
+  auto session = NewClusterSession(Config(/*timeout_ms=*/120000));
+  Tensor a = Tensor::FromVector<float>({1, 2, 3, 4}, TensorShape({2, 2}));
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session->Run({{"a", a}}, {"c"}, {}, &out).ok());
+  // A frozen process keeps its sockets open: only the keepalive pings on
+  // the master's channel notice that nothing answers any more.
+  w1_->Signal(SIGSTOP);
+  absl::Status s = session->Run({{"a", a}}, {"c"}, {}, &out);
+  w1_->Kill(SIGKILL);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_THAT(s.message(), HasSubstr("/job:worker/replica:0/task:1"));
+}
+
+class TokenClusterTest : public ClusterProcessTest {
+ protected:
+  void SetUp() override {
+    dir_ = absl::StrCat(::testing::TempDir(), "/token_", getpid());
+    mkdir(dir_.c_str(), 0700);
+    const std::string file = dir_ + "/token";
+    std::ofstream(file) << "  s3cret-cluster-token\n";
+    StartCluster({"--token-file", file});
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_;
+};
+
+TEST_F(TokenClusterTest, StrangersAreRejectedMembersServed) {
+  std::unique_ptr<Session> session;
+  absl::Status s = TryNewClusterSession(Config(), &session);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnauthenticated) << s;
+  EXPECT_THAT(s.message(), HasSubstr("requires a token"));
+
+  SetProcessToken("not-the-token");
+  s = TryNewClusterSession(Config(), &session);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnauthenticated) << s;
+  EXPECT_THAT(s.message(), HasSubstr("token is wrong"));
+
+  // With the token the step crosses all three tasks: the servers carry it
+  // to each other too.
+  SetProcessToken("s3cret-cluster-token");
+  s = TryNewClusterSession(Config(), &session);
+  ASSERT_TRUE(s.ok()) << s;
+  Tensor a = Tensor::FromVector<float>({1, 2, 3, 4}, TensorShape({2, 2}));
+  std::vector<Tensor> out;
+  s = session->Run({{"a", a}}, {"c"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  // c = a.a + a = [[8, 12], [18, 26]].
+  EXPECT_EQ(out[0].flat<float>()[0], 8.0f);
+  EXPECT_EQ(out[0].flat<float>()[3], 26.0f);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "distflow/distributed_runtime/rpc/grpc_master_service.h"
 
+#include "distflow/distributed_runtime/rpc/grpc_auth.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
 
 namespace distflow {
@@ -14,6 +15,7 @@ Master::Done FinishWith(grpc::ServerUnaryReactor* reactor) {
 
 grpc::ServerUnaryReactor* GrpcMasterService::CreateSession(grpc::CallbackServerContext* ctx,
                                                 const CreateSessionRequest* req, CreateSessionResponse* resp) {
+  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   master_->CreateSession(req, resp, FinishWith(reactor));
   return reactor;
@@ -21,6 +23,7 @@ grpc::ServerUnaryReactor* GrpcMasterService::CreateSession(grpc::CallbackServerC
 
 grpc::ServerUnaryReactor* GrpcMasterService::ExtendSession(grpc::CallbackServerContext* ctx,
                                                 const ExtendSessionRequest* req, ExtendSessionResponse* resp) {
+  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   master_->ExtendSession(req, resp, FinishWith(reactor));
   return reactor;
@@ -28,13 +31,15 @@ grpc::ServerUnaryReactor* GrpcMasterService::ExtendSession(grpc::CallbackServerC
 
 grpc::ServerUnaryReactor* GrpcMasterService::PartialRunSetup(grpc::CallbackServerContext* ctx,
                                                 const PartialRunSetupRequest* req, PartialRunSetupResponse* resp) {
+  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   master_->PartialRunSetup(req, resp, FinishWith(reactor));
   return reactor;
 }
 
-grpc::ServerUnaryReactor* GrpcMasterService::RunStep(grpc::CallbackServerContext* /*ctx*/,
+grpc::ServerUnaryReactor* GrpcMasterService::RunStep(grpc::CallbackServerContext* ctx,
                                                 const RunStepRequest* req, RunStepResponse* resp) {
+  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   // A client that cancels or goes away cancels its step.
   auto* reactor = new CancellableReactor;
   master_->RunStep(req, resp, reactor->cm(), FinishWith(reactor));
@@ -43,6 +48,7 @@ grpc::ServerUnaryReactor* GrpcMasterService::RunStep(grpc::CallbackServerContext
 
 grpc::ServerUnaryReactor* GrpcMasterService::CloseSession(grpc::CallbackServerContext* ctx,
                                                 const CloseSessionRequest* req, CloseSessionResponse* resp) {
+  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   master_->CloseSession(req, resp, FinishWith(reactor));
   return reactor;
@@ -50,6 +56,7 @@ grpc::ServerUnaryReactor* GrpcMasterService::CloseSession(grpc::CallbackServerCo
 
 grpc::ServerUnaryReactor* GrpcMasterService::ListDevices(grpc::CallbackServerContext* ctx,
                                                 const ListDevicesRequest* req, ListDevicesResponse* resp) {
+  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   master_->ListDevices(req, resp, FinishWith(reactor));
   return reactor;
@@ -57,6 +64,7 @@ grpc::ServerUnaryReactor* GrpcMasterService::ListDevices(grpc::CallbackServerCon
 
 grpc::ServerUnaryReactor* GrpcMasterService::Reset(grpc::CallbackServerContext* ctx,
                                                 const ResetRequest* req, ResetResponse* resp) {
+  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   master_->Reset(req, resp, FinishWith(reactor));
   return reactor;
@@ -64,13 +72,15 @@ grpc::ServerUnaryReactor* GrpcMasterService::Reset(grpc::CallbackServerContext* 
 
 grpc::ServerUnaryReactor* GrpcMasterService::MakeCallable(grpc::CallbackServerContext* ctx,
                                                 const MakeCallableRequest* req, MakeCallableResponse* resp) {
+  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   master_->MakeCallable(req, resp, FinishWith(reactor));
   return reactor;
 }
 
-grpc::ServerUnaryReactor* GrpcMasterService::RunCallable(grpc::CallbackServerContext* /*ctx*/,
+grpc::ServerUnaryReactor* GrpcMasterService::RunCallable(grpc::CallbackServerContext* ctx,
                                                 const RunCallableRequest* req, RunCallableResponse* resp) {
+  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   // A client that cancels or goes away cancels its step.
   auto* reactor = new CancellableReactor;
   master_->RunCallable(req, resp, reactor->cm(), FinishWith(reactor));
@@ -79,6 +89,7 @@ grpc::ServerUnaryReactor* GrpcMasterService::RunCallable(grpc::CallbackServerCon
 
 grpc::ServerUnaryReactor* GrpcMasterService::ReleaseCallable(grpc::CallbackServerContext* ctx,
                                                 const ReleaseCallableRequest* req, ReleaseCallableResponse* resp) {
+  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   master_->ReleaseCallable(req, resp, FinishWith(reactor));
   return reactor;

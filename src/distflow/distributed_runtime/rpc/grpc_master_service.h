@@ -4,6 +4,9 @@
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_MASTER_SERVICE_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_MASTER_SERVICE_H_
 
+#include <string>
+#include <utility>
+
 #include "distflow/distributed_runtime/master.h"
 #include "distflow/master_service.grpc.pb.h"
 
@@ -11,7 +14,8 @@ namespace distflow {
 
 class GrpcMasterService final : public MasterService::CallbackService {
  public:
-  explicit GrpcMasterService(Master* master) : master_(master) {}
+  // Calls must carry `token` (see grpc_auth.h) unless it is empty.
+  GrpcMasterService(Master* master, std::string token) : master_(master), token_(std::move(token)) {}
 
   grpc::ServerUnaryReactor* CreateSession(grpc::CallbackServerContext* ctx, const CreateSessionRequest* req,
                                   CreateSessionResponse* resp) override;
@@ -35,6 +39,7 @@ class GrpcMasterService final : public MasterService::CallbackService {
                                   ReleaseCallableResponse* resp) override;
  private:
   Master* const master_;
+  const std::string token_;
 };
 
 }  // namespace distflow

@@ -10,6 +10,7 @@
 #include "distflow/distributed_runtime/local_worker.h"
 #include "distflow/distributed_runtime/master.h"
 #include "distflow/distributed_runtime/rendezvous_mgr.h"
+#include "distflow/distributed_runtime/rpc/grpc_auth.h"
 #include "distflow/distributed_runtime/rpc/grpc_master_service.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
 #include "distflow/distributed_runtime/rpc/grpc_worker_client.h"
@@ -74,8 +75,17 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
   env.compute_pool = s->compute_pool_.get();
   s->impl_->worker = std::make_unique<Worker>(&env);
   s->impl_->master = std::make_unique<Master>(s->task_name_, s->worker_cache_, cache_factory, config);
-  s->impl_->worker_service = std::make_unique<GrpcWorkerService>(s->impl_->worker.get());
-  s->impl_->master_service = std::make_unique<GrpcMasterService>(s->impl_->master.get());
+  // The server's token is also what this process's channels carry, so
+  // its master and workers reach the other tasks of the cluster.
+  if (s->options_.token.empty()) {
+    s->options_.token = ProcessToken();
+  } else {
+    SetProcessToken(s->options_.token);
+  }
+  s->impl_->worker_service =
+      std::make_unique<GrpcWorkerService>(s->impl_->worker.get(), s->options_.token);
+  s->impl_->master_service =
+      std::make_unique<GrpcMasterService>(s->impl_->master.get(), s->options_.token);
   return s;
 }
 

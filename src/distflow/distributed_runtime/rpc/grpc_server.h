@@ -28,6 +28,8 @@ struct GrpcServerOptions {
   // The host to listen on instead of the one the task's cluster entry
   // names ("0.0.0.0" for every interface).
   std::string bind_host;
+  // Calls must carry this token (grpc_auth.h); empty: the process token.
+  std::string token;
 };
 
 class GrpcServer {

@@ -1,5 +1,6 @@
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
 #include "distflow/core/status.h"
+#include "distflow/distributed_runtime/rpc/grpc_auth.h"
 
 namespace distflow {
 
@@ -60,8 +61,9 @@ void ConfigureServerBuilder(grpc::ServerBuilder* builder) {
 }
 
 std::shared_ptr<grpc::Channel> NewGrpcChannel(const std::string& address) {
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
-                                   DistflowChannelArguments());
+  return grpc::experimental::CreateCustomChannelWithInterceptors(
+      address, grpc::InsecureChannelCredentials(), DistflowChannelArguments(),
+      TokenInterceptors());
 }
 
 }  // namespace distflow

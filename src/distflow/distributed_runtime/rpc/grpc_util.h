@@ -31,7 +31,8 @@ inline constexpr int kKeepaliveMs = 5000;
 grpc::ChannelArguments DistflowChannelArguments();
 // Server settings matching DistflowChannelArguments (message size, pings).
 void ConfigureServerBuilder(grpc::ServerBuilder* builder);
-// An insecure channel to "host:port" with DistflowChannelArguments().
+// A channel to "host:port" with DistflowChannelArguments(), carrying the
+// process token (grpc_auth.h) when there is one.
 std::shared_ptr<grpc::Channel> NewGrpcChannel(const std::string& address);
 
 // A server reactor that turns the caller's cancellation (a cancelled call,

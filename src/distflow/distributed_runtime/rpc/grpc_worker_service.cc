@@ -5,6 +5,7 @@
 #include "distflow/core/status.h"
 #include "distflow/core/env.h"
 #include "distflow/distributed_runtime/rpc/grpc_tensor_coding.h"
+#include "distflow/distributed_runtime/rpc/grpc_auth.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
 
 namespace distflow {
@@ -21,6 +22,7 @@ grpc::ServerUnaryReactor* Finished(grpc::CallbackServerContext* ctx, const absl:
 grpc::ServerUnaryReactor* GrpcWorkerService::GetStatus(grpc::CallbackServerContext* ctx,
                                                        const GetStatusRequest* req,
                                                        GetStatusResponse* resp) {
+  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   worker_->GetStatus(*req, resp);
   return Finished(ctx, absl::OkStatus());
 }
@@ -28,30 +30,35 @@ grpc::ServerUnaryReactor* GrpcWorkerService::GetStatus(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* GrpcWorkerService::CreateWorkerSession(
     grpc::CallbackServerContext* ctx, const CreateWorkerSessionRequest* req,
     CreateWorkerSessionResponse* /*resp*/) {
+  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   return Finished(ctx, worker_->CreateWorkerSession(*req));
 }
 
 grpc::ServerUnaryReactor* GrpcWorkerService::DeleteWorkerSession(
     grpc::CallbackServerContext* ctx, const DeleteWorkerSessionRequest* req,
     DeleteWorkerSessionResponse* /*resp*/) {
+  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   return Finished(ctx, worker_->DeleteWorkerSession(*req));
 }
 
 grpc::ServerUnaryReactor* GrpcWorkerService::RegisterGraph(grpc::CallbackServerContext* ctx,
                                                            const RegisterGraphRequest* req,
                                                            RegisterGraphResponse* resp) {
+  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   return Finished(ctx, worker_->RegisterGraph(*req, resp));
 }
 
 grpc::ServerUnaryReactor* GrpcWorkerService::DeregisterGraph(grpc::CallbackServerContext* ctx,
                                                              const DeregisterGraphRequest* req,
                                                              DeregisterGraphResponse* /*resp*/) {
+  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   return Finished(ctx, worker_->DeregisterGraph(*req));
 }
 
-grpc::ServerUnaryReactor* GrpcWorkerService::RunGraph(grpc::CallbackServerContext* /*ctx*/,
+grpc::ServerUnaryReactor* GrpcWorkerService::RunGraph(grpc::CallbackServerContext* ctx,
                                                       const RunGraphRequest* req,
                                                       RunGraphResponse* resp) {
+  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   auto* reactor = new CancellableReactor;
   worker_->RunGraphAsync(reactor->cm(), req, resp, [reactor](const absl::Status& s) {
     reactor->Finish(ToGrpcStatus(s));
@@ -62,18 +69,21 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RunGraph(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* GrpcWorkerService::CleanupGraph(grpc::CallbackServerContext* ctx,
                                                           const CleanupGraphRequest* req,
                                                           CleanupGraphResponse* /*resp*/) {
+  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   return Finished(ctx, worker_->CleanupGraph(*req));
 }
 
 grpc::ServerUnaryReactor* GrpcWorkerService::CleanupAll(grpc::CallbackServerContext* ctx,
                                                         const CleanupAllRequest* req,
                                                         CleanupAllResponse* /*resp*/) {
+  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   return Finished(ctx, worker_->CleanupAll(*req));
 }
 
 grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerContext* ctx,
                                                         const grpc::ByteBuffer* req,
                                                         grpc::ByteBuffer* resp) {
+  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   auto request = std::make_shared<RecvTensorRequest>();
   std::vector<grpc::Slice> slices;
   std::string bytes;
@@ -97,12 +107,14 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerCont
 grpc::ServerUnaryReactor* GrpcWorkerService::Logging(grpc::CallbackServerContext* ctx,
                                                      const LoggingRequest* /*req*/,
                                                      LoggingResponse* /*resp*/) {
+  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   return Finished(ctx, absl::OkStatus());
 }
 
 grpc::ServerUnaryReactor* GrpcWorkerService::Tracing(grpc::CallbackServerContext* ctx,
                                                      const TracingRequest* /*req*/,
                                                      TracingResponse* /*resp*/) {
+  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   return Finished(ctx, errors::Unimplemented("Tracing is not supported"));
 }
 

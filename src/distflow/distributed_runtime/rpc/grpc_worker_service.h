@@ -6,6 +6,9 @@
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_WORKER_SERVICE_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_WORKER_SERVICE_H_
 
+#include <string>
+#include <utility>
+
 #include "distflow/distributed_runtime/worker.h"
 #include "distflow/worker_service.grpc.pb.h"
 
@@ -14,7 +17,8 @@ namespace distflow {
 class GrpcWorkerService final
     : public WorkerService::WithRawCallbackMethod_RecvTensor<WorkerService::CallbackService> {
  public:
-  explicit GrpcWorkerService(Worker* worker) : worker_(worker) {}
+  // Calls must carry `token` (see grpc_auth.h) unless it is empty.
+  GrpcWorkerService(Worker* worker, std::string token) : worker_(worker), token_(std::move(token)) {}
 
   grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext* ctx,
                                       const GetStatusRequest* req,
@@ -52,6 +56,7 @@ class GrpcWorkerService final
 
  private:
   Worker* const worker_;
+  const std::string token_;
 };
 
 }  // namespace distflow
