@@ -9,7 +9,8 @@
 
 namespace distflow {
 
-absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out) {
+absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out,
+                              int* stop_signal) {
   ServerDef def;
   if (!flags.cluster.empty()) {
     if (flags.job.empty()) return errors::InvalidArgument("--job is required with --cluster");
@@ -21,7 +22,10 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out) {
     }
     DF_ASSIGN_OR_RETURN(def, ServerDefFromTfConfig(tf_config));
   }
-  if (flags.devices < 1) return errors::InvalidArgument("--devices must be >= 1");
+  if (flags.devices < 1 || flags.devices > kMaxServerDevices) {
+    return errors::InvalidArgument("--devices must be between 1 and ",
+                                   kMaxServerDevices, ", got ", flags.devices);
+  }
   (*def.mutable_default_session_config()->mutable_device_count())["CPU"] = flags.devices;
 
   // Block the stop signals in every thread the server starts, then wait for
@@ -44,6 +48,7 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out) {
   int sig = 0;
   sigwait(&stop, &sig);
   server->Stop();
+  if (stop_signal != nullptr) *stop_signal = sig;
   return absl::OkStatus();
 }
 
