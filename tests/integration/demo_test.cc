@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -179,6 +180,80 @@ TEST(DemoTest, CorruptedCheckpointIsRefused) {
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_THAT(bad.err, HasSubstr("error:"));
   EXPECT_THAT(bad.err, HasSubstr("restoring"));
+}
+
+TEST(DemoTest, BadFlagsAreRefusedBeforeAnyServerStarts) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"--checkpoint-every", "0"}, "--checkpoint-every must be at least 1, got 0"},
+      {{"--checkpoint-every", "-5"}, "--checkpoint-every must be at least 1, got -5"},
+      {{"--workers", "100000"}, "--workers must be between 1 and 64, got 100000"},
+      {{"--ps", "0"}, "--ps must be between 1 and 64, got 0"},
+      {{"--steps", "0"}, "--steps must be between 1 and 2^62"},
+      {{"--batch-size", "0"}, "--batch-size must be between 1"},
+      {{"--learning-rate", "0"}, "--learning-rate must be a positive finite number, got 0"},
+      {{"--mode", "both"}, "--mode must be async or sync, got 'both'"},
+  };
+  for (const Case& c : cases) {
+    Outcome o = RunDemo(c.args);
+    EXPECT_EQ(o.exit_code, 1) << c.message;
+    EXPECT_THAT(o.err, HasSubstr("error: InvalidArgument: " + c.message));
+    EXPECT_THAT(o.err, testing::Not(HasSubstr("started ")));  // no server process
+  }
+}
+
+// The files of the checkpoints in `dir` (everything but the state file).
+std::vector<std::string> BundleFiles(const std::string& dir) {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().filename() != "checkpoint") files.push_back(e.path().filename().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST(DemoTest, DamagedCheckpointStateIsAnErrorAndNothingIsPruned) {
+  const std::string dir = ::testing::TempDir() + "/demo_bad_state";
+  std::filesystem::remove_all(dir);
+  Outcome good = RunDemo({"--steps", "60", "--checkpoint-dir", dir, "--checkpoint-every", "20"});
+  ASSERT_EQ(good.exit_code, 0) << good.err;
+  const std::vector<std::string> before = BundleFiles(dir);
+  ASSERT_FALSE(before.empty());
+  const std::string state = dir + "/checkpoint";
+  const std::vector<std::pair<std::string, std::string>> damaged = {
+      {"", "it lists no checkpoint"},
+      {"\x01\x02garbage\n", "line 1 is neither model_checkpoint_path nor"},
+      {"model_checkpoint_path: \"/etc/model.ckpt-5\"\n"
+       "all_model_checkpoint_paths: \"/etc/model.ckpt-5\"\n",
+       "names '/etc/model.ckpt-5', which is not a checkpoint"},
+      {"all_model_checkpoint_paths: \"" + dir + "/../model.ckpt-5\"\n", "which is not a checkpoint"},
+      {"all_model_checkpoint_paths: \"" + dir + "/model.ckpt-x\"\n", "which is not a checkpoint"},
+  };
+  for (const auto& [text, message] : damaged) {
+    std::ofstream(state, std::ios::trunc) << text;
+    Outcome o = RunDemo({"--steps", "200", "--checkpoint-dir", dir, "--checkpoint-every", "20"});
+    EXPECT_EQ(o.exit_code, 1);
+    EXPECT_THAT(o.err, HasSubstr("error: DataLoss: checkpoint state file " + state +
+                                 " is damaged: " + message));
+    EXPECT_THAT(o.err, testing::Not(HasSubstr("started ")));
+    EXPECT_EQ(BundleFiles(dir), before);  // nothing pruned, nothing written
+  }
+}
+
+TEST(DemoTest, DivergedTrainingStopsWithAnError) {
+  // A learning rate this large drives the weights to infinity and then NaN.
+  Outcome o = RunDemo({"--steps", "300", "--learning-rate", "1e30", "--workers", "1"});
+  EXPECT_EQ(o.exit_code, 1) << o.out;
+  EXPECT_THAT(o.err, HasSubstr("error: InvalidArgument: "));
+  EXPECT_THAT(o.err, HasSubstr("non-finite value"));
+  EXPECT_THAT(o.err, HasSubstr("--allow-nonfinite"));
+
+  Outcome allowed = RunDemo({"--steps", "30", "--learning-rate", "1e30", "--workers", "1",
+                             "--allow-nonfinite", "--output", "json"});
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
 }
 
 }  // namespace
