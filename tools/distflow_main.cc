@@ -127,7 +127,9 @@ int Main(int argc, char** argv) {
       "Output: NaN, +Inf and -Inf print as \"NaN\", \"Infinity\" and \"-Infinity\" in JSON\n"
       "and as nan, inf and -inf in text; bytes of a string that are not UTF-8\n"
       "print as \\xNN. Exit status: 0 on success, 1 on an error (printed as\n"
-      "\"error: <Code>: <message>\"), 130 on Ctrl-C.");
+      "\"error: <Code>: <message>\"), 130 on Ctrl-C. One tensor may hold at most\n"
+      "DISTFLOW_MAX_TENSOR_BYTES bytes (default: physical memory; 0: no cap);\n"
+      "beyond that, or when memory runs out, a step fails with ResourceExhausted.");
 
   distflow::RunFlags run;
   CLI::App* run_cmd =

@@ -215,7 +215,7 @@ std::string JsonSafeString(absl::string_view s) {
       out.append("\\\\");
       ++i;
     } else {
-      out.append(s.substr(i, n));
+      out.append(s.data() + i, n);
       i += n;
     }
   }

@@ -42,12 +42,16 @@ TEST(CheckedMathTest, MultiplyAndAdd) {
   EXPECT_EQ(out, int64_t{1} << 60);
   EXPECT_FALSE(MultiplyWithoutOverflow<int64_t>(k2p40, k2p40, &out));
   EXPECT_FALSE(MultiplyWithoutOverflow<int64_t>(k2p62, 4, &out));
-  EXPECT_TRUE(AddWithoutOverflow<int64_t>(k2p62, k2p62, &out));
+  EXPECT_TRUE(AddWithoutOverflow<int64_t>(k2p62 / 2, k2p62 / 2, &out));
+  EXPECT_EQ(out, k2p62);
+  EXPECT_FALSE(AddWithoutOverflow<int64_t>(k2p62, k2p62, &out));
   EXPECT_FALSE(AddWithoutOverflow<int64_t>(std::numeric_limits<int64_t>::max(), 1, &out));
   EXPECT_EQ(CheckedElementCount(std::vector<int64_t>{2, 3, 4}), 24);
   EXPECT_EQ(CheckedElementCount(std::vector<int64_t>{k2p40, k2p40}), -1);
   EXPECT_EQ(CheckedElementCount(std::vector<int64_t>{2, -1}), -1);
   EXPECT_EQ(CheckedElementCount(std::vector<int64_t>{k2p40, 0, k2p40}), 0);
+  EXPECT_EQ(CheckedElementCount(std::vector<int64_t>{k2p40, k2p40, 0}), 0);
+  EXPECT_EQ(CheckedElementCount(std::vector<int64_t>{k2p40, 0, -1}), -1);
 }
 
 TEST(TensorShapeSizeTest, BuildAndAddDimWithStatus) {

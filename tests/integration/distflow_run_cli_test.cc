@@ -422,8 +422,9 @@ TEST_F(DistflowRunTest, CtrlCExitsWith130) {
   const std::string cmd = absl::StrCat(
       DISTFLOW_BINARY, " run ", graph,
       " --fetch dequeue --timeout 60 >/dev/null 2>&1 & pid=$!; ",
-      "for i in $(seq 300); do kill -INT $pid 2>/dev/null; sleep 0.1; ",
-      "grep -q '^State:.*Z' /proc/$pid/status 2>/dev/null && break; done; ",
+      "for i in $(seq 300); do kill -INT $pid 2>/dev/null || break; sleep 0.1; ",
+      "grep -q '^State:.*Z' /proc/$pid/status 2>/dev/null && break; ",
+      "[ -e /proc/$pid ] || break; done; ",
       "wait $pid; echo $? >", ready);
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   EXPECT_EQ(ReadAll(ready), "130\n");
