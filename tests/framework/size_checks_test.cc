@@ -78,6 +78,13 @@ TEST(TensorShapeSizeTest, BuildAndAddDimWithStatus) {
   EXPECT_EQ(t.num_elements(), 0);
 }
 
+TEST(TensorShapeSizeTest, PartialShapeCountNeverWraps) {
+  EXPECT_EQ(PartialTensorShape({k2p40, k2p40}).num_elements(), -1);
+  EXPECT_EQ(PartialTensorShape({k2p40, k2p40, 0}).num_elements(), 0);
+  EXPECT_EQ(PartialTensorShape({k2p40, -1}).num_elements(), -1);
+  EXPECT_EQ(PartialTensorShape({3, 4}).num_elements(), 12);
+}
+
 TEST(TensorAllocateTest, OverflowingBytesAreResourceExhausted) {
   Tensor t;
   // 2^62 floats: the element count fits int64, the byte count does not.

@@ -152,12 +152,9 @@ absl::Status PartialTensorShape::FromProto(const TensorShapeProto& proto,
 
 int64_t PartialTensorShape::num_elements() const {
   if (unknown_rank_) return -1;
-  int64_t n = 1;
-  for (int64_t d : dims_) {
-    if (d < 0) return -1;
-    n *= d;
-  }
-  return n;
+  // -1 (as for an unknown count) when a dim is unknown or the count
+  // overflows int64; never a wrapped count.
+  return CheckedElementCount(dims_);
 }
 
 bool PartialTensorShape::IsFullyDefined() const {
