@@ -6,18 +6,34 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=build/release/tools/distflow
 tmp=$(mktemp -d)
-pids=()
+# start() runs in a command substitution (a subshell), so the server pids
+# are collected in a file, not a shell variable the subshell cannot update.
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  local rc=$?
+  set +e
+  trap - EXIT INT TERM
+  if [ -f "$tmp/pids" ]; then
+    while read -r p; do kill "$p" 2>/dev/null || true; done <"$tmp/pids"
+    # The servers are not this shell's children (their subshells exited), so
+    # `wait` cannot reap them: poll until they are gone.
+    for _ in $(seq 50); do
+      alive=0
+      while read -r p; do kill -0 "$p" 2>/dev/null && alive=1; done <"$tmp/pids"
+      [ "$alive" = 0 ] && break
+      sleep 0.1
+    done
+  fi
   rm -rf "$tmp"
+  exit "$rc"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # start NAME CLUSTER JOB TASK: starts a server on a free port, prints its port.
 start() {
   "$bin" server --cluster "$2" --job "$3" --task "$4" >"$tmp/$1.out" 2>"$tmp/$1.err" &
-  pids+=($!)
+  echo $! >>"$tmp/pids"
   for _ in $(seq 100); do
     if grep -q '^listening on' "$tmp/$1.out" 2>/dev/null; then
       sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$tmp/$1.out"

@@ -1,22 +1,61 @@
 // The `distflow` command-line program. Subcommands:
 //   distflow run GRAPH [--feed NAME=JSON|NAME=@file.npy]... [--fetch TENSOR]...
 //                [--target NODE]... [--devices N] [--output text|json]
-//                [--trace FILE]
+//                [--trace FILE] [--timeout SECONDS]
 //   distflow run ... --master grpc://HOST:PORT   (the same, on a cluster)
 //   distflow demo [--mode async|sync] [--workers N] [--ps M] [--steps S]
 //                 [--checkpoint-dir DIR] [--output text|json]
 //   distflow server --cluster "ps=h:p;worker=h:p,h:p" --job J --task T
-// Errors print "error: <Code>: <message>" on stderr and exit with status 1.
+//   distflow --version
+// Errors print "error: <Code>: <message>" on stderr and exit with status 1;
+// a run stopped by Ctrl-C (SIGINT) exits with 130, by SIGTERM with 143.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <exception>
 #include <iostream>
+#include <new>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "demo.h"
 #include "run_command.h"
 #include "server_command.h"
 
+// The build passes CMake's PROJECT_VERSION; this is the fallback.
+#ifndef DISTFLOW_VERSION
+#define DISTFLOW_VERSION "0.1.0"
+#endif
+
 namespace {
+
+constexpr const char* kSubcommands[] = {"run", "server", "demo"};
+
+// Edit distance, for suggesting the subcommand a typo meant.
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
+                         diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// A plain exit with the shell's code for the signal (128 + signo), so that
+// scripts see 130 for Ctrl-C whether or not a handler ran.
+void ExitOnSignal(int sig) { _exit(128 + sig); }
 
 // TensorFlow's spelling of a status code, e.g. "InvalidArgument".
 std::string CodeName(absl::StatusCode code) {
@@ -66,11 +105,31 @@ int Fail(const absl::Status& s) {
   return 1;
 }
 
-}  // namespace
+// Runs `body`, turning any exception that escapes it into an error: no input
+// may end the process with std::terminate.
+template <typename F>
+absl::Status NoThrow(F body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError("out of memory");
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("unexpected exception: ", e.what()));
+  }
+}
 
-int main(int argc, char** argv) {
-  CLI::App app{"distflow: run dataflow graphs"};
+int Main(int argc, char** argv) {
+  CLI::App app{"distflow " DISTFLOW_VERSION ": run dataflow graphs"};
   app.require_subcommand(1);
+  bool version = false;  // answered before parsing; listed for --help
+  app.add_flag("--version", version, "print the version and exit");
+  app.footer(
+      "Output: NaN, +Inf and -Inf print as \"NaN\", \"Infinity\" and \"-Infinity\" in JSON\n"
+      "and as nan, inf and -inf in text; bytes of a string that are not UTF-8\n"
+      "print as \\xNN. Exit status: 0 on success, 1 on an error (printed as\n"
+      "\"error: <Code>: <message>\"), 130 on Ctrl-C. One tensor may hold at most\n"
+      "DISTFLOW_MAX_TENSOR_BYTES bytes (default: physical memory; 0: no cap);\n"
+      "beyond that, or when memory runs out, a step fails with ResourceExhausted.");
 
   distflow::RunFlags run;
   CLI::App* run_cmd =
@@ -83,6 +142,10 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--devices", run.devices, "number of CPU devices")->capture_default_str();
   run_cmd->add_option("--output", run.output, "text or json")->capture_default_str();
   run_cmd->add_option("--trace", run.trace_path, "write a Chrome trace of the step here");
+  run_cmd->add_option("--timeout", run.timeout_seconds,
+                      "fail with DeadlineExceeded when the step takes longer "
+                      "than SECONDS (0: no limit)")
+      ->capture_default_str();
   run_cmd->add_option("--master", run.master,
                       "run on a cluster: grpc://HOST:PORT of a distflow server");
   run_cmd->add_option("--cluster", run.cluster,
@@ -114,6 +177,35 @@ int main(int argc, char** argv) {
       "demo", "Train y = 2x + 10 on a local parameter-server cluster (the main job)");
   distflow::AddDemoFlags(demo_cmd, &demo);
 
+  // What CLI11 would answer with "A subcommand is required": the version,
+  // the help, or the subcommand a typo meant.
+  if (argc >= 2 && std::string(argv[1]) == "--version") {
+    std::cout << "distflow " DISTFLOW_VERSION << std::endl;
+    return 0;
+  }
+  if (argc < 2) {
+    std::cerr << app.help() << std::endl;
+    return Fail(absl::InvalidArgumentError(
+        "a subcommand is required: run, server or demo"));
+  }
+  const std::string first = argv[1];
+  if (!first.empty() && first[0] != '-' &&
+      std::find(std::begin(kSubcommands), std::end(kSubcommands), first) ==
+          std::end(kSubcommands)) {
+    std::string best;
+    size_t best_distance = 3;  // suggest only near misses
+    for (const char* name : kSubcommands) {
+      const size_t d = EditDistance(first, name);
+      if (d < best_distance) best_distance = d, best = name;
+    }
+    std::string message = absl::StrCat("unknown subcommand '", first, "'");
+    if (!best.empty()) absl::StrAppend(&message, "; did you mean '", best, "'?");
+    absl::StrAppend(&message, " (subcommands: ",
+                    absl::StrJoin(kSubcommands, ", "),
+                    "; see distflow --help)");
+    return Fail(absl::InvalidArgumentError(message));
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -121,19 +213,40 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    if (app.get_subcommands().empty()) std::cerr << app.help() << std::endl;
     return Fail(absl::InvalidArgumentError(e.what()));
   }
   if (demo_cmd->parsed()) {
-    absl::Status s = distflow::RunDemo(demo, std::cout, std::cerr);
-    return s.ok() ? 0 : Fail(s);
+    // The demo handles SIGINT itself: it stops after a final checkpoint.
+    absl::Status s =
+        NoThrow([&] { return distflow::RunDemo(demo, std::cout, std::cerr); });
+    if (!s.ok()) return Fail(s);
+    const int sig = distflow::DemoStopSignal();
+    return sig != 0 ? 128 + sig : 0;
   }
   if (server_cmd->parsed()) {
-    absl::Status s = distflow::RunServerCommand(server, std::cout);
-    return s.ok() ? 0 : Fail(s);
+    int sig = 0;
+    absl::Status s = NoThrow(
+        [&] { return distflow::RunServerCommand(server, std::cout, &sig); });
+    if (!s.ok()) return Fail(s);
+    return sig == SIGINT ? 128 + sig : 0;
   }
   if (run_cmd->parsed()) {
-    absl::Status s = distflow::RunGraphCommand(run, std::cout);
+    signal(SIGINT, ExitOnSignal);
+    signal(SIGTERM, ExitOnSignal);
+    absl::Status s =
+        NoThrow([&] { return distflow::RunGraphCommand(run, std::cout); });
     return s.ok() ? 0 : Fail(s);
   }
   return Fail(absl::InvalidArgumentError("unknown subcommand"));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    return Fail(absl::InternalError(absl::StrCat("unexpected exception: ", e.what())));
+  }
 }

@@ -4,6 +4,7 @@
 #include <limits>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "distflow/core/status.h"
 
 namespace distflow {
@@ -85,10 +86,24 @@ absl::Status ConvertLeaves(const std::vector<const json*>& leaves,
   return absl::OkStatus();
 }
 
+// JSON has no NaN or infinities (nlohmann writes them as null): they are
+// written as the strings "NaN", "Infinity" and "-Infinity", the spelling of
+// protobuf's JSON mapping and of Python's json module.
+json FloatToJson(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  return v;
+}
+
 template <typename T>
 json ElementToJson(const T& v) {
   if constexpr (std::is_same_v<T, bfloat16>) {
-    return static_cast<float>(v);
+    const float f = static_cast<float>(v);
+    return std::isfinite(f) ? json(f) : FloatToJson(f);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return std::isfinite(v) ? json(v) : FloatToJson(v);
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return JsonSafeString(v);
   } else {
     return v;
   }
@@ -109,12 +124,138 @@ json Nest(const Tensor& t, int depth, int64_t* offset) {
   return list;
 }
 
+// The text form of one element: JSON for finite numbers, booleans and
+// strings; NumPy's nan, inf and -inf for non-finite floats.
+template <typename T>
+void AppendTextElement(const T& v, std::string* out) {
+  if constexpr (std::is_same_v<T, bfloat16> || std::is_floating_point_v<T>) {
+    double d;
+    if constexpr (std::is_same_v<T, bfloat16>) {
+      d = static_cast<float>(v);
+    } else {
+      d = static_cast<double>(v);
+    }
+    if (std::isnan(d)) {
+      out->append("nan");
+      return;
+    }
+    if (std::isinf(d)) {
+      out->append(d > 0 ? "inf" : "-inf");
+      return;
+    }
+  }
+  out->append(ElementToJson(v).dump());
+}
+
+void AppendText(const Tensor& t, int depth, int64_t* offset, std::string* out) {
+  if (depth == t.dims()) {
+    VisitDataType(t.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      AppendTextElement(t.base<T>()[(*offset)++], out);
+    });
+    return;
+  }
+  out->push_back('[');
+  for (int64_t i = 0; i < t.dim_size(depth); ++i) {
+    if (i > 0) out->push_back(',');
+    AppendText(t, depth + 1, offset, out);
+  }
+  out->push_back(']');
+}
+
+// Length of the valid UTF-8 sequence at s[i], or 0 when the bytes there are
+// not one (overlong forms, surrogates and code points above U+10FFFF are
+// rejected, as nlohmann::json does).
+size_t Utf8SequenceLength(absl::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  if (c < 0x80) return 1;
+  size_t n;
+  uint32_t cp;
+  if ((c & 0xE0) == 0xC0) {
+    n = 2, cp = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    n = 3, cp = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    n = 4, cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b(i + k) & 0x3F);
+  }
+  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
+}
+
 }  // namespace
+
+std::string JsonSafeString(absl::string_view s) {
+  bool valid = true;
+  for (size_t i = 0; i < s.size() && valid;) {
+    const size_t n = Utf8SequenceLength(s, i);
+    valid = n > 0;
+    i += n;
+  }
+  if (valid) return std::string(s);
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = Utf8SequenceLength(s, i);
+    if (n == 0) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      const unsigned char c = static_cast<unsigned char>(s[i]);
+      out.append("\\x");
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 0xF]);
+      ++i;
+    } else if (s[i] == '\\') {
+      out.append("\\\\");
+      ++i;
+    } else {
+      out.append(s.data() + i, n);
+      i += n;
+    }
+  }
+  return out;
+}
+
+absl::Status CheckJsonNesting(absl::string_view text, int max_depth,
+                              const std::string& name) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) {
+        return errors::InvalidArgument("feed '", name, "': value nests more than ",
+                                       max_depth, " lists deep");
+      }
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<Tensor> TensorFromJson(const json& value, DataType dtype,
                                       const std::string& name) {
   std::vector<int64_t> dims;
   for (const json* v = &value; v->is_array(); v = &(*v)[0]) {
+    if (dims.size() == static_cast<size_t>(kMaxFeedRank)) {
+      return errors::InvalidArgument("feed '", name, "': value nests more than ",
+                                     kMaxFeedRank, " lists deep");
+    }
     dims.push_back(static_cast<int64_t>(v->size()));
     if (v->empty()) break;
   }
@@ -127,7 +268,8 @@ absl::StatusOr<Tensor> TensorFromJson(const json& value, DataType dtype,
                                    "': cannot feed values of type ",
                                    DataTypeString(dtype));
   }
-  Tensor t(dtype, shape);
+  Tensor t;
+  DF_RETURN_IF_ERROR(Tensor::Allocate(dtype, shape, &t, name));
   absl::Status status;
   const bool visited = VisitDataType(dtype, [&](auto zero) {
     using T = decltype(zero);
@@ -156,6 +298,13 @@ json TensorValuesToJson(const Tensor& t) {
 json TensorToNestedJson(const Tensor& t) {
   int64_t offset = 0;
   return Nest(t, 0, &offset);
+}
+
+std::string TensorToText(const Tensor& t) {
+  std::string out;
+  int64_t offset = 0;
+  AppendText(t, 0, &offset, &out);
+  return out;
 }
 
 }  // namespace distflow

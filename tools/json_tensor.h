@@ -20,10 +20,31 @@ namespace distflow {
 absl::StatusOr<Tensor> TensorFromJson(const nlohmann::json& value,
                                       DataType dtype, const std::string& name);
 
+// The deepest list nesting a feed may have (TensorFlow's maximum rank).
+inline constexpr int kMaxFeedRank = 254;
+
+// InvalidArgument naming `name` when `text` (JSON) nests lists or objects
+// more than `max_depth` deep; checked before parsing so that no parser or
+// walker recurses that deep.
+absl::Status CheckJsonNesting(absl::string_view text, int max_depth,
+                              const std::string& name);
+
+// Output conventions, shared by the JSON and text forms:
+//  - NaN, +Inf and -Inf are the strings "NaN", "Infinity" and "-Infinity" in
+//    JSON (protobuf's JSON mapping, Python's json module) and NumPy's nan,
+//    inf and -inf in text.
+//  - A string that is not valid UTF-8 is written with each invalid byte as
+//    the four characters \xNN (and each backslash doubled), as Python
+//    prints bytes; valid UTF-8 strings are written unchanged.
+
+// `s` unchanged when it is valid UTF-8, else escaped as described above.
+std::string JsonSafeString(absl::string_view s);
 // The elements of `t`, flattened in row-major order.
 nlohmann::json TensorValuesToJson(const Tensor& t);
 // The elements of `t` nested by dimension ("[[1,2],[3,4]]").
 nlohmann::json TensorToNestedJson(const Tensor& t);
+// The text form: TensorToNestedJson's dump, but with nan, inf and -inf.
+std::string TensorToText(const Tensor& t);
 
 }  // namespace distflow
 

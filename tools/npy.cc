@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "distflow/core/checked_math.h"
 #include "distflow/core/env.h"
 #include "distflow/core/status.h"
 
@@ -128,13 +129,22 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view data,
   if (!s.ok()) return bad(s.message());
 
   const absl::string_view payload = data.substr(header_start + header_len);
-  const uint64_t need = static_cast<uint64_t>(shape.num_elements()) * item_size;
-  if (payload.size() != need) {
+  int64_t need = 0;
+  if (!MultiplyWithoutOverflow<int64_t>(shape.num_elements(), item_size,
+                                        &need)) {
+    return bad("shape ", shape.DebugString(), " and dtype '", descr,
+               "' need more than 2^63 - 1 bytes of data, found ",
+               payload.size());
+  }
+  if (payload.size() != static_cast<uint64_t>(need)) {
     return bad("expected ", need, " bytes of data for shape ",
                shape.DebugString(), " and dtype '", descr, "', found ",
                payload.size());
   }
-  Tensor t(dtype, shape);
+  Tensor t;
+  DF_RETURN_IF_ERROR(
+      errors::Annotate(Tensor::Allocate(dtype, shape, &t),
+                       absl::StrCat("npy file '", name, "': ")));
   if (dtype == DT_BOOL) {
     bool* out = t.base<bool>();
     for (size_t i = 0; i < payload.size(); ++i) out[i] = payload[i] != 0;

@@ -1,5 +1,6 @@
 #include "run_command.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -51,6 +52,7 @@ absl::StatusOr<std::pair<std::string, Tensor>> ParseFeed(
                                      DataTypeString(dtype));
     }
   } else {
+    DF_RETURN_IF_ERROR(CheckJsonNesting(value, kMaxFeedRank, name));
     nlohmann::json parsed =
         nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
     if (parsed.is_discarded()) {
@@ -69,9 +71,15 @@ absl::Status RunGraphCommand(const RunFlags& flags, std::ostream& out) {
     return errors::InvalidArgument("--output must be text or json, got '",
                                    flags.output, "'");
   }
-  if (flags.devices < 1) {
-    return errors::InvalidArgument("--devices must be at least 1, got ",
-                                   flags.devices);
+  if (flags.devices < 1 || flags.devices > kMaxRunDevices) {
+    return errors::InvalidArgument("--devices must be between 1 and ",
+                                   kMaxRunDevices, ", got ", flags.devices);
+  }
+  if (!(flags.timeout_seconds >= 0) ||
+      flags.timeout_seconds > kMaxTimeoutSeconds) {
+    return errors::InvalidArgument("--timeout must be between 0 (none) and ",
+                                   kMaxTimeoutSeconds, " seconds, got ",
+                                   flags.timeout_seconds);
   }
   if (flags.fetches.empty() && flags.targets.empty()) {
     return errors::InvalidArgument(
@@ -107,10 +115,21 @@ absl::Status RunGraphCommand(const RunFlags& flags, std::ostream& out) {
   RunOptions run_options;
   if (!flags.trace_path.empty())
     run_options.set_trace_level(RunOptions::FULL_TRACE);
+  if (flags.timeout_seconds > 0) {
+    // At least 1 ms: a positive timeout must not turn into "no timeout".
+    run_options.set_timeout_in_ms(std::max<int64_t>(
+        1, static_cast<int64_t>(flags.timeout_seconds * 1000.0)));
+  }
   RunMetadata metadata;
   std::vector<Tensor> outputs;
-  DF_RETURN_IF_ERROR(session->Run(run_options, feeds, flags.fetches,
-                                  flags.targets, &outputs, &metadata));
+  absl::Status run_status = session->Run(run_options, feeds, flags.fetches,
+                                        flags.targets, &outputs, &metadata);
+  if (absl::IsDeadlineExceeded(run_status) && flags.timeout_seconds > 0) {
+    run_status = errors::Annotate(
+        run_status, absl::StrCat("the step did not finish within --timeout ",
+                                 flags.timeout_seconds, " seconds: "));
+  }
+  DF_RETURN_IF_ERROR(run_status);
   if (!flags.trace_path.empty()) {
     DF_RETURN_IF_ERROR(WriteStringToFileAtomic(
         flags.trace_path, StepStatsToChromeTrace(metadata.step_stats())));
@@ -122,7 +141,7 @@ absl::Status RunGraphCommand(const RunFlags& flags, std::ostream& out) {
     nlohmann::ordered_json fetches = nlohmann::ordered_json::array();
     for (size_t i = 0; i < outputs.size(); ++i) {
       const Tensor& t = outputs[i];
-      fetches.push_back({{"name", flags.fetches[i]},
+      fetches.push_back({{"name", JsonSafeString(flags.fetches[i])},
                          {"dtype", DataTypeString(t.dtype())},
                          {"shape", t.shape().dim_sizes()},
                          {"values", TensorValuesToJson(t)}});
@@ -133,8 +152,7 @@ absl::Status RunGraphCommand(const RunFlags& flags, std::ostream& out) {
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& t = outputs[i];
     out << flags.fetches[i] << " " << DataTypeString(t.dtype()) << " "
-        << t.shape().DebugString() << " " << TensorToNestedJson(t).dump()
-        << "\n";
+        << t.shape().DebugString() << " " << TensorToText(t) << "\n";
   }
   return absl::OkStatus();
 }

@@ -21,6 +21,8 @@ struct RunFlags {
   std::vector<std::string> fetches;
   std::vector<std::string> targets;
   int devices = 1;
+  // Seconds the step may take (RunOptions.timeout_in_ms); 0 for no limit.
+  double timeout_seconds = 0;
   // "text" or "json".
   std::string output = "text";
   // Where to write a Chrome trace of the step; empty for none.
@@ -31,6 +33,10 @@ struct RunFlags {
   // that were started knowing only their own address (e.g. port 0).
   std::string cluster;
 };
+
+// Bounds on flags, checked before any session starts.
+inline constexpr int kMaxRunDevices = 4096;
+inline constexpr double kMaxTimeoutSeconds = 1e6;
 
 // Runs the graph and writes the fetched values to `out`. Errors name the
 // feed, file, tensor or node at fault; nothing is written to `out` then.

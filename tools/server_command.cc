@@ -13,7 +13,8 @@
 
 namespace distflow {
 
-absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out) {
+absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out,
+                              int* stop_signal) {
   ServerDef def;
   if (!flags.cluster.empty()) {
     if (flags.job.empty()) return errors::InvalidArgument("--job is required with --cluster");
@@ -25,7 +26,10 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out) {
     }
     DF_ASSIGN_OR_RETURN(def, ServerDefFromTfConfig(tf_config));
   }
-  if (flags.devices < 1) return errors::InvalidArgument("--devices must be >= 1");
+  if (flags.devices < 1 || flags.devices > kMaxServerDevices) {
+    return errors::InvalidArgument("--devices must be between 1 and ",
+                                   kMaxServerDevices, ", got ", flags.devices);
+  }
   (*def.mutable_default_session_config()->mutable_device_count())["CPU"] = flags.devices;
   if (flags.step_timeout_ms < 0) return errors::InvalidArgument("--step-timeout-ms must be >= 0");
   if (flags.grace_seconds < 0) return errors::InvalidArgument("--grace-seconds must be >= 0");
@@ -67,6 +71,7 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out) {
     std::_Exit(1);
   }).detach();
   server->Stop(absl::Seconds(flags.grace_seconds));
+  if (stop_signal != nullptr) *stop_signal = sig;
   return absl::OkStatus();
 }
 

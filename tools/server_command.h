@@ -33,8 +33,13 @@ struct ServerFlags {
   std::string token_file;
 };
 
-// Blocks until the process is asked to stop; OK after a clean shutdown.
-absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out);
+// The most CPU devices one task may have.
+inline constexpr int kMaxServerDevices = 4096;
+
+// Blocks until the process is asked to stop; OK after a clean shutdown, with
+// the signal that asked in *stop_signal when given.
+absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out,
+                              int* stop_signal = nullptr);
 
 }  // namespace distflow
 

@@ -5,10 +5,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
+#include "distflow/cc/training/saver.h"
 #include "distflow/core/status.h"
 #include "local_cluster.h"
 #include "nlohmann/json.hpp"
@@ -17,8 +19,57 @@ namespace distflow {
 namespace {
 
 std::atomic<bool> g_stop{false};
+std::atomic<int> g_stop_signal{0};
 
-void OnSignal(int) { g_stop = true; }
+void OnSignal(int sig) {
+  g_stop_signal = sig;
+  g_stop = true;
+}
+
+// Bounds on the flags, checked before any server process starts: a bad flag
+// is an error naming it, never a crash (--checkpoint-every 0 divided by zero)
+// or a fork bomb (--workers 100000).
+constexpr int kMaxTasks = 64;
+constexpr int64_t kMaxBatch = int64_t{1} << 24;
+
+absl::Status ValidateDemoFlags(const DemoFlags& flags) {
+  const TrainerOptions& o = flags.trainer;
+  if (flags.output != "text" && flags.output != "json") {
+    return errors::InvalidArgument("--output must be text or json, got '", flags.output, "'");
+  }
+  if (o.mode != "async" && o.mode != "sync") {
+    return errors::InvalidArgument("--mode must be async or sync, got '", o.mode, "'");
+  }
+  if (o.workers < 1 || o.workers > kMaxTasks) {
+    return errors::InvalidArgument("--workers must be between 1 and ", kMaxTasks, ", got ",
+                                   o.workers);
+  }
+  if (o.ps < 1 || o.ps > kMaxTasks) {
+    return errors::InvalidArgument("--ps must be between 1 and ", kMaxTasks, ", got ", o.ps);
+  }
+  if (o.steps < 1 || o.steps > (int64_t{1} << 62)) {
+    return errors::InvalidArgument("--steps must be between 1 and 2^62, got ", o.steps);
+  }
+  if (o.checkpoint_every < 1) {
+    return errors::InvalidArgument("--checkpoint-every must be at least 1, got ",
+                                   o.checkpoint_every);
+  }
+  if (o.batch_size < 1 || o.batch_size > kMaxBatch) {
+    return errors::InvalidArgument("--batch-size must be between 1 and ", kMaxBatch, ", got ",
+                                   o.batch_size);
+  }
+  if (!std::isfinite(o.learning_rate) || o.learning_rate <= 0) {
+    return errors::InvalidArgument("--learning-rate must be a positive finite number, got ",
+                                   o.learning_rate);
+  }
+  if (!o.checkpoint_dir.empty()) {
+    // A damaged checkpoint state file is an error now, not a fresh start
+    // after the servers are up (the trainer checks it again).
+    absl::StatusOr<std::string> latest = Saver::LatestCheckpoint(o.checkpoint_dir);
+    if (!latest.ok() && !absl::IsNotFound(latest.status())) return latest.status();
+  }
+  return absl::OkStatus();
+}
 
 std::string Bar(int64_t step, int64_t total) {
   constexpr int kWidth = 30;
@@ -43,14 +94,16 @@ void AddDemoFlags(CLI::App* app, DemoFlags* flags) {
   app->add_option("--learning-rate", t.learning_rate)->capture_default_str();
   app->add_option("--seed", t.seed, "seed of the generated data")->capture_default_str();
   app->add_option("--output", flags->output, "text or json")->capture_default_str();
+  app->add_flag("--allow-nonfinite", t.allow_nonfinite,
+                "keep training when the loss or a weight becomes NaN or infinite "
+                "(by default that stops the job with an error)");
 }
 
+int DemoStopSignal() { return g_stop_signal.load(); }
+
 absl::Status RunDemo(const DemoFlags& flags, std::ostream& out, std::ostream& err) {
-  if (flags.output != "text" && flags.output != "json") {
-    return errors::InvalidArgument("--output must be text or json, got '", flags.output, "'");
-  }
+  DF_RETURN_IF_ERROR(ValidateDemoFlags(flags));
   const TrainerOptions& o = flags.trainer;
-  if (o.workers < 1 || o.ps < 1) return errors::InvalidArgument("--workers and --ps must be >= 1");
   DF_ASSIGN_OR_RETURN(std::unique_ptr<LocalCluster> cluster, LocalCluster::Start(o.ps, o.workers));
   for (const LocalCluster::Task& t : cluster->tasks()) {
     err << "started " << t.name() << " (pid " << t.pid << ") on " << t.address() << std::endl;

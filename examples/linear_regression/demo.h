@@ -26,13 +26,16 @@ struct DemoFlags {
   std::string output = "text";  // "text" or "json"
 };
 
-// Registers --mode, --workers, --ps, --steps, --checkpoint-dir, --output
-// and the training knobs on `app`, writing into `flags`.
+// Registers --mode, --workers, --ps, --steps, --checkpoint-dir, --output,
+// --allow-nonfinite and the training knobs on `app`, writing into `flags`.
 void AddDemoFlags(CLI::App* app, DemoFlags* flags);
 
 // REQUIRES: called before the process starts any thread (it forks the
 // cluster's server processes first).
 absl::Status RunDemo(const DemoFlags& flags, std::ostream& out, std::ostream& err);
+
+// The signal (SIGINT, SIGTERM) that stopped the last RunDemo early, or 0.
+int DemoStopSignal();
 
 }  // namespace distflow
 

@@ -1,6 +1,7 @@
 #include "trainer.h"
 
 #include <chrono>
+#include <cmath>
 #include <random>
 #include <thread>
 #include <vector>
@@ -174,6 +175,19 @@ struct Run {
 
 int64_t Scalar64(const Tensor& t) { return t.scalar<int64_t>(); }
 
+// InvalidArgument when the loss, weight or bias is NaN or infinite (unless
+// the options allow it): diverged training must not end "successfully".
+absl::Status CheckFinite(const TrainerOptions& o, absl::string_view where, double loss,
+                         double weight, double bias) {
+  if (o.allow_nonfinite || (std::isfinite(loss) && std::isfinite(weight) && std::isfinite(bias))) {
+    return absl::OkStatus();
+  }
+  return errors::InvalidArgument(where, ": non-finite value (loss ", loss, ", weight ", weight,
+                                 ", bias ", bias,
+                                 "); training diverged or the checkpoint is damaged "
+                                 "(pass --allow-nonfinite to continue anyway)");
+}
+
 }  // namespace
 
 absl::StatusOr<TrainerResult> TrainLinearRegression(
@@ -220,6 +234,12 @@ absl::StatusOr<TrainerResult> TrainLinearRegression(
     if (latest.ok()) {
       DF_RETURN_IF_ERROR(chief.saver->Restore(chief_session, *latest));
       result.restored_from = *latest;
+      DF_RETURN_IF_ERROR(chief_session.Run({chief.w_read, chief.b_read}, &out));
+      DF_RETURN_IF_ERROR(CheckFinite(o, absl::StrCat("checkpoint ", *latest), 0,
+                                     out[0].scalar<float>(), out[1].scalar<float>()));
+    } else if (!absl::IsNotFound(latest.status())) {
+      // A damaged checkpoint state must not silently restart from step 0.
+      return latest.status();
     }
   }
   if (result.restored_from.empty()) {
@@ -227,6 +247,13 @@ absl::StatusOr<TrainerResult> TrainLinearRegression(
   }
   DF_RETURN_IF_ERROR(chief_session.Run({chief.gs_read}, &out));
   result.start_step = Scalar64(out[0]);
+  // A restored global step outside [0, 2^62] would never reach --steps (or
+  // overflow on the next increment).
+  constexpr int64_t kMaxGlobalStep = int64_t{1} << 62;
+  if (result.start_step < 0 || result.start_step > kMaxGlobalStep) {
+    return errors::OutOfRange("checkpoint ", result.restored_from, " has global_step ",
+                              result.start_step, ", outside [0, 2^62]");
+  }
   if (o.mode == "sync") DF_RETURN_IF_ERROR(chief_session.Run({}, {}, {chief.set_acc_steps}, &out));
 
   Run run;
@@ -296,6 +323,9 @@ absl::StatusOr<TrainerResult> TrainLinearRegression(
         local_step = step = Scalar64(token[0]);
         out.insert(out.begin() + 1, token[0]);
       }
+      s = CheckFinite(o, absl::StrCat("step ", step), out[0].scalar<float>(),
+                      out[2].scalar<float>(), out[3].scalar<float>());
+      if (!s.ok()) return fail(s);
       if (i == 0) {
         TrainerProgress p{step, out[0].scalar<float>(), out[2].scalar<float>(),
                           out[3].scalar<float>()};

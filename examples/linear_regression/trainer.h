@@ -36,6 +36,9 @@ struct TrainerOptions {
   std::string checkpoint_dir;  // empty: no checkpoints
   int64_t checkpoint_every = 50;
   int64_t step_timeout_ms = 30000;
+  // By default a NaN or infinite loss, weight or bias (diverged training,
+  // a damaged checkpoint) stops the job with InvalidArgument.
+  bool allow_nonfinite = false;
 };
 
 struct TrainerResult {

@@ -5,7 +5,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -179,6 +182,188 @@ TEST(DemoTest, CorruptedCheckpointIsRefused) {
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_THAT(bad.err, HasSubstr("error:"));
   EXPECT_THAT(bad.err, HasSubstr("restoring"));
+}
+
+TEST(DemoTest, BadFlagsAreRefusedBeforeAnyServerStarts) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"--checkpoint-every", "0"}, "--checkpoint-every must be at least 1, got 0"},
+      {{"--checkpoint-every", "-5"}, "--checkpoint-every must be at least 1, got -5"},
+      {{"--workers", "100000"}, "--workers must be between 1 and 64, got 100000"},
+      {{"--ps", "0"}, "--ps must be between 1 and 64, got 0"},
+      {{"--steps", "0"}, "--steps must be between 1 and 2^62"},
+      {{"--batch-size", "0"}, "--batch-size must be between 1"},
+      {{"--learning-rate", "0"}, "--learning-rate must be a positive finite number, got 0"},
+      {{"--mode", "both"}, "--mode must be async or sync, got 'both'"},
+  };
+  for (const Case& c : cases) {
+    Outcome o = RunDemo(c.args);
+    EXPECT_EQ(o.exit_code, 1) << c.message;
+    EXPECT_THAT(o.err, HasSubstr("error: InvalidArgument: " + c.message));
+    EXPECT_THAT(o.err, testing::Not(HasSubstr("started ")));  // no server process
+  }
+}
+
+// The files of the checkpoints in `dir` (everything but the state file).
+std::vector<std::string> BundleFiles(const std::string& dir) {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().filename() != "checkpoint") files.push_back(e.path().filename().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST(DemoTest, DamagedCheckpointStateIsAnErrorAndNothingIsPruned) {
+  const std::string dir = ::testing::TempDir() + "/demo_bad_state";
+  std::filesystem::remove_all(dir);
+  Outcome good = RunDemo({"--steps", "60", "--checkpoint-dir", dir, "--checkpoint-every", "20"});
+  ASSERT_EQ(good.exit_code, 0) << good.err;
+  const std::vector<std::string> before = BundleFiles(dir);
+  ASSERT_FALSE(before.empty());
+  const std::string state = dir + "/checkpoint";
+  const std::vector<std::pair<std::string, std::string>> damaged = {
+      {"", "it lists no checkpoint"},
+      {"\x01\x02garbage\n", "line 1 is neither model_checkpoint_path nor"},
+      {"model_checkpoint_path: \"/etc/model.ckpt-5\"\n"
+       "all_model_checkpoint_paths: \"/etc/model.ckpt-5\"\n",
+       "names '/etc/model.ckpt-5', which is not a checkpoint"},
+      {"all_model_checkpoint_paths: \"" + dir + "/../model.ckpt-5\"\n", "which is not a checkpoint"},
+      {"all_model_checkpoint_paths: \"" + dir + "/model.ckpt-x\"\n", "which is not a checkpoint"},
+  };
+  for (const auto& [text, message] : damaged) {
+    std::ofstream(state, std::ios::trunc) << text;
+    Outcome o = RunDemo({"--steps", "200", "--checkpoint-dir", dir, "--checkpoint-every", "20"});
+    EXPECT_EQ(o.exit_code, 1);
+    EXPECT_THAT(o.err,
+                HasSubstr("error: DataLoss: checkpoint state file " + state + " is damaged: "));
+    EXPECT_THAT(o.err, HasSubstr(message));
+    EXPECT_THAT(o.err, HasSubstr("no checkpoint was deleted"));
+    EXPECT_THAT(o.err, testing::Not(HasSubstr("started ")));
+    EXPECT_EQ(BundleFiles(dir), before);  // nothing pruned, nothing written
+  }
+}
+
+TEST(DemoTest, DivergedTrainingStopsWithAnError) {
+  // A learning rate this large drives the weights to infinity and then NaN.
+  Outcome o = RunDemo({"--steps", "300", "--learning-rate", "1e30", "--workers", "1"});
+  EXPECT_EQ(o.exit_code, 1) << o.out;
+  EXPECT_THAT(o.err, HasSubstr("error: InvalidArgument: "));
+  EXPECT_THAT(o.err, HasSubstr("non-finite value"));
+  EXPECT_THAT(o.err, HasSubstr("--allow-nonfinite"));
+
+  Outcome allowed = RunDemo({"--steps", "30", "--learning-rate", "1e30", "--workers", "1",
+                             "--allow-nonfinite", "--output", "json"});
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
+}
+
+// CRC-32C (Castagnoli), as checkpoint bundles use it.
+uint32_t Crc32c(const std::string& bytes) {
+  uint32_t crc = ~0u;
+  for (unsigned char b : bytes) {
+    crc ^= b;
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+std::string ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+template <typename T>
+T Get(const std::string& s, size_t at) {
+  T v;
+  std::memcpy(&v, s.data() + at, sizeof(T));
+  return v;
+}
+template <typename T>
+void Put(std::string* s, size_t at, T v) {
+  std::memcpy(s->data() + at, &v, sizeof(T));
+}
+
+// Overwrites tensor `name` of the single-shard checkpoint `prefix` with
+// `bytes` (same size) and fixes every checksum, as a crafted file would.
+void PatchCheckpointTensor(const std::string& prefix, const std::string& name,
+                           const std::string& bytes) {
+  const std::string index_path = prefix + ".index";
+  const std::string data_path = prefix + ".data-00000-of-00001";
+  std::string index = ReadBytes(index_path);
+  std::string data = ReadBytes(data_path);
+  ASSERT_GT(index.size(), 32u);
+  // magic(8) version(4) count(4) data_size(8) data_crc(4), then per entry:
+  // name_len(4) name dtype(4) rank(4) dims(8 each) offset(8) size(8) crc(4).
+  const uint32_t count = Get<uint32_t>(index, 12);
+  size_t at = 28;
+  bool found = false;
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint32_t name_len = Get<uint32_t>(index, at);
+    const std::string entry(index, at + 4, name_len);
+    at += 4 + name_len + 4;
+    const uint32_t rank = Get<uint32_t>(index, at);
+    at += 4 + 8 * rank;
+    const uint64_t offset = Get<uint64_t>(index, at);
+    const uint64_t size = Get<uint64_t>(index, at + 8);
+    if (entry == name) {
+      ASSERT_EQ(size, bytes.size());
+      data.replace(offset, size, bytes);
+      Put<uint32_t>(&index, at + 16, Crc32c(bytes));
+      found = true;
+    }
+    at += 20;
+  }
+  ASSERT_TRUE(found) << name;
+  Put<uint32_t>(&index, 24, Crc32c(data));
+  Put<uint32_t>(&index, index.size() - 4, Crc32c(index.substr(0, index.size() - 4)));
+  std::ofstream(index_path, std::ios::binary | std::ios::trunc) << index;
+  std::ofstream(data_path, std::ios::binary | std::ios::trunc) << data;
+}
+
+// Trains briefly into `dir` and returns the prefix of the latest shard.
+std::string TrainedCheckpointShard(const std::string& dir) {
+  std::filesystem::remove_all(dir);
+  Outcome good = RunDemo({"--steps", "40", "--checkpoint-dir", dir, "--checkpoint-every", "20"});
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  std::ifstream state(dir + "/checkpoint");
+  std::string first_line;
+  std::getline(state, first_line);
+  std::smatch m;
+  EXPECT_TRUE(std::regex_search(first_line, m, std::regex(R"(\"(.*model\.ckpt-\d+)\")")))
+      << first_line;
+  return m[1].str() + ".shard-0-of-1";
+}
+
+TEST(DemoTest, CheckpointedGlobalStepOutOfRangeIsRefused) {
+  const std::string dir = ::testing::TempDir() + "/demo_bad_step";
+  const std::string shard = TrainedCheckpointShard(dir);
+  for (int64_t step : {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()}) {
+    std::string bytes(8, '\0');
+    std::memcpy(bytes.data(), &step, 8);
+    PatchCheckpointTensor(shard, "global_step", bytes);
+    Outcome o = RunDemo({"--steps", "100", "--checkpoint-dir", dir});
+    EXPECT_EQ(o.exit_code, 1) << o.out;
+    EXPECT_THAT(o.err, HasSubstr("error: OutOfRange: checkpoint "));
+    EXPECT_THAT(o.err, HasSubstr("has global_step " + std::to_string(step) +
+                                 ", outside [0, 2^62]"));
+  }
+}
+
+TEST(DemoTest, CheckpointedNanWeightIsRefused) {
+  const std::string dir = ::testing::TempDir() + "/demo_nan_weight";
+  const std::string shard = TrainedCheckpointShard(dir);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::string bytes(4, '\0');
+  std::memcpy(bytes.data(), &nan, 4);
+  PatchCheckpointTensor(shard, "weight", bytes);
+  Outcome o = RunDemo({"--steps", "100", "--checkpoint-dir", dir});
+  EXPECT_EQ(o.exit_code, 1) << o.out;
+  EXPECT_THAT(o.err, HasSubstr("error: InvalidArgument: checkpoint "));
+  EXPECT_THAT(o.err, HasSubstr("non-finite value"));
+  EXPECT_THAT(o.err, HasSubstr("--allow-nonfinite"));
 }
 
 }  // namespace

@@ -248,4 +248,186 @@ TEST_F(DistflowRunTest, ErrorsGoToStderrWithTheCode) {
   EXPECT_THAT(type.err, HasSubstr("feed 'n'"));
 }
 
+// A graph with the values JSON cannot spell: non-finite floats and a
+// string that is not UTF-8 (bytes a, 0xff, b, backslash, c).
+constexpr char kOddValuesGraph[] = R"pb(
+  node {
+    name: "f"
+    op: "Const"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "value"
+      value {
+        tensor {
+          dtype: DT_FLOAT
+          tensor_shape { dim { size: 4 } }
+          float_val: nan
+          float_val: inf
+          float_val: -inf
+          float_val: 1.5
+        }
+      }
+    }
+  }
+  node {
+    name: "s"
+    op: "Const"
+    attr {
+      key: "dtype"
+      value { type: DT_STRING }
+    }
+    attr {
+      key: "value"
+      value {
+        tensor {
+          dtype: DT_STRING
+          tensor_shape { dim { size: 2 } }
+          string_val: "a\377b\\c"
+          string_val: "caf\303\251"
+        }
+      }
+    }
+  }
+)pb";
+
+TEST_F(DistflowRunTest, NonFiniteFloatsAndNonUtf8StringsPrint) {
+  const std::string graph = dir_ + "/odd.pbtxt";
+  std::ofstream(graph) << kOddValuesGraph;
+  Result json = Run(absl::StrCat("run ", graph, " --fetch f --fetch s --output json"));
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  nlohmann::json j = nlohmann::json::parse(json.out);
+  const auto& f = j["fetches"][0]["values"];
+  EXPECT_EQ(f[0], "NaN");
+  EXPECT_EQ(f[1], "Infinity");
+  EXPECT_EQ(f[2], "-Infinity");
+  EXPECT_EQ(f[3], 1.5);
+  const auto& s = j["fetches"][1]["values"];
+  // Invalid bytes as \xNN and the backslash doubled; valid UTF-8 unchanged.
+  EXPECT_EQ(s[0], "a\\xffb\\\\c");
+  EXPECT_EQ(s[1], "caf\xc3\xa9");
+
+  Result text = Run(absl::StrCat("run ", graph, " --fetch f --fetch s"));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("f float32 [4] [nan,inf,-inf,1.5]\n"));
+  EXPECT_THAT(text.out, HasSubstr(R"(s string [2] ["a\\xffb\\\\c","café"])"));
+}
+
+TEST_F(DistflowRunTest, DeeplyNestedFeedIsAnError) {
+  const int depth = 50000;
+  const std::string value = std::string(depth, '[') + "1" + std::string(depth, ']');
+  Result r = Run(absl::StrCat("run ", graph_, " --feed 'x=", value, "' --fetch y"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, StartsWith("error: InvalidArgument: feed 'x': value nests more than 254"));
+}
+
+TEST_F(DistflowRunTest, FlagsOutOfRangeAreErrors) {
+  Result devices = Run(absl::StrCat("run ", graph_, " --devices 100000000 --fetch c"));
+  EXPECT_EQ(devices.exit_code, 1);
+  EXPECT_THAT(devices.err,
+              StartsWith("error: InvalidArgument: --devices must be between 1 and 4096, got "
+                         "100000000"));
+  Result timeout = Run(absl::StrCat("run ", graph_, " --timeout -1 --fetch c"));
+  EXPECT_EQ(timeout.exit_code, 1);
+  EXPECT_THAT(timeout.err, HasSubstr("--timeout must be between 0"));
+  Result server = Run("server --cluster ps=127.0.0.1:0 --job ps --devices 100000000");
+  EXPECT_EQ(server.exit_code, 1);
+  EXPECT_THAT(server.err, HasSubstr("--devices must be between 1 and 4096"));
+}
+
+constexpr char kBlockingGraph[] = R"pb(
+  node {
+    name: "q"
+    op: "FIFOQueueV2"
+    attr {
+      key: "component_types"
+      value { list { type: DT_FLOAT } }
+    }
+  }
+  node {
+    name: "dequeue"
+    op: "QueueDequeueV2"
+    input: "q"
+    attr {
+      key: "component_types"
+      value { list { type: DT_FLOAT } }
+    }
+  }
+)pb";
+
+TEST_F(DistflowRunTest, TimeoutEndsAStuckStep) {
+  const std::string graph = dir_ + "/blocking.pbtxt";
+  std::ofstream(graph) << kBlockingGraph;
+  Result r = Run(absl::StrCat("run ", graph, " --fetch dequeue --timeout 0.2"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, StartsWith("error: DeadlineExceeded: "));
+  EXPECT_THAT(r.err, HasSubstr("--timeout 0.2"));
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST_F(DistflowRunTest, HugeNpyShapeIsAnError) {
+  const std::string path = dir_ + "/huge.npy";
+  std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904,), }";
+  header.append(118 - header.size(), ' ');
+  header.push_back('\n');
+  std::string data = "\x93NUMPY";
+  data.push_back('\x01');
+  data.push_back('\x00');
+  data.push_back(static_cast<char>(header.size() & 0xff));
+  data.push_back(static_cast<char>(header.size() >> 8));
+  data += header;
+  data += std::string(8, '\0');
+  std::ofstream(path, std::ios::binary) << data;
+  Result r = Run(absl::StrCat("run ", graph_, " --feed x=@", path, " --fetch y"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, StartsWith("error: InvalidArgument: npy file '"));
+  EXPECT_THAT(r.err, HasSubstr("need more than 2^63 - 1 bytes of data"));
+}
+
+TEST_F(DistflowRunTest, VersionHelpAndTypos) {
+  Result version = Run("--version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_THAT(version.out, StartsWith("distflow "));
+  EXPECT_THAT(version.out, testing::MatchesRegex("distflow [0-9]+\\.[0-9]+\\.[0-9]+\n"));
+
+  Result none = Run("");
+  EXPECT_EQ(none.exit_code, 1);
+  for (const char* sub : {"run", "server", "demo"}) EXPECT_THAT(none.err, HasSubstr(sub));
+  EXPECT_THAT(none.err, HasSubstr("a subcommand is required"));
+
+  Result typo = Run("rn x.pbtxt --fetch y");
+  EXPECT_EQ(typo.exit_code, 1);
+  EXPECT_THAT(typo.err, StartsWith("error: InvalidArgument: unknown subcommand 'rn'; did you "
+                                   "mean 'run'?"));
+  Result far = Run("frobnicate");
+  EXPECT_EQ(far.exit_code, 1);
+  EXPECT_THAT(far.err, HasSubstr("unknown subcommand 'frobnicate' (subcommands: run, server, "
+                                 "demo"));
+
+  Result help = Run("--help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.out, HasSubstr("Infinity"));
+}
+
+TEST_F(DistflowRunTest, CtrlCExitsWith130) {
+  const std::string graph = dir_ + "/blocking.pbtxt";
+  std::ofstream(graph) << kBlockingGraph;
+  const std::string ready = dir_ + "/started";
+  // The step blocks on an empty queue; SIGINT ends the process with 130.
+  // A background job of a non-interactive shell starts with SIGINT ignored,
+  // so the signal is sent until the process (having installed its handler)
+  // exits; --timeout bounds the test should it never do so.
+  const std::string cmd = absl::StrCat(
+      DISTFLOW_BINARY, " run ", graph,
+      " --fetch dequeue --timeout 60 >/dev/null 2>&1 & pid=$!; ",
+      "for i in $(seq 300); do kill -INT $pid 2>/dev/null || break; sleep 0.1; ",
+      "grep -q '^State:.*Z' /proc/$pid/status 2>/dev/null && break; ",
+      "[ -e /proc/$pid ] || break; done; ",
+      "wait $pid; echo $? >", ready);
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_EQ(ReadAll(ready), "130\n");
+}
+
 }  // namespace

@@ -42,8 +42,14 @@ Output Const(const Scope& scope, const Input::Initializer& value,
              const TensorShape& shape) {
   if (!scope.ok() || !value.status.ok()) return Const(scope, value);
   const Tensor& v = value.tensor;
-  Tensor t(v.dtype(), shape);
+  Tensor t;
   if (v.NumElements() == 1) {
+    absl::Status s = Tensor::Allocate(v.dtype(), shape, &t,
+                                      scope.GetUniqueNameForOp("Const"));
+    if (!s.ok()) {
+      scope.UpdateStatus(s);
+      return Output();
+    }
     FillWith(v, &t);
   } else if (v.NumElements() == shape.num_elements()) {
     t.CopyFrom(v, shape);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
+#include <new>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -334,7 +336,15 @@ void Executor::StepState::Process(TaggedNode tagged, int64_t scheduled_micros) {
     }
     OpKernelContext ctx(&params);
     if (rec != nullptr) rec->OpStart();
-    item.kernel->Compute(&ctx);
+    // No exception leaves a kernel: one that throws (a failed allocation
+    // it did not check) fails its node, not the process.
+    try {
+      item.kernel->Compute(&ctx);
+    } catch (const std::bad_alloc&) {
+      ctx.SetStatus(errors::ResourceExhausted("out of memory while computing the node"));
+    } catch (const std::exception& e) {
+      ctx.SetStatus(errors::Internal("the kernel threw: ", e.what()));
+    }
     if (rec != nullptr) rec->OpEnd();
     ClearInputs(item, iter);
     s = ProcessOutputs(tagged, &ctx, &ready);

@@ -480,7 +480,13 @@ absl::StatusOr<int64_t> RangeCount(T start, T limit, T delta) {
               : static_cast<uint64_t>(s) - static_cast<uint64_t>(l);
     const uint64_t step =
         d > 0 ? static_cast<uint64_t>(d) : 0 - static_cast<uint64_t>(d);
-    return static_cast<int64_t>(span / step + (span % step != 0 ? 1 : 0));
+    const uint64_t count = span / step + (span % step != 0 ? 1 : 0);
+    if (count > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return errors::InvalidArgument("Range from ", +start, " to ", +limit,
+                                     " by ", +delta, " has too many elements (",
+                                     count, ")");
+    }
+    return static_cast<int64_t>(count);
   } else {
     const double n =
         std::ceil(std::fabs(static_cast<double>((limit - start) / delta)));

@@ -257,6 +257,9 @@ absl::Status CheckAllowedAndMinimum(const NodeDef& node_def, const OpDef::AttrDe
   return absl::OkStatus();
 }
 
+// The most tensors one list argument (an attr like AddN's N) may stand for.
+constexpr int64_t kMaxArgCount = int64_t{1} << 24;
+
 // Appends the types of one arg; sets *count to how many tensors it stands for.
 absl::Status AddArgTypes(const NodeDef& node_def, const OpDef::ArgDef& arg,
                          DataTypeVector* types) {
@@ -276,6 +279,14 @@ absl::Status AddArgTypes(const NodeDef& node_def, const OpDef::ArgDef& arg,
     if (n < 0) {
       return errors::InvalidArgument(FormatNodeForError(node_def), ": attr '",
                                      arg.number_attr(), "' must be >= 0, got ", n);
+    }
+    // The count is untrusted: bound it before a vector of that many types is
+    // built (an AddN claiming N = 2^62 inputs must not exhaust memory).
+    if (n > kMaxArgCount) {
+      return errors::InvalidArgument(FormatNodeForError(node_def), ": attr '",
+                                     arg.number_attr(), "' = ", n,
+                                     " exceeds the limit of ", kMaxArgCount,
+                                     " tensors per argument");
     }
   }
   for (int64_t i = 0; i < n; ++i) types->push_back(maybe_ref(t));

@@ -35,7 +35,10 @@ OpKernelContext::~OpKernelContext() = default;
 absl::Status OpKernelContext::allocate_output(int i, const TensorShape& shape,
                                               Tensor** out) {
   Output& o = outputs_[i];
-  o.value = Tensor(expected_output_dtype(i), shape);
+  Tensor t;
+  DF_RETURN_IF_ERROR(
+      Tensor::Allocate(expected_output_dtype(i), shape, &t, op_kernel().name()));
+  o.value = std::move(t);
   o.ref = nullptr;
   o.ref_mu = nullptr;
   o.set = true;
@@ -69,8 +72,7 @@ absl::Status OpKernelContext::forward_input_or_allocate_output(
 
 absl::Status OpKernelContext::allocate_temp(DataType dtype, const TensorShape& shape,
                                             Tensor* out) {
-  *out = Tensor(dtype, shape);
-  return absl::OkStatus();
+  return Tensor::Allocate(dtype, shape, out, op_kernel().name());
 }
 
 void OpKernelContext::set_output(int i, Tensor t) {

@@ -176,7 +176,8 @@ class OpKernelContext {
 
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
   DataType expected_output_dtype(int i) const { return op_kernel().output_type(i); }
-  // Allocates output i with `shape`. Returns the status of the allocation.
+  // Allocates output i with `shape`. ResourceExhausted ("OOM when allocating
+  // tensor of shape [...] ... for node 'N'") when it cannot, never an abort.
   absl::Status allocate_output(int i, const TensorShape& shape, Tensor** out);
   // Reuses the buffer of the first listed input that no one else holds and
   // that matches output i's dtype and element count; otherwise allocates.

@@ -1,10 +1,16 @@
 #include "distflow/framework/tensor.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "distflow/core/checked_math.h"
+#include "distflow/core/status.h"
 #include "distflow/framework/resource_handle.h"
 
 namespace distflow {
@@ -23,17 +29,34 @@ size_t ElementSize(DataType dtype) {
 // handles in place.
 class AlignedBuffer final : public TensorBuffer {
  public:
-  static AlignedBuffer* New(DataType dtype, int64_t n) {
-    const size_t bytes = ElementSize(dtype) * static_cast<size_t>(n);
+  // nullptr when the byte size overflows or the allocator has no memory.
+  static AlignedBuffer* TryNew(DataType dtype, int64_t n) {
+    const int64_t bytes = TensorBufferBytes(dtype, n);
+    if (bytes < 0 || bytes > INT64_MAX - static_cast<int64_t>(kAlignment)) {
+      return nullptr;
+    }
     void* data = nullptr;
     if (bytes > 0) {
-      const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+      const size_t rounded =
+          (static_cast<size_t>(bytes) + kAlignment - 1) / kAlignment * kAlignment;
       data = std::aligned_alloc(kAlignment, rounded);
-      if (data == nullptr) throw std::bad_alloc();
+      if (data == nullptr) return nullptr;
       if (dtype == DT_STRING) ConstructAll<std::string>(data, n);
       if (dtype == DT_RESOURCE) ConstructAll<ResourceHandle>(data, n);
     }
-    return new AlignedBuffer(data, bytes, dtype, n);
+    AlignedBuffer* buf = new (std::nothrow)
+        AlignedBuffer(data, static_cast<size_t>(bytes), dtype, n);
+    if (buf == nullptr) {
+      if (data != nullptr && dtype == DT_STRING) DestroyAll<std::string>(data, n);
+      if (data != nullptr && dtype == DT_RESOURCE) DestroyAll<ResourceHandle>(data, n);
+      std::free(data);
+    }
+    return buf;
+  }
+  static AlignedBuffer* New(DataType dtype, int64_t n) {
+    AlignedBuffer* buf = TryNew(dtype, n);
+    if (buf == nullptr) throw std::bad_alloc();
+    return buf;
   }
 
  private:
@@ -72,7 +95,78 @@ class ExternalBuffer final : public TensorBuffer {
   std::function<void()> release_;
 };
 
+int64_t DefaultMaxTensorBytes() {
+  if (const char* env = std::getenv("DISTFLOW_MAX_TENSOR_BYTES")) {
+    int64_t v;
+    if (absl::SimpleAtoi(env, &v) && v >= 0) return v;
+  }
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  int64_t total;
+  if (pages > 0 && page_size > 0 &&
+      MultiplyWithoutOverflow<int64_t>(pages, page_size, &total)) {
+    return total;
+  }
+  return 0;
+}
+
+std::atomic<int64_t>& MaxTensorBytesCell() {
+  static std::atomic<int64_t> cell(DefaultMaxTensorBytes());
+  return cell;
+}
+
 }  // namespace
+
+int64_t MaxTensorBytes() {
+  return MaxTensorBytesCell().load(std::memory_order_relaxed);
+}
+
+void SetMaxTensorBytes(int64_t bytes) {
+  MaxTensorBytesCell().store(bytes < 0 ? 0 : bytes, std::memory_order_relaxed);
+}
+
+int64_t TensorBufferBytes(DataType dtype, int64_t num_elements) {
+  int64_t bytes;
+  if (num_elements < 0 ||
+      !MultiplyWithoutOverflow<int64_t>(static_cast<int64_t>(ElementSize(dtype)),
+                                        num_elements, &bytes)) {
+    return -1;
+  }
+  return bytes;
+}
+
+absl::Status Tensor::Allocate(DataType dtype, const TensorShape& shape,
+                              Tensor* out, absl::string_view node) {
+  if (!DataTypeIsSupported(dtype) && dtype != DT_RESOURCE) {
+    return errors::InvalidArgument("cannot allocate a tensor of type ",
+                                   DataTypeString(dtype));
+  }
+  auto oom = [&](auto... why) {
+    return errors::ResourceExhausted(
+        "OOM when allocating tensor of shape ", shape.DebugString(),
+        " and type ", DataTypeString(dtype),
+        node.empty() ? "" : absl::StrCat(" for node '", node, "'"), ": ",
+        why...);
+  };
+  const int64_t n = shape.num_elements();
+  if (n < 0) return oom("its element count overflows int64");
+  const int64_t bytes = TensorBufferBytes(dtype, n);
+  if (bytes < 0) return oom("its size in bytes overflows int64");
+  const int64_t cap = MaxTensorBytes();
+  if (cap > 0 && bytes > cap) {
+    return oom(bytes, " bytes exceed the limit of ", cap,
+               " bytes for one tensor (DISTFLOW_MAX_TENSOR_BYTES)");
+  }
+  AlignedBuffer* buf = AlignedBuffer::TryNew(dtype, n);
+  if (buf == nullptr) return oom("the allocator could not provide ", bytes, " bytes");
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = shape;
+  t.buf_.reset(buf);
+  t.data_ = buf->data();
+  *out = std::move(t);
+  return absl::OkStatus();
+}
 
 RefPtr<TensorBuffer> MakeExternalBuffer(void* data, size_t size,
                                         std::function<void()> release) {
@@ -91,7 +185,9 @@ Tensor::Tensor(DataType dtype, const TensorShape& shape,
                RefPtr<TensorBuffer> buf)
     : dtype_(dtype), shape_(shape), buf_(std::move(buf)) {
   DF_CHECK(buf_ == nullptr ||
-           buf_->size() >= ElementSize(dtype) * shape.num_elements());
+           (TensorBufferBytes(dtype, shape.num_elements()) >= 0 &&
+            buf_->size() >= static_cast<size_t>(
+                                TensorBufferBytes(dtype, shape.num_elements()))));
   data_ = buf_ ? buf_->data() : nullptr;
 }
 

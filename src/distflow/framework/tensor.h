@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "distflow/core/logging.h"
 #include "distflow/core/refcount.h"
@@ -32,6 +34,19 @@ class TensorBuffer : public RefCounted {
   const size_t size_;
 };
 
+// The largest buffer, in bytes, that one tensor allocated from input may
+// have (Tensor::Allocate fails with ResourceExhausted beyond it). 0 means no
+// cap beyond what the allocator can give. The default is the machine's
+// physical memory, or the value of the environment variable
+// DISTFLOW_MAX_TENSOR_BYTES when it holds a non-negative integer.
+// Thread-safe.
+int64_t MaxTensorBytes();
+void SetMaxTensorBytes(int64_t bytes);
+
+// Bytes a buffer for `num_elements` elements of `dtype` occupies, or -1 when
+// that overflows int64.
+int64_t TensorBufferBytes(DataType dtype, int64_t num_elements);
+
 // Wraps memory owned elsewhere; `release` runs when the last reference goes
 // (e.g. to free an RPC payload the tensor was decoded in place from).
 RefPtr<TensorBuffer> MakeExternalBuffer(void* data, size_t size,
@@ -49,9 +64,18 @@ class Tensor {
     buf_.reset();
   }
   // Allocates a tensor. Numeric elements are uninitialized; strings and
-  // resource handles are empty.
+  // resource handles are empty. For sizes the program itself chose: it
+  // throws std::bad_alloc when memory runs out. Sizes derived from input
+  // (a graph, a feed, a file, a message) go through Allocate instead.
   // REQUIRES: DataTypeIsSupported(dtype) or dtype == DT_RESOURCE.
   Tensor(DataType dtype, const TensorShape& shape);
+  // Allocates like the constructor, but fails instead of throwing or
+  // aborting: InvalidArgument for an unsupported dtype, ResourceExhausted
+  // ("OOM when allocating tensor of shape [...] and type T[ for node 'N']:
+  // why") when the byte size overflows, exceeds MaxTensorBytes() or the
+  // allocator has no memory. `node` names the node the tensor is for, if any.
+  static absl::Status Allocate(DataType dtype, const TensorShape& shape,
+                               Tensor* out, absl::string_view node = {});
   // Views `buf` as a tensor. REQUIRES: buf holds at least the needed bytes.
   Tensor(DataType dtype, const TensorShape& shape, RefPtr<TensorBuffer> buf);
 

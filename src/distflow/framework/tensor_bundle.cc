@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "distflow/core/checked_math.h"
 #include "distflow/core/crc32c.h"
 #include "distflow/core/env.h"
 #include "distflow/core/status.h"
@@ -355,7 +356,25 @@ absl::StatusOr<Tensor> BundleReader::Read(absl::string_view name,
                             DataTypeString(dtype), " tensor of shape ",
                             e->shape.DebugString());
   };
-  Tensor t(dtype, e->shape);
+  // The shape comes from the file: check it against the entry's byte count
+  // before allocating, so a claimed shape of [2^62] is an error, not a huge
+  // (or, with wrapped arithmetic, tiny) buffer.
+  const int64_t n = e->shape.num_elements();
+  if (dtype == DT_STRING) {
+    // Every string carries at least its 8-byte length.
+    if (static_cast<uint64_t>(n) > e->size / sizeof(uint64_t)) return bad_size();
+  } else {
+    int64_t want;
+    if (!MultiplyWithoutOverflow<int64_t>(n, DataTypeSize(dtype), &want) ||
+        static_cast<uint64_t>(want) != e->size) {
+      return bad_size();
+    }
+  }
+  Tensor t;
+  DF_RETURN_IF_ERROR(errors::Annotate(
+      Tensor::Allocate(dtype, e->shape, &t),
+      absl::StrCat("reading tensor '", name, "' from checkpoint '", prefix_,
+                   "': ")));
   if (dtype == DT_STRING) {
     Cursor in(bytes);
     for (std::string& s : t.flat<std::string>()) {
@@ -365,10 +384,7 @@ absl::StatusOr<Tensor> BundleReader::Read(absl::string_view name,
     if (!in.ok() || !in.empty()) return bad_size();
     return t;
   }
-  const uint64_t want =
-      static_cast<uint64_t>(e->shape.num_elements()) * DataTypeSize(dtype);
-  if (want != e->size) return bad_size();
-  if (want > 0) std::memcpy(t.raw_data(), bytes.data(), want);
+  if (e->size > 0) std::memcpy(t.raw_data(), bytes.data(), e->size);
   return t;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "distflow/core/checked_math.h"
 #include "distflow/core/status.h"
 
 namespace distflow {
@@ -46,21 +47,29 @@ absl::Status TensorFromProto(const TensorProto& proto, Tensor* out) {
   TensorShape shape;
   DF_RETURN_IF_ERROR(errors::Annotate(
       TensorShape::FromProto(proto.tensor_shape(), &shape), "TensorProto: "));
-  Tensor t(dtype, shape);
   const int64_t n = shape.num_elements();
 
+  // Sizes are checked against what the proto carries before anything is
+  // allocated: a shape of [2^62] must not become a tiny (wrapped) buffer.
   if (dtype != DT_STRING && !proto.tensor_content().empty()) {
-    const size_t want = static_cast<size_t>(n) * DataTypeSize(dtype);
-    if (proto.tensor_content().size() != want) {
+    int64_t want = 0;
+    const bool fits = MultiplyWithoutOverflow<int64_t>(
+        n, static_cast<int64_t>(DataTypeSize(dtype)), &want);
+    if (!fits || static_cast<uint64_t>(want) != proto.tensor_content().size()) {
       return errors::InvalidArgument(
           "TensorProto of type ", DataTypeString(dtype), " and shape ",
-          shape.DebugString(), " needs ", want,
+          shape.DebugString(), " needs ",
+          fits ? absl::StrCat(want) : std::string("more than 2^63 - 1"),
           " bytes of tensor_content, got ", proto.tensor_content().size());
     }
+    Tensor t;
+    DF_RETURN_IF_ERROR(Tensor::Allocate(dtype, shape, &t));
     if (want > 0) std::memcpy(t.raw_data(), proto.tensor_content().data(), want);
     *out = std::move(t);
     return absl::OkStatus();
   }
+  Tensor t;
+  DF_RETURN_IF_ERROR(Tensor::Allocate(dtype, shape, &t));
 
   absl::Status s;
   switch (dtype) {

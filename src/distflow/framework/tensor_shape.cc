@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "distflow/core/checked_math.h"
 #include "distflow/core/logging.h"
 #include "distflow/core/status.h"
 
@@ -25,11 +26,10 @@ absl::Status TensorShape::BuildTensorShape(absl::Span<const int64_t> dims,
                                      absl::StrJoin(dims, ","),
                                      "] must be >= 0, got ", dims[i]);
     }
-    if (dims[i] != 0 && n > INT64_MAX / dims[i]) {
+    if (!MultiplyWithoutOverflow<int64_t>(n, dims[i], &n)) {
       return errors::InvalidArgument("shape [", absl::StrJoin(dims, ","),
-                                     "] has more than 2^63 elements");
+                                     "] has more than 2^63 - 1 elements");
     }
-    n *= dims[i];
   }
   out->dims_.assign(dims.begin(), dims.end());
   out->num_elements_ = n;
@@ -53,14 +53,31 @@ absl::Status TensorShape::FromProto(const TensorShapeProto& proto,
 }
 
 void TensorShape::Recompute() {
-  num_elements_ = 1;
-  for (int64_t d : dims_) num_elements_ *= d;
+  // -1 when the count overflows: never a wrapped count that looks valid.
+  num_elements_ = CheckedElementCount(dims_);
 }
 
 void TensorShape::AddDim(int64_t size) {
   DF_CHECK(size >= 0);
   dims_.push_back(size);
-  num_elements_ *= size;
+  Recompute();
+}
+
+absl::Status TensorShape::AddDimWithStatus(int64_t size) {
+  int64_t n;
+  if (size < 0) {
+    return errors::InvalidArgument("dimension ", dims(), " of shape ",
+                                   DebugString(), " + [", size,
+                                   "] must be >= 0, got ", size);
+  }
+  if (num_elements_ < 0 ||
+      !MultiplyWithoutOverflow<int64_t>(num_elements_, size, &n)) {
+    return errors::InvalidArgument("shape ", DebugString(), " + [", size,
+                                   "] has more than 2^63 - 1 elements");
+  }
+  dims_.push_back(size);
+  num_elements_ = n;
+  return absl::OkStatus();
 }
 
 void TensorShape::InsertDim(int d, int64_t size) {
@@ -135,12 +152,9 @@ absl::Status PartialTensorShape::FromProto(const TensorShapeProto& proto,
 
 int64_t PartialTensorShape::num_elements() const {
   if (unknown_rank_) return -1;
-  int64_t n = 1;
-  for (int64_t d : dims_) {
-    if (d < 0) return -1;
-    n *= d;
-  }
-  return n;
+  // -1 (as for an unknown count) when a dim is unknown or the count
+  // overflows int64; never a wrapped count.
+  return CheckedElementCount(dims_);
 }
 
 bool PartialTensorShape::IsFullyDefined() const {

@@ -22,7 +22,9 @@ class TensorShape {
  public:
   TensorShape() = default;  // a scalar: 0 dims, 1 element
   TensorShape(std::initializer_list<int64_t> dims);
-  // REQUIRES: every dim >= 0. Use BuildTensorShape for unchecked input.
+  // REQUIRES: every dim >= 0. Use BuildTensorShape for input. When the
+  // element count overflows int64, num_elements() is -1 (never a wrapped
+  // count) and allocating a tensor of the shape fails.
   explicit TensorShape(absl::Span<const int64_t> dims);
 
   // Builds a shape from untrusted dims: InvalidArgument naming the bad dim on
@@ -38,7 +40,11 @@ class TensorShape {
   int64_t num_elements() const { return num_elements_; }
   absl::Span<const int64_t> dim_sizes() const { return dims_; }
 
+  // REQUIRES: size >= 0 (see the constructor for overflow). Use
+  // AddDimWithStatus for sizes from input.
   void AddDim(int64_t size);
+  // InvalidArgument on a negative size or an element count overflowing int64.
+  absl::Status AddDimWithStatus(int64_t size);
   void InsertDim(int d, int64_t size);
   void RemoveDim(int d);
   void set_dim(int d, int64_t size);
@@ -95,7 +101,11 @@ class PartialTensorShape {
   // Same rank and same dims (unknown equals unknown).
   bool IsIdenticalTo(const PartialTensorShape& other) const;
 
+  // REQUIRES: size >= 0 (see the constructor for overflow). Use
+  // AddDimWithStatus for sizes from input.
   void AddDim(int64_t size);
+  // InvalidArgument on a negative size or an element count overflowing int64.
+  absl::Status AddDimWithStatus(int64_t size);
   void set_dim(int d, int64_t size) { dims_[d] = size; }
 
   // "[2,?]" or "<unknown>".

@@ -46,8 +46,8 @@ class BatchMatMulV2Op : public OpKernel {
                     "batch dimensions are incompatible for broadcasting: ",
                     x.shape().DebugString(), " vs ", y.shape().DebugString()));
     TensorShape out_shape = plan.output_shape();
-    out_shape.AddDim(m);
-    out_shape.AddDim(n);
+    OP_REQUIRES_OK(ctx, out_shape.AddDimWithStatus(m));
+    OP_REQUIRES_OK(ctx, out_shape.AddDimWithStatus(n));
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &out));
     if (out->NumElements() == 0) return;

@@ -19,8 +19,9 @@ absl::Status BroadcastTensorShapes(const TensorShape& a, const TensorShape& b,
     }
     dims[i] = da == 1 ? db : da;
   }
-  *out = TensorShape(dims);
-  return absl::OkStatus();
+  // Each input's count fits int64, but the broadcast product may not
+  // ([2^40,1] with [1,2^40]).
+  return TensorShape::BuildTensorShape(dims, out);
 }
 
 absl::Status BroadcastPlan::Make(std::initializer_list<TensorShape> shapes,

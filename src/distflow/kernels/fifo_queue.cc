@@ -322,9 +322,14 @@ absl::Status FIFOQueue::Stack(const std::vector<Tuple>& elements,
       return errors::InvalidArgument("DequeueMany on queue '", name_,
                                      "' needs fully defined component shapes");
     }
-    TensorShape batched = element;
-    batched.InsertDim(0, static_cast<int64_t>(elements.size()));
-    Tensor t(component_types_[i], batched);
+    TensorShape batched;
+    DF_RETURN_IF_ERROR(
+        batched.AddDimWithStatus(static_cast<int64_t>(elements.size())));
+    for (int64_t d : element.dim_sizes()) {
+      DF_RETURN_IF_ERROR(batched.AddDimWithStatus(d));
+    }
+    Tensor t;
+    DF_RETURN_IF_ERROR(Tensor::Allocate(component_types_[i], batched, &t));
     const int64_t count = element.num_elements();
     for (size_t j = 0; j < elements.size(); ++j) {
       const Tensor& e = elements[j][i];

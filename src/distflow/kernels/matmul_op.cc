@@ -34,8 +34,10 @@ class MatMulOp : public OpKernel {
                     a.shape().DebugString(), " vs ", b.shape().DebugString(),
                     " (transpose_a=", transpose_a_,
                     ", transpose_b=", transpose_b_, ")"));
+    TensorShape out_shape;
+    OP_REQUIRES_OK(ctx, TensorShape::BuildTensorShape({m, n}, &out_shape));
     Tensor* out = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({m, n}), &out));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &out));
     if (out->NumElements() == 0) return;
     MatMulRowMajor<T>(ctx->intra_op_threadpool(), a.base<T>(), transpose_a_,
                       b.base<T>(), transpose_b_, m, k, n, out->base<T>());

@@ -17,8 +17,10 @@ class RangeOp : public OpKernel {
     const Tensor& delta = ctx->input(2);
     absl::StatusOr<int64_t> n = RangeSize(start, ctx->input(1), delta);
     OP_REQUIRES_OK(ctx, n.status());
+    TensorShape shape;
+    OP_REQUIRES_OK(ctx, TensorShape::BuildTensorShape({*n}, &shape));
     Tensor* out;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({*n}), &out));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &out));
     VisitDataType(start.dtype(), [&](auto zero) {
       using T = decltype(zero);
       if constexpr (std::is_same_v<T, bfloat16>) {

@@ -300,7 +300,7 @@ class ResourceGatherOp : public OpKernel {
     TensorShape shape = indices.shape();
     int64_t inner = 1;
     for (int d = 1; d < params.dims(); ++d) {
-      shape.AddDim(params.dim_size(d));
+      OP_REQUIRES_OK(ctx, shape.AddDimWithStatus(params.dim_size(d)));
       inner *= params.dim_size(d);
     }
     Tensor* out;

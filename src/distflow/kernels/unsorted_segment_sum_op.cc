@@ -37,9 +37,10 @@ class UnsortedSegmentSumOp : public OpKernel {
                                         ids.shape().DebugString(),
                                         " is not a prefix of data shape ",
                                         data.shape().DebugString()));
-    TensorShape shape({num_segments});
+    TensorShape shape;
+    OP_REQUIRES_OK(ctx, shape.AddDimWithStatus(num_segments));
     for (int d = ids.dims(); d < data.dims(); ++d) {
-      shape.AddDim(data.dim_size(d));
+      OP_REQUIRES_OK(ctx, shape.AddDimWithStatus(data.dim_size(d)));
     }
     Tensor* out;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &out));

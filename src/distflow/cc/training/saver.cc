@@ -35,17 +35,67 @@ std::string TaskOf(const std::string& device) {
   return absl::StrCat("/job:", p.job, "/task:", p.has_task ? p.task : 0);
 }
 
-std::vector<std::string> ReadIndex(const std::string& dir) {
+// Whether `path` names a checkpoint Save could have written into `dir`:
+// "<dir>/model.ckpt-<step>" with 0 <= step, after normalising "." and "..".
+bool IsCheckpointInDir(const std::string& dir, const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path p = fs::path(path).lexically_normal();
+  const fs::path d = fs::path(dir).lexically_normal();
+  const std::string parent = p.parent_path().string();
+  std::string want = d.string();
+  while (want.size() > 1 && want.back() == '/') want.pop_back();
+  if (want == ".") want.clear();
+  if (parent != want) return false;
+  const std::string name = p.filename().string();
+  return absl::StartsWith(name, kPrefixBase) && Saver::StepOfCheckpoint(name) >= 0;
+}
+
+// The checkpoints "<dir>/checkpoint" lists, oldest first; empty when the
+// file does not exist. A file that exists must be one Save wrote: only
+// model_checkpoint_path / all_model_checkpoint_paths lines, each naming a
+// checkpoint inside `dir`. Anything else is DataLoss naming the file, so a
+// damaged index neither restarts training from step 0 nor lets Save prune
+// checkpoints (or files elsewhere) it names.
+absl::StatusOr<std::vector<std::string>> ReadIndex(const std::string& dir) {
+  const std::string file = absl::StrCat(dir, "/", kIndexFile);
   std::vector<std::string> paths;
-  absl::StatusOr<std::string> text = ReadFileToString(absl::StrCat(dir, "/", kIndexFile));
-  if (!text.ok()) return paths;
-  for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipEmpty())) {
+  absl::StatusOr<std::string> text = ReadFileToString(file);
+  if (absl::IsNotFound(text.status())) return paths;
+  if (!text.ok()) return text.status();
+  auto bad = [&file](auto... why) {
+    return errors::DataLoss("checkpoint state file ", file, " is damaged: ", why...,
+                            "; repair or remove it (no checkpoint was deleted)");
+  };
+  std::string latest;
+  int line_no = 0;
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    ++line_no;
     line = absl::StripAsciiWhitespace(line);
-    if (!absl::ConsumePrefix(&line, "all_model_checkpoint_paths:")) continue;
-    line = absl::StripAsciiWhitespace(line);
-    if (line.size() >= 2 && line.front() == '"' && line.back() == '"') {
-      paths.emplace_back(line.substr(1, line.size() - 2));
+    if (line.empty()) continue;
+    const bool is_all = absl::ConsumePrefix(&line, "all_model_checkpoint_paths:");
+    if (!is_all && !absl::ConsumePrefix(&line, "model_checkpoint_path:")) {
+      return bad("line ", line_no, " is neither model_checkpoint_path nor "
+                 "all_model_checkpoint_paths");
     }
+    line = absl::StripAsciiWhitespace(line);
+    if (line.size() < 2 || line.front() != '"' || line.back() != '"') {
+      return bad("line ", line_no, " does not hold a quoted path");
+    }
+    const std::string path(line.substr(1, line.size() - 2));
+    if (!IsCheckpointInDir(dir, path)) {
+      return bad("line ", line_no, " names '", path, "', which is not a checkpoint ",
+                 "(", kPrefixBase, "<step>) in ", dir);
+    }
+    if (is_all) {
+      paths.push_back(path);
+    } else {
+      latest = path;
+    }
+  }
+  if (paths.empty()) return bad("it lists no checkpoint");
+  if (!latest.empty() && latest != paths.back()) {
+    return bad("model_checkpoint_path '", latest,
+               "' is not the last of all_model_checkpoint_paths");
   }
   return paths;
 }
@@ -128,7 +178,7 @@ absl::StatusOr<std::string> Saver::Save(const ClientSession& session, const std:
   std::vector<Tensor> unused;
   DF_RETURN_IF_ERROR(session.Run(feeds, {}, targets, &unused));
 
-  std::vector<std::string> paths = ReadIndex(dir);
+  DF_ASSIGN_OR_RETURN(std::vector<std::string> paths, ReadIndex(dir));
   paths.erase(std::remove(paths.begin(), paths.end(), prefix), paths.end());
   paths.push_back(prefix);
   std::vector<std::string> dropped;
@@ -152,7 +202,7 @@ absl::StatusOr<std::string> Saver::Save(const ClientSession& session, const std:
 }
 
 absl::StatusOr<std::string> Saver::LatestCheckpoint(const std::string& dir) {
-  std::vector<std::string> paths = ReadIndex(dir);
+  DF_ASSIGN_OR_RETURN(std::vector<std::string> paths, ReadIndex(dir));
   if (paths.empty()) return errors::NotFound("no checkpoint listed in '", dir, "/", kIndexFile, "'");
   return paths.back();
 }

@@ -151,13 +151,17 @@ absl::Status DecodeTensor(SliceReader* r, uint64_t length, Tensor* out) {
       if (!DataTypeIsSupported(dtype) || IsRefType(dtype)) {
         return Malformed(absl::StrCat("unsupported dtype ", static_cast<int>(dtype)));
       }
-      const uint64_t want = static_cast<uint64_t>(shape.num_elements()) * DataTypeSize(dtype);
-      if (n != want) {
+      // Checked: the shape comes off the wire.
+      const int64_t want =
+          shape.num_elements() < 0 ? -1 : TensorBufferBytes(dtype, shape.num_elements());
+      if (want < 0 || n != static_cast<uint64_t>(want)) {
         return Malformed(absl::StrCat("tensor_content has ", n, " bytes; a ",
                                       DataTypeString(dtype), " tensor of shape ",
-                                      shape.DebugString(), " needs ", want));
+                                      shape.DebugString(), " needs ",
+                                      want < 0 ? std::string("more than 2^63")
+                                               : absl::StrCat(want)));
       }
-      t = Tensor(dtype, shape);
+      DF_RETURN_IF_ERROR(Tensor::Allocate(dtype, shape, &t));
       r->Read(n, static_cast<char*>(t.raw_data()));
       have_content = true;
     } else {
