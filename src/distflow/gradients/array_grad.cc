@@ -7,13 +7,13 @@
 #include <vector>
 
 #include "distflow/cc/const_op.h"
-#include "distflow/cc/gradients.h"
 #include "distflow/cc/ops/array_ops.h"
 #include "distflow/cc/ops/grad_ops.h"
 #include "distflow/cc/ops/math_ops.h"
 #include "distflow/core/status.h"
 #include "distflow/gradients/grad_helpers.h"
 #include "distflow/gradients/grad_op_registry.h"
+#include "distflow/gradients/gradients.h"
 
 namespace distflow {
 namespace {
