@@ -12,7 +12,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
-#include "demo.h"
+#include "demo/demo.h"
 #include "run_command.h"
 #include "server_command.h"
 

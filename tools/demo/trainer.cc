@@ -1,4 +1,4 @@
-#include "trainer.h"
+#include "demo/trainer.h"
 
 #include <chrono>
 #include <random>
