@@ -19,7 +19,7 @@ namespace distflow {
 namespace {
 
 // Ops whose data inputs are passed through unchanged.
-absl::Status PassThroughGrad(const Scope& scope, const Operation& op,
+absl::Status PassThroughGrad(const Scope& /*scope*/, const Operation& /*op*/,
                              const std::vector<Output>& grad_inputs,
                              std::vector<Output>* grad_outputs) {
   *grad_outputs = grad_inputs;
@@ -256,7 +256,7 @@ REGISTER_GRADIENT_OP("GatherV2", GatherV2Grad);
 
 // Fill(dims, value): every element is `value`, so its gradient is the sum
 // of the incoming gradient (as in TensorFlow); dims has none.
-absl::Status FillGrad(const Scope& scope, const Operation& op,
+absl::Status FillGrad(const Scope& scope, const Operation& /*op*/,
                       const std::vector<Output>& grad_inputs,
                       std::vector<Output>* grad_outputs) {
   const Output& g = grad_inputs[0];
