@@ -23,7 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "demo.h"
+#include "demo/demo.h"
 #include "run_command.h"
 #include "server_command.h"
 

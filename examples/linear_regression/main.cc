@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "CLI/CLI.hpp"
-#include "demo.h"
+#include "demo/demo.h"
 
 int main(int argc, char** argv) {
   distflow::DemoFlags flags;

@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "distflow/cc/gradients.h"
 #include "distflow/cc/ops/standard_ops.h"
 #include "distflow/cc/training/adam.h"
 #include "distflow/cc/training/gradient_descent.h"
 #include "distflow/cc/training/momentum.h"
 #include "distflow/cc/training/variable.h"
 #include "distflow/common_runtime/session.h"
+#include "distflow/gradients/gradients.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

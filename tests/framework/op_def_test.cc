@@ -47,10 +47,10 @@ TEST(OpDefBuilderTest, ParsesSpecs) {
       EXPECT_TRUE(a.has_minimum());
       EXPECT_EQ(a.minimum(), 1);
     }
-    if (a.name() == "dims") EXPECT_EQ(a.default_value().list().i_size(), 2);
-    if (a.name() == "shape") EXPECT_TRUE(a.default_value().shape().unknown_rank());
-    if (a.name() == "mode") EXPECT_EQ(a.allowed_values().list().s_size(), 2);
-    if (a.name() == "Tidx") EXPECT_EQ(a.default_value().type(), DT_INT32);
+    if (a.name() == "dims") { EXPECT_EQ(a.default_value().list().i_size(), 2); }
+    if (a.name() == "shape") { EXPECT_TRUE(a.default_value().shape().unknown_rank()); }
+    if (a.name() == "mode") { EXPECT_EQ(a.allowed_values().list().s_size(), 2); }
+    if (a.name() == "Tidx") { EXPECT_EQ(a.default_value().type(), DT_INT32); }
   }
   EXPECT_TRUE(found_n);
 }

@@ -4,12 +4,12 @@
 #include <string>
 #include <vector>
 
-#include "distflow/cc/gradients.h"
 #include "distflow/cc/op_builder.h"
 #include "distflow/cc/ops/standard_ops.h"
 #include "distflow/common_runtime/session.h"
 #include "distflow/framework/op_registry.h"
 #include "distflow/framework/shape_inference.h"
+#include "distflow/gradients/gradients.h"
 #include "gmock/gmock.h"
 #include "grad_test_util.h"
 #include "gtest/gtest.h"

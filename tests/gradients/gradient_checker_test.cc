@@ -4,13 +4,13 @@
 
 #include <vector>
 
-#include "distflow/cc/gradients.h"
 #include "distflow/cc/op_builder.h"
 #include "distflow/cc/ops/standard_ops.h"
 #include "distflow/framework/kernel_registry.h"
 #include "distflow/framework/op_registry.h"
 #include "distflow/framework/shape_inference.h"
 #include "distflow/gradients/grad_op_registry.h"
+#include "distflow/gradients/gradients.h"
 #include "gmock/gmock.h"
 #include "grad_test_util.h"
 #include "gtest/gtest.h"

@@ -5,9 +5,9 @@
 #include <functional>
 #include <vector>
 
-#include "distflow/cc/gradients.h"
 #include "distflow/cc/ops/standard_ops.h"
 #include "distflow/gradients/gradient_checker.h"
+#include "distflow/gradients/gradients.h"
 #include "grad_test_util.h"
 #include "gtest/gtest.h"
 

@@ -42,7 +42,7 @@ void ThreadPool::ParallelFor(int64_t total, int64_t cost_per_unit,
   const int64_t min_block = std::max<int64_t>(1, kMinCostPerShard / cost);
   const int64_t max_shards = static_cast<int64_t>(NumThreads()) + 1;
   int64_t shards = std::min(max_shards, (total + min_block - 1) / min_block);
-  if (shards <= 1 || CurrentThreadId() >= 0 && NumThreads() == 1) {
+  if (shards <= 1 || (CurrentThreadId() >= 0 && NumThreads() == 1)) {
     fn(0, total);
     return;
   }

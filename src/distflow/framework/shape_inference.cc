@@ -119,7 +119,7 @@ absl::Status ScalarShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
-absl::Status NoOutputs(InferenceContext* c) { return absl::OkStatus(); }
+absl::Status NoOutputs(InferenceContext* /*c*/) { return absl::OkStatus(); }
 
 absl::Status BroadcastShapes(const PartialTensorShape& a, const PartialTensorShape& b,
                              PartialTensorShape* out) {

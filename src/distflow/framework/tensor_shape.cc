@@ -133,7 +133,10 @@ PartialTensorShape PartialTensorShape::UnknownDims(int rank) {
 
 absl::Status PartialTensorShape::FromProto(const TensorShapeProto& proto,
                                            PartialTensorShape* out) {
-  *out = PartialTensorShape();
+  // Unknown rank, in place: assigning a temporary makes GCC 12 warn about
+  // the empty InlinedVector's uninitialized inline storage.
+  out->unknown_rank_ = true;
+  out->dims_.clear();
   if (proto.unknown_rank()) {
     if (proto.dim_size() > 0) {
       return errors::InvalidArgument("shape has unknown_rank set and also lists dimensions");

@@ -7,19 +7,19 @@
 #include <vector>
 
 #include "distflow/cc/const_op.h"
-#include "distflow/cc/gradients.h"
 #include "distflow/cc/ops/array_ops.h"
 #include "distflow/cc/ops/grad_ops.h"
 #include "distflow/cc/ops/math_ops.h"
 #include "distflow/core/status.h"
 #include "distflow/gradients/grad_helpers.h"
 #include "distflow/gradients/grad_op_registry.h"
+#include "distflow/gradients/gradients.h"
 
 namespace distflow {
 namespace {
 
 // Ops whose data inputs are passed through unchanged.
-absl::Status PassThroughGrad(const Scope& scope, const Operation& op,
+absl::Status PassThroughGrad(const Scope& /*scope*/, const Operation& /*op*/,
                              const std::vector<Output>& grad_inputs,
                              std::vector<Output>* grad_outputs) {
   *grad_outputs = grad_inputs;
@@ -256,7 +256,7 @@ REGISTER_GRADIENT_OP("GatherV2", GatherV2Grad);
 
 // Fill(dims, value): every element is `value`, so its gradient is the sum
 // of the incoming gradient (as in TensorFlow); dims has none.
-absl::Status FillGrad(const Scope& scope, const Operation& op,
+absl::Status FillGrad(const Scope& scope, const Operation& /*op*/,
                       const std::vector<Output>& grad_inputs,
                       std::vector<Output>* grad_outputs) {
   const Output& g = grad_inputs[0];

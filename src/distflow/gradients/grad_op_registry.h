@@ -1,6 +1,6 @@
 // The process-wide table of gradient functions, keyed by op type. A gradient
 // function builds, in a Scope, the gradients of an op's data inputs from the
-// gradients of its outputs; AddSymbolicGradients (cc/gradients.h) looks them
+// gradients of its outputs; AddSymbolicGradients (gradients/gradients.h) looks them
 // up while it walks a graph backwards. Ops register at static
 // initialization:
 //   REGISTER_GRADIENT_OP("MatMul", MatMulGrad);

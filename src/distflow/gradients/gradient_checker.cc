@@ -7,10 +7,10 @@
 #include <string>
 #include <utility>
 
-#include "distflow/cc/gradients.h"
 #include "distflow/cc/ops/array_ops.h"
 #include "distflow/common_runtime/session.h"
 #include "distflow/core/status.h"
+#include "distflow/gradients/gradients.h"
 
 namespace distflow {
 namespace {

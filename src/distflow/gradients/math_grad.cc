@@ -13,13 +13,13 @@
 #include <vector>
 
 #include "distflow/cc/const_op.h"
-#include "distflow/cc/gradients.h"
 #include "distflow/cc/ops/array_ops.h"
 #include "distflow/cc/ops/grad_ops.h"
 #include "distflow/cc/ops/math_ops.h"
 #include "distflow/core/status.h"
 #include "distflow/gradients/grad_helpers.h"
 #include "distflow/gradients/grad_op_registry.h"
+#include "distflow/gradients/gradients.h"
 
 namespace distflow {
 namespace {
@@ -29,7 +29,7 @@ using grad::SumToShapeOf;
 
 // Unary ops: grad_inputs[0] is dL/dy, op.input(0) is x, op.output(0) is y.
 
-absl::Status NegGrad(const Scope& scope, const Operation& op,
+absl::Status NegGrad(const Scope& scope, const Operation& /*op*/,
                      const std::vector<Output>& grad_inputs,
                      std::vector<Output>* grad_outputs) {
   grad_outputs->push_back(ops::Neg(scope, grad_inputs[0]));
@@ -47,7 +47,7 @@ absl::Status AbsGrad(const Scope& scope, const Operation& op,
 REGISTER_GRADIENT_OP("Abs", AbsGrad);
 
 absl::Status SignGrad(const Scope& scope, const Operation& op,
-                      const std::vector<Output>& grad_inputs,
+                      const std::vector<Output>& /*grad_inputs*/,
                       std::vector<Output>* grad_outputs) {
   grad_outputs->push_back(ops::ZerosLike(scope, op.input(0)));
   return scope.status();
@@ -247,7 +247,7 @@ absl::Status SquaredDifferenceGrad(const Scope& scope, const Operation& op,
 }
 REGISTER_GRADIENT_OP("SquaredDifference", SquaredDifferenceGrad);
 
-absl::Status AddNGrad(const Scope& scope, const Operation& op,
+absl::Status AddNGrad(const Scope& /*scope*/, const Operation& op,
                       const std::vector<Output>& grad_inputs,
                       std::vector<Output>* grad_outputs) {
   grad_outputs->assign(op.num_inputs(), grad_inputs[0]);

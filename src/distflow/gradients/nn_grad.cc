@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "distflow/cc/gradients.h"
 #include "distflow/cc/ops/array_ops.h"
 #include "distflow/cc/ops/grad_ops.h"
 #include "distflow/cc/ops/math_ops.h"
@@ -13,6 +12,7 @@
 #include "distflow/core/status.h"
 #include "distflow/gradients/grad_helpers.h"
 #include "distflow/gradients/grad_op_registry.h"
+#include "distflow/gradients/gradients.h"
 
 namespace distflow {
 namespace {

@@ -9,7 +9,7 @@
 namespace distflow {
 namespace {
 
-absl::Status ReadVariableOpGrad(const Scope& scope, const Operation& op,
+absl::Status ReadVariableOpGrad(const Scope& /*scope*/, const Operation& /*op*/,
                                 const std::vector<Output>& grad_inputs,
                                 std::vector<Output>* grad_outputs) {
   grad_outputs->push_back(grad_inputs[0]);

@@ -39,7 +39,7 @@ absl::Status Node::input_edge(int idx, const Edge** edge) const {
 }
 
 absl::Status Node::input_node(int idx, const Node** node) const {
-  const Edge* e;
+  const Edge* e = nullptr;
   DF_RETURN_IF_ERROR(input_edge(idx, &e));
   *node = e->src();
   return absl::OkStatus();

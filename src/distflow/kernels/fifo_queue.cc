@@ -64,7 +64,7 @@ absl::Status FIFOQueue::MatchesAttrs(
 }
 
 absl::Status FIFOQueue::CheckComponentTypes(DataTypeSlice types) const {
-  if (DataTypeVector(types.begin(), types.end()) == component_types_) {
+  if (types == DataTypeSlice(component_types_)) {
     return absl::OkStatus();
   }
   return errors::InvalidArgument("Queue '", name_, "' has component types ",

@@ -1,11 +1,11 @@
 #include "distflow/cc/training/optimizer.h"
 
 #include "absl/strings/str_join.h"
-#include "distflow/cc/gradients.h"
 #include "distflow/cc/ops/array_ops.h"
 #include "distflow/cc/ops/no_op.h"
 #include "distflow/core/status.h"
 #include "distflow/gradients/grad_helpers.h"
+#include "distflow/gradients/gradients.h"
 
 namespace distflow {
 namespace {

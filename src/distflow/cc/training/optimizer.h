@@ -78,10 +78,10 @@ class Optimizer {
                                const Variable& var) = 0;
   // Runs once per ApplyGradients before any ApplyDense; `first` is the
   // first variable that has a gradient. Adam creates its beta powers here.
-  virtual void Prepare(const Variable& first) {}
+  virtual void Prepare(const Variable& /*first*/) {}
   // Builds the ops that must follow every update of a step, in `scope`,
   // which depends on all of them. Adam advances its beta powers here.
-  virtual std::vector<Operation> Finish(const Scope& scope) { return {}; }
+  virtual std::vector<Operation> Finish(const Scope& /*scope*/) { return {}; }
 
   // The slot variable "<var>/<name()><suffix>" of `var`, created on first
   // use: zeros of var's shape, colocated with var.

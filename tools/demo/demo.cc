@@ -1,4 +1,4 @@
-#include "demo.h"
+#include "demo/demo.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -10,9 +10,9 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
+#include "demo/local_cluster.h"
 #include "distflow/cc/training/saver.h"
 #include "distflow/core/status.h"
-#include "local_cluster.h"
 #include "nlohmann/json.hpp"
 
 namespace distflow {

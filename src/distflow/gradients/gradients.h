@@ -17,8 +17,8 @@
 //
 // Every function builds in the Scope it is given and must be called from the
 // thread that owns that Scope.
-#ifndef DISTFLOW_CC_GRADIENTS_H_
-#define DISTFLOW_CC_GRADIENTS_H_
+#ifndef DISTFLOW_GRADIENTS_GRADIENTS_H_
+#define DISTFLOW_GRADIENTS_GRADIENTS_H_
 
 #include <vector>
 
@@ -58,4 +58,4 @@ Output NoGradient();
 
 }  // namespace distflow
 
-#endif  // DISTFLOW_CC_GRADIENTS_H_
+#endif  // DISTFLOW_GRADIENTS_GRADIENTS_H_

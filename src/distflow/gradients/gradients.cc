@@ -1,4 +1,4 @@
-#include "distflow/cc/gradients.h"
+#include "distflow/gradients/gradients.h"
 
 #include <deque>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "trainer.h"
+#include "demo/trainer.h"
 
 #include <chrono>
 #include <cmath>
@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "distflow/cc/client_session.h"
-#include "distflow/cc/gradients.h"
 #include "distflow/cc/op_builder.h"
 #include "distflow/cc/ops/data_flow_ops.h"
 #include "distflow/cc/ops/standard_ops.h"
@@ -18,6 +17,7 @@
 #include "distflow/cc/training/saver.h"
 #include "distflow/cc/training/variable.h"
 #include "distflow/core/status.h"
+#include "distflow/gradients/gradients.h"
 
 namespace distflow {
 namespace {

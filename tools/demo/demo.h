@@ -6,14 +6,14 @@
 // the last line is {"mode","steps","loss","weight","bias","seconds"}.
 // Ctrl-C stops training after a final checkpoint; the server processes are
 // stopped on every exit path.
-#ifndef DISTFLOW_EXAMPLES_LINEAR_REGRESSION_DEMO_H_
-#define DISTFLOW_EXAMPLES_LINEAR_REGRESSION_DEMO_H_
+#ifndef DISTFLOW_TOOLS_DEMO_DEMO_H_
+#define DISTFLOW_TOOLS_DEMO_DEMO_H_
 
 #include <ostream>
 #include <string>
 
 #include "absl/status/status.h"
-#include "trainer.h"
+#include "demo/trainer.h"
 
 namespace CLI {
 class App;
@@ -39,4 +39,4 @@ int DemoStopSignal();
 
 }  // namespace distflow
 
-#endif  // DISTFLOW_EXAMPLES_LINEAR_REGRESSION_DEMO_H_
+#endif  // DISTFLOW_TOOLS_DEMO_DEMO_H_

@@ -1,4 +1,4 @@
-#include "local_cluster.h"
+#include "demo/local_cluster.h"
 
 #include <signal.h>
 #include <sys/prctl.h>

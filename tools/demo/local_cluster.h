@@ -3,8 +3,8 @@
 // by fork() before the caller creates any thread, and each one dies with its
 // parent (PR_SET_PDEATHSIG), so none is left behind even when the parent is
 // killed. Stop() (or the destructor) terminates them. Not thread-safe.
-#ifndef DISTFLOW_EXAMPLES_LINEAR_REGRESSION_LOCAL_CLUSTER_H_
-#define DISTFLOW_EXAMPLES_LINEAR_REGRESSION_LOCAL_CLUSTER_H_
+#ifndef DISTFLOW_TOOLS_DEMO_LOCAL_CLUSTER_H_
+#define DISTFLOW_TOOLS_DEMO_LOCAL_CLUSTER_H_
 
 #include <sys/types.h>
 
@@ -46,4 +46,4 @@ class LocalCluster {
 
 }  // namespace distflow
 
-#endif  // DISTFLOW_EXAMPLES_LINEAR_REGRESSION_LOCAL_CLUSTER_H_
+#endif  // DISTFLOW_TOOLS_DEMO_LOCAL_CLUSTER_H_

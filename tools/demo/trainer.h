@@ -11,8 +11,8 @@
 // The chief checkpoints the variables periodically and, when started again
 // with the same directory, resumes from the latest checkpoint, the global
 // step counting on from there.
-#ifndef DISTFLOW_EXAMPLES_LINEAR_REGRESSION_TRAINER_H_
-#define DISTFLOW_EXAMPLES_LINEAR_REGRESSION_TRAINER_H_
+#ifndef DISTFLOW_TOOLS_DEMO_TRAINER_H_
+#define DISTFLOW_TOOLS_DEMO_TRAINER_H_
 
 #include <atomic>
 #include <cstdint>
@@ -70,4 +70,4 @@ absl::StatusOr<TrainerResult> TrainLinearRegression(
 
 }  // namespace distflow
 
-#endif  // DISTFLOW_EXAMPLES_LINEAR_REGRESSION_TRAINER_H_
+#endif  // DISTFLOW_TOOLS_DEMO_TRAINER_H_
