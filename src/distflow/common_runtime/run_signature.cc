@@ -12,12 +12,7 @@ namespace distflow {
 absl::Status CanonicalTensorName(const std::string& name, const char* what,
                                  std::string* canonical) {
   TensorId id;
-  DF_RETURN_IF_ERROR(errors::Annotate(ParseTensorName(name, &id),
-                                      absl::StrCat(what, " '", name, "': ")));
-  if (id.IsControl()) {
-    return errors::InvalidArgument(what, " '", name,
-                                   "' names a control input, not a tensor");
-  }
+  DF_RETURN_IF_ERROR(ParseFeedOrFetchName(name, what, &id));
   *canonical = absl::StrCat(id.node, ":", id.index);
   return absl::OkStatus();
 }

@@ -25,12 +25,7 @@ using NameIndex = absl::flat_hash_map<std::string, Node*>;
 absl::Status ResolveEndpoint(const NameIndex& index, absl::string_view what,
                              const std::string& name, Endpoint* out) {
   TensorId id;
-  DF_RETURN_IF_ERROR(errors::Annotate(ParseTensorName(name, &id),
-                                      absl::StrCat(what, " '", name, "': ")));
-  if (id.IsControl()) {
-    return errors::InvalidArgument(what, " '", name,
-                                   "' names a control input, not a tensor");
-  }
+  DF_RETURN_IF_ERROR(ParseFeedOrFetchName(name, what, &id));
   auto it = index.find(id.node);
   if (it == index.end()) {
     return errors::InvalidArgument(what, " '", name, "': no node named '",

@@ -42,4 +42,14 @@ absl::Status ParseTensorName(absl::string_view name, TensorId* out) {
   return absl::OkStatus();
 }
 
+absl::Status ParseFeedOrFetchName(absl::string_view name, absl::string_view what,
+                                  TensorId* out) {
+  DF_RETURN_IF_ERROR(
+      errors::Annotate(ParseTensorName(name, out), absl::StrCat(what, " '", name, "': ")));
+  if (out->IsControl()) {
+    return errors::InvalidArgument(what, " '", name, "' names a control input, not a tensor");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace distflow

@@ -23,6 +23,12 @@ struct TensorId {
 // InvalidArgument naming `name` when malformed (empty node, bad index).
 absl::Status ParseTensorName(absl::string_view name, TensorId* out);
 
+// Parses the name of a tensor a run feeds or fetches: InvalidArgument
+// naming it as `what` ("feed", "fetch") when it is malformed or names a
+// control input.
+absl::Status ParseFeedOrFetchName(absl::string_view name, absl::string_view what,
+                                  TensorId* out);
+
 }  // namespace distflow
 
 #endif  // DISTFLOW_GRAPH_TENSOR_ID_H_
