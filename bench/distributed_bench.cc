@@ -83,17 +83,24 @@ GraphDef TransferGraph(int64_t elements, bool remote) {
   const std::string consumer = remote ? "/job:worker/task:1" : "/job:worker/task:0";
   GraphDef g;
   std::string text = absl::StrCat(R"pb(
-    node { name: "dims" op: "Const" device: "/job:worker/task:0"
-           attr { key: "dtype" value { type: DT_INT64 } }
-           attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 1 } } int64_val: )pb",
-                                  elements, R"pb( } } } }
+                                    node { name: "dims" op: "Const" device: "/job:worker/task:0"
+                                           attr {
+                                             key: "dtype"
+                                             value { type: DT_INT64 }
+                                           }
+                                           attr { key: "value"
+                                                  value { tensor { dtype: DT_INT64
+                                                                   tensor_shape { dim { size: 1 } }
+                                                                   int64_val:)pb",
+                                  elements, R"pb(}
+                                                 } } }
     node { name: "one" op: "Const" device: "/job:worker/task:0"
            attr { key: "dtype" value { type: DT_FLOAT } }
            attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 1 } } } }
     node { name: "big" op: "Fill" input: "dims" input: "one" device: "/job:worker/task:0"
            attr { key: "T" value { type: DT_FLOAT } } attr { key: "index_type" value { type: DT_INT64 } } }
     node { name: "n" op: "Size" input: "big" device: ")pb",
-                                  consumer, R"pb("
+                                  consumer, R"pb(                                                 "
            attr { key: "T" value { type: DT_FLOAT } } attr { key: "out_type" value { type: DT_INT64 } } }
   )pb");
   ParseGraphDefText(text, &g).IgnoreError();
@@ -182,8 +189,8 @@ int Main(int argc, char** argv) {
 
   std::printf("RecvTensor between two server processes vs a loopback TCP socket (medians of %d)\n",
               reps);
-  std::printf("%10s %12s %12s %12s %12s %8s\n", "size", "step_remote", "step_local",
-              "transfer", "tcp", "ratio");
+  std::printf("%10s %12s %12s %12s %12s %8s\n", "size", "step_remote", "step_local", "transfer",
+              "tcp", "ratio");
   for (size_t kib = 1; kib <= static_cast<size_t>(max_mib) * 1024; kib *= 4) {
     const int64_t elements = static_cast<int64_t>(kib) * 1024 / 4;
     auto remote = NewSession(opts);
@@ -196,7 +203,8 @@ int Main(int argc, char** argv) {
     const double t_local = TimeSteps(local->get(), "n", r);
     const double transfer = std::max(1e-9, t_remote - t_local);
     const double tcp = TimeTcp(kib * 1024, r);
-    const std::string size = kib >= 1024 ? absl::StrCat(kib / 1024, " MiB") : absl::StrCat(kib, " KiB");
+    const std::string size =
+        kib >= 1024 ? absl::StrCat(kib / 1024, " MiB") : absl::StrCat(kib, " KiB");
     std::printf("%10s %10.3fms %10.3fms %10.3fms %10.3fms %8.2f   (%.0f vs %.0f MB/s)\n",
                 size.c_str(), t_remote * 1e3, t_local * 1e3, transfer * 1e3, tcp * 1e3,
                 transfer / tcp, kib * 1024 / transfer / 1e6, kib * 1024 / tcp / 1e6);
@@ -207,9 +215,25 @@ int Main(int argc, char** argv) {
   // Round trip of a one-node step through the master.
   auto s = NewSession(opts);
   GraphDef g;
-  ParseGraphDefText(R"pb(node { name: "c" op: "Const" device: "/job:worker/task:0"
-                              attr { key: "dtype" value { type: DT_FLOAT } }
-                              attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 1 } } } })pb",
+  ParseGraphDefText(R"pb(node {
+                           name: "c"
+                           op: "Const"
+                           device: "/job:worker/task:0"
+                           attr {
+                             key: "dtype"
+                             value { type: DT_FLOAT }
+                           }
+                           attr {
+                             key: "value"
+                             value {
+                               tensor {
+                                 dtype: DT_FLOAT
+                                 tensor_shape {}
+                                 float_val: 1
+                               }
+                             }
+                           }
+                         })pb",
                     &g)
       .IgnoreError();
   (*s)->Create(g).IgnoreError();

@@ -26,10 +26,7 @@ namespace distflow {
 namespace {
 
 REGISTER_OP("BenchSource").Output("y: float").SetShapeFn(ScalarShape);
-REGISTER_OP("BenchForward")
-    .Input("x: float")
-    .Output("y: float")
-    .SetShapeFn(UnchangedShape);
+REGISTER_OP("BenchForward").Input("x: float").Output("y: float").SetShapeFn(UnchangedShape);
 
 class BenchSourceOp : public OpKernel {
  public:
@@ -45,17 +42,12 @@ class BenchSourceOp : public OpKernel {
 
 class BenchForwardOp : public OpKernel {
  public:
-  explicit BenchForwardOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    set_expensive(false);
-  }
-  void Compute(OpKernelContext* ctx) override {
-    ctx->set_output(0, ctx->input(0));
-  }
+  explicit BenchForwardOp(OpKernelConstruction* ctx) : OpKernel(ctx) { set_expensive(false); }
+  void Compute(OpKernelContext* ctx) override { ctx->set_output(0, ctx->input(0)); }
 };
 
 REGISTER_KERNEL_BUILDER(Name("BenchSource").Device(kDeviceCpu), BenchSourceOp);
-REGISTER_KERNEL_BUILDER(Name("BenchForward").Device(kDeviceCpu),
-                        BenchForwardOp);
+REGISTER_KERNEL_BUILDER(Name("BenchForward").Device(kDeviceCpu), BenchForwardOp);
 
 enum class Shape { kChain, kFanOut };
 
@@ -68,8 +60,7 @@ GraphDef MakeGraph(Shape shape, int n) {
     NodeDef* node = g.add_node();
     node->set_name(absl::StrCat("n", i));
     node->set_op("BenchForward");
-    node->add_input(shape == Shape::kChain && i > 0 ? absl::StrCat("n", i - 1)
-                                                    : "src");
+    node->add_input(shape == Shape::kChain && i > 0 ? absl::StrCat("n", i - 1) : "src");
   }
   return g;
 }
@@ -78,8 +69,7 @@ struct Fixture {
   Fixture() : pool("bench_inter_op", 1) {
     ConfigProto config;
     config.set_intra_op_parallelism_threads(1);
-    mgr = std::make_unique<DeviceMgr>(
-        *CreateCpuDevices(config, "/job:localhost/replica:0/task:0"));
+    mgr = std::make_unique<DeviceMgr>(*CreateCpuDevices(config, "/job:localhost/replica:0/task:0"));
   }
   ThreadPool pool;
   std::unique_ptr<DeviceMgr> mgr;
@@ -91,9 +81,9 @@ Fixture* GetFixture() {
 }
 
 void SetNodeCounter(benchmark::State& state, int n) {
-  state.counters["per_node"] = benchmark::Counter(
-      static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
-                                  benchmark::Counter::kInvert);
+  state.counters["per_node"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
+                                                     benchmark::Counter::kInvert);
 }
 
 enum class Runner { kInline, kPool };
@@ -134,8 +124,7 @@ void RunSequential(benchmark::State& state, Shape shape) {
   GraphDef def = MakeGraph(shape, n);
   std::vector<std::unique_ptr<OpKernel>> kernels;
   for (NodeDef& node : *def.mutable_node()) {
-    AddDefaultsToNodeDef(OpRegistry::Global()->LookUp(node.op())->op_def,
-                         &node);
+    AddDefaultsToNodeDef(OpRegistry::Global()->LookUp(node.op())->op_def, &node);
     auto k = KernelRegistry::Global()->CreateKernel(device, node);
     if (!k.ok()) {
       state.SkipWithError(std::string(k.status().message()).c_str());
@@ -152,8 +141,7 @@ void RunSequential(benchmark::State& state, Shape shape) {
     const Tensor src = *src_ctx.mutable_output(0);
     Tensor prev = src;
     for (int i = 1; i <= n; ++i) {
-      TensorValue input(shape == Shape::kChain ? &prev
-                                               : const_cast<Tensor*>(&src));
+      TensorValue input(shape == Shape::kChain ? &prev : const_cast<Tensor*>(&src));
       OpKernelContext::Params params;
       params.op_kernel = kernels[i].get();
       params.device = device;
@@ -180,12 +168,8 @@ void BM_ExecutorChainPool(benchmark::State& state) {
 void BM_ExecutorFanOutPool(benchmark::State& state) {
   RunExecutor(state, Shape::kFanOut, Runner::kPool);
 }
-void BM_SequentialChain(benchmark::State& state) {
-  RunSequential(state, Shape::kChain);
-}
-void BM_SequentialFanOut(benchmark::State& state) {
-  RunSequential(state, Shape::kFanOut);
-}
+void BM_SequentialChain(benchmark::State& state) { RunSequential(state, Shape::kChain); }
+void BM_SequentialFanOut(benchmark::State& state) { RunSequential(state, Shape::kFanOut); }
 
 BENCHMARK(BM_ExecutorChain)->Arg(1000)->Arg(10000);
 BENCHMARK(BM_SequentialChain)->Arg(1000)->Arg(10000);

@@ -44,8 +44,8 @@ Tensor RandomMatrix(int64_t n, unsigned seed) {
 }
 
 void SetFlopsCounter(benchmark::State& state, int64_t n) {
-  state.counters["GFLOP"] = benchmark::Counter(
-      2.0 * n * n * n / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP"] =
+      benchmark::Counter(2.0 * n * n * n / 1e9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void RunMatMulKernel(benchmark::State& state, int num_threads) {
@@ -82,12 +82,8 @@ void RunMatMulKernel(benchmark::State& state, int num_threads) {
   SetFlopsCounter(state, n);
 }
 
-void BM_MatMulKernel(benchmark::State& state) {
-  RunMatMulKernel(state, NumSchedulableCPUs());
-}
-void BM_MatMulKernelNoPool(benchmark::State& state) {
-  RunMatMulKernel(state, 0);
-}
+void BM_MatMulKernel(benchmark::State& state) { RunMatMulKernel(state, NumSchedulableCPUs()); }
+void BM_MatMulKernelNoPool(benchmark::State& state) { RunMatMulKernel(state, 0); }
 
 void BM_EigenGemm(benchmark::State& state) {
   const int64_t n = state.range(0);

@@ -45,8 +45,7 @@ size_t EditDistance(const std::string& a, const std::string& b) {
     row[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
       const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
-                         diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
       diag = up;
     }
   }
@@ -100,8 +99,7 @@ std::string CodeName(absl::StatusCode code) {
 }
 
 int Fail(const absl::Status& s) {
-  std::cerr << "error: " << CodeName(s.code()) << ": " << s.message()
-            << std::endl;
+  std::cerr << "error: " << CodeName(s.code()) << ": " << s.message() << std::endl;
   return 1;
 }
 
@@ -132,8 +130,7 @@ int Main(int argc, char** argv) {
       "beyond that, or when memory runs out, a step fails with ResourceExhausted.");
 
   distflow::RunFlags run;
-  CLI::App* run_cmd =
-      app.add_subcommand("run", "Run a GraphDef (.pb or .pbtxt) once");
+  CLI::App* run_cmd = app.add_subcommand("run", "Run a GraphDef (.pb or .pbtxt) once");
   run_cmd->add_option("GRAPH", run.graph_path, "GraphDef file")->required();
   run_cmd->add_option("--feed", run.feeds,
                       "NAME=JSON (a number or nested list) or NAME=@file.npy; repeatable");
@@ -142,9 +139,10 @@ int Main(int argc, char** argv) {
   run_cmd->add_option("--devices", run.devices, "number of CPU devices")->capture_default_str();
   run_cmd->add_option("--output", run.output, "text or json")->capture_default_str();
   run_cmd->add_option("--trace", run.trace_path, "write a Chrome trace of the step here");
-  run_cmd->add_option("--timeout", run.timeout_seconds,
-                      "fail with DeadlineExceeded when the step takes longer "
-                      "than SECONDS (0: no limit)")
+  run_cmd
+      ->add_option("--timeout", run.timeout_seconds,
+                   "fail with DeadlineExceeded when the step takes longer "
+                   "than SECONDS (0: no limit)")
       ->capture_default_str();
   run_cmd->add_option("--master", run.master,
                       "run on a cluster: grpc://HOST:PORT of a distflow server");
@@ -152,8 +150,8 @@ int Main(int argc, char** argv) {
                       "with --master: every task, \"ps=h:p;worker=h:p,h:p\"");
 
   distflow::ServerFlags server;
-  CLI::App* server_cmd = app.add_subcommand(
-      "server", "Run one task of a cluster until SIGTERM (or TF_CONFIG)");
+  CLI::App* server_cmd =
+      app.add_subcommand("server", "Run one task of a cluster until SIGTERM (or TF_CONFIG)");
   server_cmd->add_option("--cluster", server.cluster,
                          "jobs and tasks: \"ps=h:p;worker=h:p,h:p\" (port 0: any free port)");
   server_cmd->add_option("--job", server.job, "this task's job");
@@ -162,14 +160,16 @@ int Main(int argc, char** argv) {
                          "host to listen on instead of the task's cluster entry (0.0.0.0: all)");
   server_cmd->add_option("--devices", server.devices, "CPU devices in this task")
       ->capture_default_str();
-  server_cmd->add_option("--step-timeout-ms", server.step_timeout_ms,
-                         "deadline of a step whose RunOptions set none (0: none)")
+  server_cmd
+      ->add_option("--step-timeout-ms", server.step_timeout_ms,
+                   "deadline of a step whose RunOptions set none (0: none)")
       ->capture_default_str();
   server_cmd->add_option("--token-file", server.token_file,
                          "serve only calls carrying the token in this file "
                          "(clients: DISTFLOW_TOKEN_FILE)");
-  server_cmd->add_option("--grace-seconds", server.grace_seconds,
-                         "on SIGTERM, how long running calls may take to finish")
+  server_cmd
+      ->add_option("--grace-seconds", server.grace_seconds,
+                   "on SIGTERM, how long running calls may take to finish")
       ->capture_default_str();
 
   distflow::DemoFlags demo;
@@ -185,8 +185,7 @@ int Main(int argc, char** argv) {
   }
   if (argc < 2) {
     std::cerr << app.help() << std::endl;
-    return Fail(absl::InvalidArgumentError(
-        "a subcommand is required: run, server or demo"));
+    return Fail(absl::InvalidArgumentError("a subcommand is required: run, server or demo"));
   }
   const std::string first = argv[1];
   if (!first.empty() && first[0] != '-' &&
@@ -200,8 +199,7 @@ int Main(int argc, char** argv) {
     }
     std::string message = absl::StrCat("unknown subcommand '", first, "'");
     if (!best.empty()) absl::StrAppend(&message, "; did you mean '", best, "'?");
-    absl::StrAppend(&message, " (subcommands: ",
-                    absl::StrJoin(kSubcommands, ", "),
+    absl::StrAppend(&message, " (subcommands: ", absl::StrJoin(kSubcommands, ", "),
                     "; see distflow --help)");
     return Fail(absl::InvalidArgumentError(message));
   }
@@ -218,24 +216,21 @@ int Main(int argc, char** argv) {
   }
   if (demo_cmd->parsed()) {
     // The demo handles SIGINT itself: it stops after a final checkpoint.
-    absl::Status s =
-        NoThrow([&] { return distflow::RunDemo(demo, std::cout, std::cerr); });
+    absl::Status s = NoThrow([&] { return distflow::RunDemo(demo, std::cout, std::cerr); });
     if (!s.ok()) return Fail(s);
     const int sig = distflow::DemoStopSignal();
     return sig != 0 ? 128 + sig : 0;
   }
   if (server_cmd->parsed()) {
     int sig = 0;
-    absl::Status s = NoThrow(
-        [&] { return distflow::RunServerCommand(server, std::cout, &sig); });
+    absl::Status s = NoThrow([&] { return distflow::RunServerCommand(server, std::cout, &sig); });
     if (!s.ok()) return Fail(s);
     return sig == SIGINT ? 128 + sig : 0;
   }
   if (run_cmd->parsed()) {
     signal(SIGINT, ExitOnSignal);
     signal(SIGTERM, ExitOnSignal);
-    absl::Status s =
-        NoThrow([&] { return distflow::RunGraphCommand(run, std::cout); });
+    absl::Status s = NoThrow([&] { return distflow::RunGraphCommand(run, std::cout); });
     return s.ok() ? 0 : Fail(s);
   }
   return Fail(absl::InvalidArgumentError("unknown subcommand"));

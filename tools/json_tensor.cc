@@ -14,37 +14,32 @@ using nlohmann::json;
 
 // Finds the shape from the first element at each depth, then checks that
 // every list agrees; collects the leaves in row-major order.
-absl::Status Flatten(const json& value, const std::vector<int64_t>& dims,
-                     size_t depth, const std::string& name,
-                     std::vector<const json*>* leaves) {
+absl::Status Flatten(const json& value, const std::vector<int64_t>& dims, size_t depth,
+                     const std::string& name, std::vector<const json*>* leaves) {
   if (depth == dims.size()) {
     if (value.is_array()) {
-      return errors::InvalidArgument(
-          "feed '", name,
-          "': ragged nested list (a list where a scalar "
-          "was expected at depth ",
-          depth, ")");
+      return errors::InvalidArgument("feed '", name,
+                                     "': ragged nested list (a list where a scalar "
+                                     "was expected at depth ",
+                                     depth, ")");
     }
     leaves->push_back(&value);
     return absl::OkStatus();
   }
   if (!value.is_array() || static_cast<int64_t>(value.size()) != dims[depth]) {
-    return errors::InvalidArgument(
-        "feed '", name, "': ragged nested list (expected ", dims[depth],
-        " elements at depth ", depth, ")");
+    return errors::InvalidArgument("feed '", name, "': ragged nested list (expected ", dims[depth],
+                                   " elements at depth ", depth, ")");
   }
-  for (const json& v : value)
-    DF_RETURN_IF_ERROR(Flatten(v, dims, depth + 1, name, leaves));
+  for (const json& v : value) DF_RETURN_IF_ERROR(Flatten(v, dims, depth + 1, name, leaves));
   return absl::OkStatus();
 }
 
 template <typename T>
-absl::Status ConvertLeaves(const std::vector<const json*>& leaves,
-                           DataType dtype, const std::string& name, T* out) {
+absl::Status ConvertLeaves(const std::vector<const json*>& leaves, DataType dtype,
+                           const std::string& name, T* out) {
   auto bad = [&](const json& v, absl::string_view expected) {
-    return errors::InvalidArgument("feed '", name, "': expected ", expected,
-                                   " for ", DataTypeString(dtype), ", got ",
-                                   v.dump());
+    return errors::InvalidArgument("feed '", name, "': expected ", expected, " for ",
+                                   DataTypeString(dtype), ", got ", v.dump());
   };
   for (size_t i = 0; i < leaves.size(); ++i) {
     const json& v = *leaves[i];
@@ -54,8 +49,7 @@ absl::Status ConvertLeaves(const std::vector<const json*>& leaves,
     } else if constexpr (std::is_same_v<T, std::string>) {
       if (!v.is_string()) return bad(v, "strings");
       out[i] = v.get<std::string>();
-    } else if constexpr (std::is_floating_point_v<T> ||
-                         std::is_same_v<T, bfloat16>) {
+    } else if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, bfloat16>) {
       if (!v.is_number()) return bad(v, "numbers");
       out[i] = static_cast<T>(v.get<double>());
     } else {
@@ -74,8 +68,7 @@ absl::Status ConvertLeaves(const std::vector<const json*>& leaves,
             return bad(v, "integers in range");
           }
         } else {
-          if (s < 0 ||
-              static_cast<uint64_t>(s) > std::numeric_limits<T>::max()) {
+          if (s < 0 || static_cast<uint64_t>(s) > std::numeric_limits<T>::max()) {
             return bad(v, "integers in range");
           }
         }
@@ -119,8 +112,7 @@ json Nest(const Tensor& t, int depth, int64_t* offset) {
     return out;
   }
   json list = json::array();
-  for (int64_t i = 0; i < t.dim_size(depth); ++i)
-    list.push_back(Nest(t, depth + 1, offset));
+  for (int64_t i = 0; i < t.dim_size(depth); ++i) list.push_back(Nest(t, depth + 1, offset));
   return list;
 }
 
@@ -222,8 +214,7 @@ std::string JsonSafeString(absl::string_view s) {
   return out;
 }
 
-absl::Status CheckJsonNesting(absl::string_view text, int max_depth,
-                              const std::string& name) {
+absl::Status CheckJsonNesting(absl::string_view text, int max_depth, const std::string& name) {
   int depth = 0;
   bool in_string = false;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -238,8 +229,8 @@ absl::Status CheckJsonNesting(absl::string_view text, int max_depth,
       in_string = true;
     } else if (c == '[' || c == '{') {
       if (++depth > max_depth) {
-        return errors::InvalidArgument("feed '", name, "': value nests more than ",
-                                       max_depth, " lists deep");
+        return errors::InvalidArgument("feed '", name, "': value nests more than ", max_depth,
+                                       " lists deep");
       }
     } else if (c == ']' || c == '}') {
       --depth;
@@ -248,13 +239,12 @@ absl::Status CheckJsonNesting(absl::string_view text, int max_depth,
   return absl::OkStatus();
 }
 
-absl::StatusOr<Tensor> TensorFromJson(const json& value, DataType dtype,
-                                      const std::string& name) {
+absl::StatusOr<Tensor> TensorFromJson(const json& value, DataType dtype, const std::string& name) {
   std::vector<int64_t> dims;
   for (const json* v = &value; v->is_array(); v = &(*v)[0]) {
     if (dims.size() == static_cast<size_t>(kMaxFeedRank)) {
-      return errors::InvalidArgument("feed '", name, "': value nests more than ",
-                                     kMaxFeedRank, " lists deep");
+      return errors::InvalidArgument("feed '", name, "': value nests more than ", kMaxFeedRank,
+                                     " lists deep");
     }
     dims.push_back(static_cast<int64_t>(v->size()));
     if (v->empty()) break;
@@ -264,8 +254,7 @@ absl::StatusOr<Tensor> TensorFromJson(const json& value, DataType dtype,
   TensorShape shape;
   DF_RETURN_IF_ERROR(TensorShape::BuildTensorShape(dims, &shape));
   if (!DataTypeIsSupported(dtype)) {
-    return errors::InvalidArgument("feed '", name,
-                                   "': cannot feed values of type ",
+    return errors::InvalidArgument("feed '", name, "': cannot feed values of type ",
                                    DataTypeString(dtype));
   }
   Tensor t;
@@ -276,8 +265,7 @@ absl::StatusOr<Tensor> TensorFromJson(const json& value, DataType dtype,
     status = ConvertLeaves<T>(leaves, dtype, name, t.base<T>());
   });
   if (!visited) {
-    return errors::InvalidArgument("feed '", name,
-                                   "': cannot feed values of type ",
+    return errors::InvalidArgument("feed '", name, "': cannot feed values of type ",
                                    DataTypeString(dtype));
   }
   DF_RETURN_IF_ERROR(status);
@@ -289,8 +277,7 @@ json TensorValuesToJson(const Tensor& t) {
   VisitDataType(t.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T* p = t.base<T>();
-    for (int64_t i = 0; i < t.NumElements(); ++i)
-      values.push_back(ElementToJson(p[i]));
+    for (int64_t i = 0; i < t.NumElements(); ++i) values.push_back(ElementToJson(p[i]));
   });
   return values;
 }

@@ -17,8 +17,8 @@ namespace distflow {
 // for a ragged list, an element of the wrong kind (a fraction or non-number
 // for an integer type, a non-boolean for bool, ...), an integer out of the
 // type's range, or an unsupported dtype.
-absl::StatusOr<Tensor> TensorFromJson(const nlohmann::json& value,
-                                      DataType dtype, const std::string& name);
+absl::StatusOr<Tensor> TensorFromJson(const nlohmann::json& value, DataType dtype,
+                                      const std::string& name);
 
 // The deepest list nesting a feed may have (TensorFlow's maximum rank).
 inline constexpr int kMaxFeedRank = 254;
@@ -26,8 +26,7 @@ inline constexpr int kMaxFeedRank = 254;
 // InvalidArgument naming `name` when `text` (JSON) nests lists or objects
 // more than `max_depth` deep; checked before parsing so that no parser or
 // walker recurses that deep.
-absl::Status CheckJsonNesting(absl::string_view text, int max_depth,
-                              const std::string& name);
+absl::Status CheckJsonNesting(absl::string_view text, int max_depth, const std::string& name);
 
 // Output conventions, shared by the JSON and text forms:
 //  - NaN, +Inf and -Inf are the strings "NaN", "Infinity" and "-Infinity" in

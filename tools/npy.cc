@@ -17,17 +17,14 @@ constexpr absl::string_view kMagic = "\x93NUMPY";
 
 // The value text of `key` in the header dict ("{'descr': '<f4', ...}"):
 // up to the next top-level comma, or the whole tuple for "shape".
-bool FindHeaderValue(absl::string_view header, absl::string_view key,
-                     absl::string_view* value) {
+bool FindHeaderValue(absl::string_view header, absl::string_view key, absl::string_view* value) {
   for (const char quote : {'\'', '"'}) {
-    const std::string quoted =
-        absl::StrCat(std::string(1, quote), key, std::string(1, quote));
+    const std::string quoted = absl::StrCat(std::string(1, quote), key, std::string(1, quote));
     size_t pos = header.find(quoted);
     if (pos == absl::string_view::npos) continue;
     pos = header.find(':', pos + quoted.size());
     if (pos == absl::string_view::npos) return false;
-    absl::string_view rest =
-        absl::StripLeadingAsciiWhitespace(header.substr(pos + 1));
+    absl::string_view rest = absl::StripLeadingAsciiWhitespace(header.substr(pos + 1));
     size_t end;
     if (!rest.empty() && rest[0] == '(') {
       end = rest.find(')');
@@ -52,8 +49,7 @@ absl::string_view Unquote(absl::string_view s) {
 
 }  // namespace
 
-absl::StatusOr<Tensor> ParseNpy(absl::string_view data,
-                                const std::string& name) {
+absl::StatusOr<Tensor> ParseNpy(absl::string_view data, const std::string& name) {
   auto bad = [&name](auto... why) {
     return errors::InvalidArgument("npy file '", name, "': ", why...);
   };
@@ -71,8 +67,7 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view data,
     if (data.size() < 12) return bad("truncated header");
     header_len = 0;
     for (int i = 0; i < 4; ++i) {
-      header_len |= static_cast<size_t>(static_cast<unsigned char>(data[8 + i]))
-                    << (8 * i);
+      header_len |= static_cast<size_t>(static_cast<unsigned char>(data[8 + i])) << (8 * i);
     }
     header_start = 12;
   } else {
@@ -105,17 +100,14 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view data,
   } else if (descr == "|b1" || descr == "<b1") {
     dtype = DT_BOOL, item_size = 1;
   } else {
-    return bad("unsupported dtype '", descr,
-               "' (supported: <f4, <f8, <i4, <i8, |u1, |b1)");
+    return bad("unsupported dtype '", descr, "' (supported: <f4, <f8, <i4, <i8, |u1, |b1)");
   }
 
-  if (shape_text.size() < 2 || shape_text.front() != '(' ||
-      shape_text.back() != ')') {
+  if (shape_text.size() < 2 || shape_text.front() != '(' || shape_text.back() != ')') {
     return bad("malformed shape '", shape_text, "'");
   }
   std::vector<int64_t> dims;
-  for (absl::string_view part :
-       absl::StrSplit(shape_text.substr(1, shape_text.size() - 2), ',')) {
+  for (absl::string_view part : absl::StrSplit(shape_text.substr(1, shape_text.size() - 2), ',')) {
     part = absl::StripAsciiWhitespace(part);
     if (part.empty()) continue;
     int64_t d;
@@ -130,21 +122,17 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view data,
 
   const absl::string_view payload = data.substr(header_start + header_len);
   int64_t need = 0;
-  if (!MultiplyWithoutOverflow<int64_t>(shape.num_elements(), item_size,
-                                        &need)) {
+  if (!MultiplyWithoutOverflow<int64_t>(shape.num_elements(), item_size, &need)) {
     return bad("shape ", shape.DebugString(), " and dtype '", descr,
-               "' need more than 2^63 - 1 bytes of data, found ",
-               payload.size());
+               "' need more than 2^63 - 1 bytes of data, found ", payload.size());
   }
   if (payload.size() != static_cast<uint64_t>(need)) {
-    return bad("expected ", need, " bytes of data for shape ",
-               shape.DebugString(), " and dtype '", descr, "', found ",
-               payload.size());
+    return bad("expected ", need, " bytes of data for shape ", shape.DebugString(), " and dtype '",
+               descr, "', found ", payload.size());
   }
   Tensor t;
-  DF_RETURN_IF_ERROR(
-      errors::Annotate(Tensor::Allocate(dtype, shape, &t),
-                       absl::StrCat("npy file '", name, "': ")));
+  DF_RETURN_IF_ERROR(errors::Annotate(Tensor::Allocate(dtype, shape, &t),
+                                      absl::StrCat("npy file '", name, "': ")));
   if (dtype == DT_BOOL) {
     bool* out = t.base<bool>();
     for (size_t i = 0; i < payload.size(); ++i) out[i] = payload[i] != 0;
@@ -157,9 +145,8 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view data,
 absl::StatusOr<Tensor> ReadNpyFile(const std::string& path) {
   absl::StatusOr<std::string> data = ReadFileToString(path);
   if (!data.ok()) {
-    return absl::Status(
-        data.status().code(),
-        absl::StrCat("npy file '", path, "': ", data.status().message()));
+    return absl::Status(data.status().code(),
+                        absl::StrCat("npy file '", path, "': ", data.status().message()));
   }
   return ParseNpy(*data, path);
 }

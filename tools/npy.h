@@ -15,8 +15,7 @@
 namespace distflow {
 
 // Parses the bytes of an .npy file; `name` is used in error messages.
-absl::StatusOr<Tensor> ParseNpy(absl::string_view data,
-                                const std::string& name);
+absl::StatusOr<Tensor> ParseNpy(absl::string_view data, const std::string& name);
 absl::StatusOr<Tensor> ReadNpyFile(const std::string& path);
 
 }  // namespace distflow

@@ -20,8 +20,8 @@ namespace distflow {
 namespace {
 
 // The value of one --feed flag, typed by the tensor it feeds.
-absl::StatusOr<std::pair<std::string, Tensor>> ParseFeed(
-    const std::string& flag, const Graph& graph) {
+absl::StatusOr<std::pair<std::string, Tensor>> ParseFeed(const std::string& flag,
+                                                         const Graph& graph) {
   const size_t eq = flag.find('=');
   if (eq == std::string::npos || eq == 0) {
     return errors::InvalidArgument("--feed '", flag, "' is not NAME=VALUE");
@@ -29,15 +29,14 @@ absl::StatusOr<std::pair<std::string, Tensor>> ParseFeed(
   const std::string name = flag.substr(0, eq);
   const std::string value = flag.substr(eq + 1);
   TensorId id;
-  DF_RETURN_IF_ERROR(errors::Annotate(ParseTensorName(name, &id),
-                                      absl::StrCat("feed '", name, "': ")));
+  DF_RETURN_IF_ERROR(
+      errors::Annotate(ParseTensorName(name, &id), absl::StrCat("feed '", name, "': ")));
   const Node* node = nullptr;
   for (const Node* n : graph.op_nodes()) {
     if (n->name() == id.node) node = n;
   }
   if (node == nullptr || id.IsControl() || id.index >= node->num_outputs()) {
-    return errors::InvalidArgument("feed '", name,
-                                   "': no such tensor in the graph");
+    return errors::InvalidArgument("feed '", name, "': no such tensor in the graph");
   }
   const DataType dtype = BaseType(node->output_type(id.index));
 
@@ -46,18 +45,15 @@ absl::StatusOr<std::pair<std::string, Tensor>> ParseFeed(
     const std::string path = value.substr(1);
     DF_ASSIGN_OR_RETURN(tensor, ReadNpyFile(path));
     if (tensor.dtype() != dtype) {
-      return errors::InvalidArgument("feed '", name, "': npy file '", path,
-                                     "' holds ", DataTypeString(tensor.dtype()),
-                                     " but the tensor is ",
+      return errors::InvalidArgument("feed '", name, "': npy file '", path, "' holds ",
+                                     DataTypeString(tensor.dtype()), " but the tensor is ",
                                      DataTypeString(dtype));
     }
   } else {
     DF_RETURN_IF_ERROR(CheckJsonNesting(value, kMaxFeedRank, name));
-    nlohmann::json parsed =
-        nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
+    nlohmann::json parsed = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
     if (parsed.is_discarded()) {
-      return errors::InvalidArgument("feed '", name, "': '", value,
-                                     "' is not valid JSON");
+      return errors::InvalidArgument("feed '", name, "': '", value, "' is not valid JSON");
     }
     DF_ASSIGN_OR_RETURN(tensor, TensorFromJson(parsed, dtype, name));
   }
@@ -68,30 +64,25 @@ absl::StatusOr<std::pair<std::string, Tensor>> ParseFeed(
 
 absl::Status RunGraphCommand(const RunFlags& flags, std::ostream& out) {
   if (flags.output != "text" && flags.output != "json") {
-    return errors::InvalidArgument("--output must be text or json, got '",
-                                   flags.output, "'");
+    return errors::InvalidArgument("--output must be text or json, got '", flags.output, "'");
   }
   if (flags.devices < 1 || flags.devices > kMaxRunDevices) {
-    return errors::InvalidArgument("--devices must be between 1 and ",
-                                   kMaxRunDevices, ", got ", flags.devices);
+    return errors::InvalidArgument("--devices must be between 1 and ", kMaxRunDevices, ", got ",
+                                   flags.devices);
   }
-  if (!(flags.timeout_seconds >= 0) ||
-      flags.timeout_seconds > kMaxTimeoutSeconds) {
-    return errors::InvalidArgument("--timeout must be between 0 (none) and ",
-                                   kMaxTimeoutSeconds, " seconds, got ",
-                                   flags.timeout_seconds);
+  if (!(flags.timeout_seconds >= 0) || flags.timeout_seconds > kMaxTimeoutSeconds) {
+    return errors::InvalidArgument("--timeout must be between 0 (none) and ", kMaxTimeoutSeconds,
+                                   " seconds, got ", flags.timeout_seconds);
   }
   if (flags.fetches.empty() && flags.targets.empty()) {
-    return errors::InvalidArgument(
-        "nothing to run: give at least one --fetch or --target");
+    return errors::InvalidArgument("nothing to run: give at least one --fetch or --target");
   }
   GraphDef graph_def;
   DF_RETURN_IF_ERROR(ReadGraphDefFromFile(flags.graph_path, &graph_def));
   // Imported once here to type the feeds; the session imports its own copy.
   Graph graph;
-  DF_RETURN_IF_ERROR(
-      errors::Annotate(ConvertGraphDefToGraph({}, graph_def, &graph),
-                       absl::StrCat(flags.graph_path, ": ")));
+  DF_RETURN_IF_ERROR(errors::Annotate(ConvertGraphDefToGraph({}, graph_def, &graph),
+                                      absl::StrCat(flags.graph_path, ": ")));
   std::vector<std::pair<std::string, Tensor>> feeds;
   for (const std::string& flag : flags.feeds) {
     DF_ASSIGN_OR_RETURN(auto feed, ParseFeed(flag, graph));
@@ -113,26 +104,25 @@ absl::Status RunGraphCommand(const RunFlags& flags, std::ostream& out) {
   DF_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options));
   DF_RETURN_IF_ERROR(session->Create(graph_def));
   RunOptions run_options;
-  if (!flags.trace_path.empty())
-    run_options.set_trace_level(RunOptions::FULL_TRACE);
+  if (!flags.trace_path.empty()) run_options.set_trace_level(RunOptions::FULL_TRACE);
   if (flags.timeout_seconds > 0) {
     // At least 1 ms: a positive timeout must not turn into "no timeout".
-    run_options.set_timeout_in_ms(std::max<int64_t>(
-        1, static_cast<int64_t>(flags.timeout_seconds * 1000.0)));
+    run_options.set_timeout_in_ms(
+        std::max<int64_t>(1, static_cast<int64_t>(flags.timeout_seconds * 1000.0)));
   }
   RunMetadata metadata;
   std::vector<Tensor> outputs;
-  absl::Status run_status = session->Run(run_options, feeds, flags.fetches,
-                                        flags.targets, &outputs, &metadata);
+  absl::Status run_status =
+      session->Run(run_options, feeds, flags.fetches, flags.targets, &outputs, &metadata);
   if (absl::IsDeadlineExceeded(run_status) && flags.timeout_seconds > 0) {
-    run_status = errors::Annotate(
-        run_status, absl::StrCat("the step did not finish within --timeout ",
-                                 flags.timeout_seconds, " seconds: "));
+    run_status =
+        errors::Annotate(run_status, absl::StrCat("the step did not finish within --timeout ",
+                                                  flags.timeout_seconds, " seconds: "));
   }
   DF_RETURN_IF_ERROR(run_status);
   if (!flags.trace_path.empty()) {
-    DF_RETURN_IF_ERROR(WriteStringToFileAtomic(
-        flags.trace_path, StepStatsToChromeTrace(metadata.step_stats())));
+    DF_RETURN_IF_ERROR(
+        WriteStringToFileAtomic(flags.trace_path, StepStatsToChromeTrace(metadata.step_stats())));
   }
   DF_RETURN_IF_ERROR(session->Close());
 
@@ -151,8 +141,8 @@ absl::Status RunGraphCommand(const RunFlags& flags, std::ostream& out) {
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& t = outputs[i];
-    out << flags.fetches[i] << " " << DataTypeString(t.dtype()) << " "
-        << t.shape().DebugString() << " " << TensorToText(t) << "\n";
+    out << flags.fetches[i] << " " << DataTypeString(t.dtype()) << " " << t.shape().DebugString()
+        << " " << TensorToText(t) << "\n";
   }
   return absl::OkStatus();
 }

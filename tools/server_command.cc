@@ -13,8 +13,7 @@
 
 namespace distflow {
 
-absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out,
-                              int* stop_signal) {
+absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out, int* stop_signal) {
   ServerDef def;
   if (!flags.cluster.empty()) {
     if (flags.job.empty()) return errors::InvalidArgument("--job is required with --cluster");
@@ -27,8 +26,8 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out,
     DF_ASSIGN_OR_RETURN(def, ServerDefFromTfConfig(tf_config));
   }
   if (flags.devices < 1 || flags.devices > kMaxServerDevices) {
-    return errors::InvalidArgument("--devices must be between 1 and ",
-                                   kMaxServerDevices, ", got ", flags.devices);
+    return errors::InvalidArgument("--devices must be between 1 and ", kMaxServerDevices, ", got ",
+                                   flags.devices);
   }
   (*def.mutable_default_session_config()->mutable_device_count())["CPU"] = flags.devices;
   if (flags.step_timeout_ms < 0) return errors::InvalidArgument("--step-timeout-ms must be >= 0");

@@ -11,10 +11,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-REGISTER_OP("NBTestSource")
-    .Output("out: dtype")
-    .Attr("dtype: type")
-    .SetShapeFn(UnknownShape);
+REGISTER_OP("NBTestSource").Output("out: dtype").Attr("dtype: type").SetShapeFn(UnknownShape);
 REGISTER_OP("NBTestTwoOut")
     .Output("a: dtype")
     .Output("b: dtype")
@@ -32,10 +29,7 @@ REGISTER_OP("NBTestList")
     .Attr("N: int >= 1")
     .Attr("T: type")
     .SetShapeFn(UnknownShape);
-REGISTER_OP("NBTestTypeList")
-    .Input("args: Tlist")
-    .Attr("Tlist: list(type)")
-    .SetShapeFn(NoOutputs);
+REGISTER_OP("NBTestTypeList").Input("args: Tlist").Attr("Tlist: list(type)").SetShapeFn(NoOutputs);
 REGISTER_OP("NBTestFixed")
     .Input("x: float")
     .Output("y: float")
@@ -45,16 +39,13 @@ REGISTER_OP("NBTestFixed")
 class NodeBuilderTest : public ::testing::Test {
  protected:
   Node* Source(const std::string& name, DataType dtype) {
-    auto node = NodeBuilder(name, "NBTestSource")
-                    .Attr("dtype", dtype)
-                    .Finalize(&graph_);
+    auto node = NodeBuilder(name, "NBTestSource").Attr("dtype", dtype).Finalize(&graph_);
     EXPECT_TRUE(node.ok()) << node.status();
     return node.ok() ? *node : nullptr;
   }
 
   // Expects `builder` to fail with `code` and leave the graph unchanged.
-  absl::Status ExpectFailure(const NodeBuilder& builder,
-                             absl::StatusCode code) {
+  absl::Status ExpectFailure(const NodeBuilder& builder, absl::StatusCode code) {
     const int nodes = graph_.num_nodes();
     const int edges = graph_.num_edges();
     Node* created = reinterpret_cast<Node*>(1);
@@ -72,8 +63,7 @@ class NodeBuilderTest : public ::testing::Test {
 TEST_F(NodeBuilderTest, InfersTypeAttrAndAddsEdges) {
   Node* a = Source("a", DT_FLOAT);
   Node* b = Source("b", DT_FLOAT);
-  auto add =
-      NodeBuilder("add", "NBTestBinary").Input(a).Input(b).Finalize(&graph_);
+  auto add = NodeBuilder("add", "NBTestBinary").Input(a).Input(b).Finalize(&graph_);
   ASSERT_TRUE(add.ok()) << add.status();
   Node* n = *add;
   DataType t;
@@ -88,9 +78,7 @@ TEST_F(NodeBuilderTest, InfersTypeAttrAndAddsEdges) {
 }
 
 TEST_F(NodeBuilderTest, OutputIndexAppearsInInputName) {
-  auto two = NodeBuilder("two", "NBTestTwoOut")
-                 .Attr("dtype", DT_INT32)
-                 .Finalize(&graph_);
+  auto two = NodeBuilder("two", "NBTestTwoOut").Attr("dtype", DT_INT32).Finalize(&graph_);
   ASSERT_TRUE(two.ok());
   auto add = NodeBuilder("add", "NBTestBinary")
                  .Input(*two, 1)
@@ -104,8 +92,8 @@ TEST_F(NodeBuilderTest, OutputIndexAppearsInInputName) {
 }
 
 TEST_F(NodeBuilderTest, ListInputSetsNumberAndTypeAttrs) {
-  std::vector<NodeBuilder::NodeOut> ins = {
-      Source("a", DT_INT64), Source("b", DT_INT64), Source("c", DT_INT64)};
+  std::vector<NodeBuilder::NodeOut> ins = {Source("a", DT_INT64), Source("b", DT_INT64),
+                                           Source("c", DT_INT64)};
   auto n = NodeBuilder("list", "NBTestList").Input(ins).Finalize(&graph_);
   ASSERT_TRUE(n.ok()) << n.status();
   int64_t count;
@@ -118,8 +106,7 @@ TEST_F(NodeBuilderTest, ListInputSetsNumberAndTypeAttrs) {
 }
 
 TEST_F(NodeBuilderTest, TypeListAttrComesFromInputs) {
-  std::vector<NodeBuilder::NodeOut> ins = {Source("a", DT_FLOAT),
-                                           Source("b", DT_BOOL)};
+  std::vector<NodeBuilder::NodeOut> ins = {Source("a", DT_FLOAT), Source("b", DT_BOOL)};
   auto n = NodeBuilder("tl", "NBTestTypeList").Input(ins).Finalize(&graph_);
   ASSERT_TRUE(n.ok()) << n.status();
   std::vector<DataType> types;
@@ -128,9 +115,7 @@ TEST_F(NodeBuilderTest, TypeListAttrComesFromInputs) {
 }
 
 TEST_F(NodeBuilderTest, DefaultsAreFilled) {
-  auto n = NodeBuilder("f", "NBTestFixed")
-               .Input(Source("a", DT_FLOAT))
-               .Finalize(&graph_);
+  auto n = NodeBuilder("f", "NBTestFixed").Input(Source("a", DT_FLOAT)).Finalize(&graph_);
   ASSERT_TRUE(n.ok()) << n.status();
   bool flag = false;
   ASSERT_TRUE(GetNodeAttr((*n)->attrs(), "flag", &flag).ok());
@@ -155,8 +140,8 @@ TEST_F(NodeBuilderTest, ControlInputsAndDevice) {
 }
 
 TEST_F(NodeBuilderTest, UnknownOpNamesOpAndNode) {
-  absl::Status s = ExpectFailure(NodeBuilder("mystery", "NoSuchOp"),
-                                 absl::StatusCode::kUnimplemented);
+  absl::Status s =
+      ExpectFailure(NodeBuilder("mystery", "NoSuchOp"), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(s.message(), HasSubstr("op 'NoSuchOp' is not registered"));
   EXPECT_THAT(s.message(), HasSubstr("mystery"));
 }
@@ -164,9 +149,8 @@ TEST_F(NodeBuilderTest, UnknownOpNamesOpAndNode) {
 TEST_F(NodeBuilderTest, MismatchedInputTypesNameNodeAndTypes) {
   Node* f = Source("f", DT_FLOAT);
   Node* i = Source("i", DT_INT32);
-  absl::Status s =
-      ExpectFailure(NodeBuilder("add", "NBTestBinary").Input(f).Input(i),
-                    absl::StatusCode::kInvalidArgument);
+  absl::Status s = ExpectFailure(NodeBuilder("add", "NBTestBinary").Input(f).Input(i),
+                                 absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("node 'add' (NBTestBinary)"));
   EXPECT_THAT(s.message(), HasSubstr("input 'y' gets int32 from 'i:0'"));
   EXPECT_THAT(s.message(), HasSubstr("attr 'T' is float32"));
@@ -183,52 +167,43 @@ TEST_F(NodeBuilderTest, ExplicitAttrConflictsWithInput) {
 }
 
 TEST_F(NodeBuilderTest, FixedTypeInputMismatch) {
-  absl::Status s = ExpectFailure(
-      NodeBuilder("f", "NBTestFixed").Input(Source("i", DT_INT32)),
-      absl::StatusCode::kInvalidArgument);
+  absl::Status s = ExpectFailure(NodeBuilder("f", "NBTestFixed").Input(Source("i", DT_INT32)),
+                                 absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("node 'f' (NBTestFixed): input 0 expects "
                                      "float32 but 'i:0' is int32"));
 }
 
 TEST_F(NodeBuilderTest, TypeOutsideAllowedList) {
-  absl::Status s = ExpectFailure(NodeBuilder("add", "NBTestBinary")
-                                     .Input(Source("a", DT_BOOL))
-                                     .Input(Source("b", DT_BOOL)),
-                                 absl::StatusCode::kInvalidArgument);
+  absl::Status s = ExpectFailure(
+      NodeBuilder("add", "NBTestBinary").Input(Source("a", DT_BOOL)).Input(Source("b", DT_BOOL)),
+      absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("node 'add' (NBTestBinary)"));
   EXPECT_THAT(s.message(), HasSubstr("'T'"));
 }
 
 TEST_F(NodeBuilderTest, WrongNumberOfInputs) {
-  absl::Status s = ExpectFailure(
-      NodeBuilder("add", "NBTestBinary").Input(Source("a", DT_FLOAT)),
-      absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(),
-              HasSubstr("node 'add' (NBTestBinary): op 'NBTestBinary' takes 2 "
-                        "inputs (x, y) but 1 were given"));
+  absl::Status s = ExpectFailure(NodeBuilder("add", "NBTestBinary").Input(Source("a", DT_FLOAT)),
+                                 absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("node 'add' (NBTestBinary): op 'NBTestBinary' takes 2 "
+                                     "inputs (x, y) but 1 were given"));
 }
 
 TEST_F(NodeBuilderTest, ListWhereSingleExpectedAndTheReverse) {
   Node* a = Source("a", DT_FLOAT);
   std::vector<NodeBuilder::NodeOut> list = {a, a};
-  absl::Status s =
-      ExpectFailure(NodeBuilder("add", "NBTestBinary").Input(list).Input(a),
-                    absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(
-      s.message(),
-      HasSubstr("input 'x' takes a single tensor but was given a list"));
-  s = ExpectFailure(NodeBuilder("l", "NBTestList").Input(a),
-                    absl::StatusCode::kInvalidArgument);
+  absl::Status s = ExpectFailure(NodeBuilder("add", "NBTestBinary").Input(list).Input(a),
+                                 absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("input 'x' takes a single tensor but was given a list"));
+  s = ExpectFailure(NodeBuilder("l", "NBTestList").Input(a), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("input 'values' takes a list of tensors "
                                      "but was given a single tensor"));
 }
 
 TEST_F(NodeBuilderTest, EmptyListViolatesMinimum) {
-  absl::Status s =
-      ExpectFailure(NodeBuilder("l", "NBTestList")
-                        .Attr("T", DT_FLOAT)
-                        .Input(absl::Span<const NodeBuilder::NodeOut>()),
-                    absl::StatusCode::kInvalidArgument);
+  absl::Status s = ExpectFailure(NodeBuilder("l", "NBTestList")
+                                     .Attr("T", DT_FLOAT)
+                                     .Input(absl::Span<const NodeBuilder::NodeOut>()),
+                                 absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("node 'l' (NBTestList)"));
   EXPECT_THAT(s.message(), HasSubstr("'N'"));
 }
@@ -236,61 +211,49 @@ TEST_F(NodeBuilderTest, EmptyListViolatesMinimum) {
 TEST_F(NodeBuilderTest, NullAndOutOfRangeInputs) {
   absl::Status s = ExpectFailure(NodeBuilder("f", "NBTestFixed").Input(nullptr),
                                  absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(),
-              HasSubstr("node 'f' (NBTestFixed): input 'x' is missing"));
-  s = ExpectFailure(
-      NodeBuilder("f", "NBTestFixed").Input(Source("a", DT_FLOAT), 3),
-      absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("reads 'a:3' but node 'a' has 1 outputs"));
-  s = ExpectFailure(NodeBuilder("f", "NBTestFixed")
-                        .Input(Source("b", DT_FLOAT))
-                        .ControlInput(nullptr),
+  EXPECT_THAT(s.message(), HasSubstr("node 'f' (NBTestFixed): input 'x' is missing"));
+  s = ExpectFailure(NodeBuilder("f", "NBTestFixed").Input(Source("a", DT_FLOAT), 3),
                     absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("reads 'a:3' but node 'a' has 1 outputs"));
+  s = ExpectFailure(
+      NodeBuilder("f", "NBTestFixed").Input(Source("b", DT_FLOAT)).ControlInput(nullptr),
+      absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("control input is a null node"));
 }
 
 TEST_F(NodeBuilderTest, InputFromAnotherGraph) {
   Graph other;
-  auto foreign =
-      NodeBuilder("x", "NBTestSource").Attr("dtype", DT_FLOAT).Finalize(&other);
+  auto foreign = NodeBuilder("x", "NBTestSource").Attr("dtype", DT_FLOAT).Finalize(&other);
   ASSERT_TRUE(foreign.ok());
   Source("pad0", DT_FLOAT);
   Source("pad1", DT_FLOAT);  // so the foreign id exists here too
-  absl::Status s =
-      ExpectFailure(NodeBuilder("f", "NBTestFixed").Input(*foreign),
-                    absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(),
-              HasSubstr("comes from node 'x' which is not in this graph"));
+  absl::Status s = ExpectFailure(NodeBuilder("f", "NBTestFixed").Input(*foreign),
+                                 absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("comes from node 'x' which is not in this graph"));
 }
 
 TEST_F(NodeBuilderTest, MissingRequiredAttr) {
-  absl::Status s = ExpectFailure(NodeBuilder("s", "NBTestSource"),
-                                 absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(),
-              HasSubstr("node 's' (NBTestSource) is missing attr 'dtype'"));
+  absl::Status s =
+      ExpectFailure(NodeBuilder("s", "NBTestSource"), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("node 's' (NBTestSource) is missing attr 'dtype'"));
 }
 
 TEST_F(NodeBuilderTest, UnknownAttr) {
-  absl::Status s = ExpectFailure(NodeBuilder("s", "NBTestSource")
-                                     .Attr("dtype", DT_FLOAT)
-                                     .Attr("colour", "red"),
-                                 absl::StatusCode::kInvalidArgument);
+  absl::Status s =
+      ExpectFailure(NodeBuilder("s", "NBTestSource").Attr("dtype", DT_FLOAT).Attr("colour", "red"),
+                    absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("attr 'colour'"));
 }
 
 TEST_F(NodeBuilderTest, BadNameAndDevice) {
-  absl::Status s = ExpectFailure(
-      NodeBuilder("bad name!", "NBTestSource").Attr("dtype", DT_FLOAT),
-      absl::StatusCode::kInvalidArgument);
+  absl::Status s = ExpectFailure(NodeBuilder("bad name!", "NBTestSource").Attr("dtype", DT_FLOAT),
+                                 absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("'bad name!' is not a valid node name"));
-  s = ExpectFailure(NodeBuilder("s", "NBTestSource")
-                        .Attr("dtype", DT_FLOAT)
-                        .Device("/gpu-ish:zero"),
-                    absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(
-      s.message(),
-      HasSubstr(
-          "node 's' (NBTestSource): malformed device name '/gpu-ish:zero'"));
+  s = ExpectFailure(
+      NodeBuilder("s", "NBTestSource").Attr("dtype", DT_FLOAT).Device("/gpu-ish:zero"),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(),
+              HasSubstr("node 's' (NBTestSource): malformed device name '/gpu-ish:zero'"));
 }
 
 }  // namespace

@@ -65,19 +65,16 @@ TEST(InputTest, ThreeLevelsAndOtherTypes) {
 
   Input bools({{true, false}, {false, true}});
   ASSERT_TRUE(bools.status().ok());
-  EXPECT_THAT(Values<bool>(bools.tensor()),
-              ElementsAre(true, false, false, true));
+  EXPECT_THAT(Values<bool>(bools.tensor()), ElementsAre(true, false, false, true));
 
   Input strings({{"a", "b"}, {"c", "d"}});
   ASSERT_TRUE(strings.status().ok()) << strings.status();
   EXPECT_EQ(strings.tensor().shape(), TensorShape({2, 2}));
-  EXPECT_THAT(Values<std::string>(strings.tensor()),
-              ElementsAre("a", "b", "c", "d"));
+  EXPECT_THAT(Values<std::string>(strings.tensor()), ElementsAre("a", "b", "c", "d"));
 
   Input int64s({int64_t{1} << 40, int64_t{2}});
   EXPECT_EQ(int64s.tensor().dtype(), DT_INT64);
-  EXPECT_THAT(Values<int64_t>(int64s.tensor()),
-              ElementsAre(int64_t{1} << 40, 2));
+  EXPECT_THAT(Values<int64_t>(int64s.tensor()), ElementsAre(int64_t{1} << 40, 2));
 }
 
 TEST(InputTest, ListWithShape) {
@@ -86,8 +83,7 @@ TEST(InputTest, ListWithShape) {
   EXPECT_EQ(init.tensor.shape(), TensorShape({3, 2}));
   Input::Initializer bad({1, 2, 3}, TensorShape({2, 2}));
   EXPECT_EQ(bad.status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(bad.status.message(),
-              HasSubstr("constant has 3 values but shape [2,2] needs 4"));
+  EXPECT_THAT(bad.status.message(), HasSubstr("constant has 3 values but shape [2,2] needs 4"));
 }
 
 TEST(InputTest, RaggedListIsAnError) {
@@ -103,9 +99,8 @@ TEST(InputTest, RaggedListIsAnError) {
 TEST(InputTest, MixedTypesAreAnError) {
   Input in({1, 2.5f});
   EXPECT_EQ(in.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(in.status().message(),
-              HasSubstr("element 1 is float32 but element 0 is int32; all "
-                        "elements must have one type"));
+  EXPECT_THAT(in.status().message(), HasSubstr("element 1 is float32 but element 0 is int32; all "
+                                               "elements must have one type"));
 }
 
 TEST(InputTest, FromTensorAndOutput) {
@@ -134,8 +129,7 @@ TEST(OutputTest, NamesTypesAndHash) {
   EXPECT_EQ(parts.operation.input_type(0), DT_FLOAT);
   EXPECT_EQ(parts.operation.num_outputs(), 2);
   EXPECT_EQ(parts.operation.output(1), parts[1]);
-  std::unordered_set<Output, OutputHash> set = {x, parts[0], parts[1],
-                                                parts[0]};
+  std::unordered_set<Output, OutputHash> set = {x, parts[0], parts[1], parts[0]};
   EXPECT_EQ(set.size(), 3u);
 }
 
@@ -185,8 +179,7 @@ TEST(ConstTest, RaggedValueRecordedInScope) {
   Scope root = Scope::NewRootScope();
   auto c = ops::Const(root, {{1, 2}, {3}});
   EXPECT_EQ(c.node(), nullptr);
-  EXPECT_THAT(root.status().message(),
-              HasSubstr("Const 'Const': ragged initializer list"));
+  EXPECT_THAT(root.status().message(), HasSubstr("Const 'Const': ragged initializer list"));
   EXPECT_EQ(root.graph()->num_op_nodes(), 0);
 }
 
@@ -208,9 +201,8 @@ TEST(ConstTest, RaggedInputNamesTheOpAndInput) {
   auto add = ops::Add(root, {1.f, 2.f}, {{1.f, 2.f}, {3.f}});
   EXPECT_EQ(add.node(), nullptr);
   EXPECT_EQ(root.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(
-      root.status().message(),
-      HasSubstr("constant for input 1 of Add: ragged initializer list"));
+  EXPECT_THAT(root.status().message(),
+              HasSubstr("constant for input 1 of Add: ragged initializer list"));
   // Not even the Const for the good input is left behind.
   EXPECT_EQ(root.graph()->num_op_nodes(), 0);
 }

@@ -25,8 +25,7 @@ constexpr int64_t k2p40 = int64_t{1} << 40;
 Tensor Int64s(std::vector<int64_t> v) { return Tensor::FromVector<int64_t>(v); }
 
 // Runs `fetch` with `feeds`; the scope's error when building failed.
-absl::Status RunOnce(const Scope& root, const ClientSession::FeedType& feeds,
-                     const Output& fetch) {
+absl::Status RunOnce(const Scope& root, const ClientSession::FeedType& feeds, const Output& fetch) {
   if (!root.ok()) return root.status();
   ClientSession session(root);
   if (!session.status().ok()) return session.status();
@@ -34,8 +33,8 @@ absl::Status RunOnce(const Scope& root, const ClientSession::FeedType& feeds,
   return session.Run(feeds, {fetch}, &out);
 }
 
-void ExpectError(const absl::Status& s, absl::StatusCode code,
-                 const std::string& node, const std::string& text) {
+void ExpectError(const absl::Status& s, absl::StatusCode code, const std::string& node,
+                 const std::string& text) {
   EXPECT_EQ(s.code(), code) << s;
   EXPECT_THAT(s.message(), HasSubstr(node)) << s;
   EXPECT_THAT(s.message(), HasSubstr(text)) << s;
@@ -87,10 +86,10 @@ TEST(ResourceLimitsTest, RangeWithTooManyElements) {
                       range),
               absl::StatusCode::kInvalidArgument, "huge_range", "too many elements");
   // 2^40 int64s: 8 TiB.
-  ExpectError(RunOnce(root,
-                      {{start, Tensor::Scalar<int64_t>(0)}, {limit, Tensor::Scalar<int64_t>(k2p40)}},
-                      range),
-              absl::StatusCode::kResourceExhausted, "huge_range", "OOM when allocating");
+  ExpectError(
+      RunOnce(root, {{start, Tensor::Scalar<int64_t>(0)}, {limit, Tensor::Scalar<int64_t>(k2p40)}},
+              range),
+      absl::StatusCode::kResourceExhausted, "huge_range", "OOM when allocating");
 }
 
 TEST(ResourceLimitsTest, OneHotWithHugeDepth) {

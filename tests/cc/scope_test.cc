@@ -47,8 +47,7 @@ TEST(ScopeTest, SubScopesPrefixNames) {
   EXPECT_EQ(ops::NoOp(outer).node()->name(), "outer/NoOp");
   EXPECT_EQ(ops::NoOp(root).node()->name(), "NoOp");
   // A second sub-scope of the same name gets a unique one.
-  EXPECT_EQ(ops::NoOp(root.NewSubScope("outer")).node()->name(),
-            "outer_1/NoOp");
+  EXPECT_EQ(ops::NoOp(root.NewSubScope("outer")).node()->name(), "outer_1/NoOp");
   EXPECT_EQ(inner.name_prefix(), "outer/inner");
   // An empty sub-scope name keeps the prefix and the names.
   EXPECT_EQ(ops::NoOp(outer.NewSubScope("")).node()->name(), "outer/NoOp_1");
@@ -57,8 +56,7 @@ TEST(ScopeTest, SubScopesPrefixNames) {
 TEST(ScopeTest, OpAndSubScopeNamesDoNotCollide) {
   Scope root = Scope::NewRootScope();
   EXPECT_EQ(ops::NoOp(root.WithOpName("layer")).node()->name(), "layer");
-  EXPECT_EQ(ops::NoOp(root.NewSubScope("layer")).node()->name(),
-            "layer_1/NoOp");
+  EXPECT_EQ(ops::NoOp(root.NewSubScope("layer")).node()->name(), "layer_1/NoOp");
 }
 
 TEST(ScopeTest, WithOpName) {
@@ -83,8 +81,7 @@ TEST(ScopeTest, ControlDependenciesRecordedInNodeDef) {
   Scope after_a = root.WithControlDependencies({a.operation});
   Scope after_ab = after_a.WithControlDependencies({b.operation});
   ops::NoOp(after_ab.WithOpName("c"));
-  auto d = ops::Identity(after_a.WithOpName("d"),
-                         ops::Const(root.WithOpName("k"), 1.f));
+  auto d = ops::Identity(after_a.WithOpName("d"), ops::Const(root.WithOpName("k"), 1.f));
   ops::NoOp(after_ab.WithNoControlDependencies().WithOpName("e"));
   ops::NoOp(root.WithControlDependencies(d.output).WithOpName("f"));
   ASSERT_TRUE(root.ok()) << root.status();
@@ -102,8 +99,7 @@ TEST(ScopeTest, DeviceRecordedInNodeDef) {
   Scope root = Scope::NewRootScope();
   Scope ps = root.WithDevice("/job:ps/task:0");
   auto v = ops::Const(ps.WithOpName("v"), 1.f);
-  ops::Identity(
-      ps.WithDevice("/job:worker/task:1/device:CPU:0").WithOpName("w"), v);
+  ops::Identity(ps.WithDevice("/job:worker/task:1/device:CPU:0").WithOpName("w"), v);
   ASSERT_TRUE(root.ok()) << root.status();
   GraphDef g;
   ASSERT_TRUE(root.ToGraphDef(&g).ok());
@@ -123,8 +119,7 @@ TEST(ScopeTest, ColocateWithSetsClassAttr) {
   Scope root = Scope::NewRootScope();
   auto v = ops::Const(root.WithOpName("var"), 1.f);
   auto r = ops::Identity(root.ColocateWith(v).WithOpName("read"), v);
-  auto s =
-      ops::Identity(root.ColocateWith(v).ClearColocation().WithOpName("s"), v);
+  auto s = ops::Identity(root.ColocateWith(v).ClearColocation().WithOpName("s"), v);
   ASSERT_TRUE(root.ok()) << root.status();
   std::vector<std::string> cls;
   ASSERT_TRUE(GetNodeAttr(r.node()->attrs(), "_class", &cls).ok());
@@ -154,8 +149,7 @@ TEST(ScopeTest, FirstErrorIsKeptAndLaterOpsAreNoOps) {
 
 TEST(ScopeTest, ToGraphDefWritesNodesInOrder) {
   Scope root = Scope::NewRootScope();
-  auto x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT,
-                            ops::Placeholder::Shape({2, 3}));
+  auto x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT, ops::Placeholder::Shape({2, 3}));
   ops::Relu(root.WithOpName("y"), x);
   ASSERT_TRUE(root.ok()) << root.status();
   GraphDef g;
@@ -172,20 +166,17 @@ TEST(ScopeTest, ToGraphDefWritesNodesInOrder) {
 
 TEST(ScopeTest, GraphDefOfAModelReimports) {
   Scope root = Scope::NewRootScope();
-  auto x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT,
-                            ops::Placeholder::Shape({-1, 4}));
+  auto x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT, ops::Placeholder::Shape({-1, 4}));
   auto labels = ops::Placeholder(root.WithOpName("labels"), DT_INT64);
   Scope layer = root.NewSubScope("dense");
-  auto w =
-      ops::RandomNormal(layer, {4, 3}, DT_FLOAT, ops::RandomNormal::Seed(1));
+  auto w = ops::RandomNormal(layer, {4, 3}, DT_FLOAT, ops::RandomNormal::Seed(1));
   auto logits = ops::BiasAdd(layer, ops::MatMul(layer, x, w), {0.f, 0.f, 0.f});
   auto xent = ops::SparseSoftmaxCrossEntropyWithLogits(root, logits, labels);
   auto loss = ops::Mean(root.WithOpName("loss"), xent.loss, 0);
   auto probs = ops::Softmax(root.WithDevice("/job:worker/task:0"), logits);
   ASSERT_TRUE(root.ok()) << root.status();
   EXPECT_EQ(logits.node()->name(), "dense/BiasAdd");
-  EXPECT_EQ(root.refiner()->OutputShape(probs.node(), 0).DebugString(),
-            "[?,3]");
+  EXPECT_EQ(root.refiner()->OutputShape(probs.node(), 0).DebugString(), "[?,3]");
   EXPECT_EQ(root.refiner()->OutputShape(loss.node(), 0).DebugString(), "[]");
 
   GraphDef g;

@@ -46,8 +46,8 @@ TEST(ReplicaDeviceSetterTest, VariablesRoundRobinOverPsTasks) {
   Variable w0(scope.WithOpName("w0"), {1.f, 2.f});
   Variable w1(scope.WithOpName("w1"), {3.f});
   Variable w2(scope.WithOpName("w2"), 4.f);
-  auto sum = ops::AddV2(scope, ops::Sum(scope, w0.Read(scope), 0),
-                        ops::Sum(scope, w1.Read(scope), 0));
+  auto sum =
+      ops::AddV2(scope, ops::Sum(scope, w0.Read(scope), 0), ops::Sum(scope, w1.Read(scope), 0));
   ASSERT_TRUE(root.ok()) << root.status();
 
   EXPECT_EQ(Def(w0.handle()).device(), "/job:ps/task:0");
@@ -87,8 +87,7 @@ TEST(VariablePlacementTest, ReadInAnotherDevicesScopeRunsWithTheVariable) {
   EXPECT_EQ(out[0].DebugString(), "Tensor<type: float32 shape: [2] values: [22 44]>");
 }
 
-TEST(ReplicaDeviceSetterTest,
-     OptimizerSlotsUpdatesAndGlobalStepFollowVariables) {
+TEST(ReplicaDeviceSetterTest, OptimizerSlotsUpdatesAndGlobalStepFollowVariables) {
   Scope root = Scope::NewRootScope();
   Scope scope = ReplicaDeviceSetter(root, 2, "/job:worker");
   Variable step = CreateGlobalStep(scope);
@@ -97,9 +96,7 @@ TEST(ReplicaDeviceSetterTest,
   auto x = ops::Placeholder(scope, DT_FLOAT);
   auto loss = ops::Sum(
       scope,
-      ops::Square(scope, ops::AddV2(scope, ops::Mul(scope, w.Read(scope), x),
-                                    b.Read(scope))),
-      0);
+      ops::Square(scope, ops::AddV2(scope, ops::Mul(scope, w.Read(scope), x), b.Read(scope))), 0);
   MomentumOptimizer opt(scope, 0.1, 0.9);
   auto train = opt.Minimize(loss, {w, b}, &step);
   ASSERT_TRUE(train.ok()) << train.status();
@@ -115,16 +112,13 @@ TEST(ReplicaDeviceSetterTest,
   for (const NodeDef& n : graph.node()) {
     if (n.op() == "ResourceApplyMomentum") {
       ++applies;
-      EXPECT_EQ(n.device(), n.name().find("update_w/") != std::string::npos
-                                ? "/job:ps/task:1"
-                                : "/job:ps/task:0")
+      EXPECT_EQ(n.device(), n.name().find("update_w/") != std::string::npos ? "/job:ps/task:1"
+                                                                            : "/job:ps/task:0")
           << n.name();
     }
-    if (n.op() == "VarHandleOp" &&
-        n.name().find("/Momentum") != std::string::npos) {
+    if (n.op() == "VarHandleOp" && n.name().find("/Momentum") != std::string::npos) {
       ++slots;
-      EXPECT_EQ(n.device(),
-                n.name() == "w/Momentum" ? "/job:ps/task:1" : "/job:ps/task:0")
+      EXPECT_EQ(n.device(), n.name() == "w/Momentum" ? "/job:ps/task:1" : "/job:ps/task:0")
           << n.name();
     }
     if (n.op() == "MatMul" || n.op() == "Square") {
@@ -147,22 +141,19 @@ TEST(ReplicaDeviceSetterTest, NegativePsTasksIsAnError) {
   Scope root = Scope::NewRootScope();
   ReplicaDeviceSetter(root, -1, "/job:worker");
   EXPECT_EQ(root.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(root.status().message()),
-              HasSubstr("ps_tasks >= 0, got -1"));
+  EXPECT_THAT(std::string(root.status().message()), HasSubstr("ps_tasks >= 0, got -1"));
 }
 
 TEST(ReplicaDeviceSetterTest, RefVariablesAndTheirAssignsToo) {
   Scope root = Scope::NewRootScope();
   Scope scope = ReplicaDeviceSetter(root, 3, "/job:worker");
   Variable first(scope.WithOpName("first"), 0.f);
-  Node* v = ops::internal::BuildOp(
-      scope.WithOpName("v"), "VariableV2", {},
-      {{"shape", PartialTensorShape({})}, {"dtype", DT_FLOAT}});
+  Node* v = ops::internal::BuildOp(scope.WithOpName("v"), "VariableV2", {},
+                                   {{"shape", PartialTensorShape({})}, {"dtype", DT_FLOAT}});
   ASSERT_NE(v, nullptr) << root.status();
   const Input ref(Output(v, 0));
   const Input value(1.f);
-  Node* assign = ops::internal::BuildOp(scope.ColocateWith(Operation(v)),
-                                        "Assign", {ref, value});
+  Node* assign = ops::internal::BuildOp(scope.ColocateWith(Operation(v)), "Assign", {ref, value});
   ASSERT_NE(assign, nullptr) << root.status();
   EXPECT_EQ(Def(first.handle()).device(), "/job:ps/task:0");
   EXPECT_EQ(v->def().device(), "/job:ps/task:1");

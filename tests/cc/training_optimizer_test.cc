@@ -88,9 +88,7 @@ TEST(VariableTest, InitializeReadAssign) {
   EXPECT_EQ(v.dtype(), DT_DOUBLE);
   EXPECT_EQ(v.shape().DebugString(), "[2]");
   std::string shared_name;
-  ASSERT_TRUE(
-      GetNodeAttr(v.handle().node()->attrs(), "shared_name", &shared_name)
-          .ok());
+  ASSERT_TRUE(GetNodeAttr(v.handle().node()->attrs(), "shared_name", &shared_name).ok());
   EXPECT_EQ(shared_name, "v");
 
   Runner run(scope);
@@ -107,9 +105,8 @@ struct LinearModel {
       : w(scope.WithOpName("w"), {1.0, 2.0}),
         b(scope.WithOpName("b"), 0.5),
         step(CreateGlobalStep(scope)) {
-    loss = ops::AddV2(
-        scope, ops::Sum(scope, ops::Mul(scope, w.Read(scope), {3.0, 4.0}), 0),
-        ops::Mul(scope, b.Read(scope), 2.0));
+    loss = ops::AddV2(scope, ops::Sum(scope, ops::Mul(scope, w.Read(scope), {3.0, 4.0}), 0),
+                      ops::Mul(scope, b.Read(scope), 2.0));
     w_value = w.Read(scope);
     b_value = b.Read(scope);
     step_value = step.Read(scope);
@@ -133,12 +130,10 @@ TEST(OptimizerTest, GradientDescentMatchesHandComputedSteps) {
   Runner run(scope);
   run.Target(m.initializers());
   run.Target({*train});
-  EXPECT_THAT(run.Fetch(m.w_value),
-              ElementsAre(DoubleNear(0.7, 1e-12), DoubleNear(1.6, 1e-12)));
+  EXPECT_THAT(run.Fetch(m.w_value), ElementsAre(DoubleNear(0.7, 1e-12), DoubleNear(1.6, 1e-12)));
   EXPECT_THAT(run.Fetch(m.b_value), ElementsAre(DoubleNear(0.3, 1e-12)));
   run.Target({*train});
-  EXPECT_THAT(run.Fetch(m.w_value),
-              ElementsAre(DoubleNear(0.4, 1e-12), DoubleNear(1.2, 1e-12)));
+  EXPECT_THAT(run.Fetch(m.w_value), ElementsAre(DoubleNear(0.4, 1e-12), DoubleNear(1.2, 1e-12)));
   EXPECT_THAT(run.Fetch(m.b_value), ElementsAre(DoubleNear(0.1, 1e-12)));
   EXPECT_THAT(run.Fetch(m.step_value), ElementsAre(2));
 }
@@ -166,8 +161,8 @@ TEST(OptimizerTest, MomentumMatchesHandComputedSteps) {
         accum[i] = 0.9 * accum[i] + g[i];
         w[i] -= nesterov ? 0.1 * g[i] + 0.1 * 0.9 * accum[i] : 0.1 * accum[i];
       }
-      EXPECT_THAT(run.Fetch(m.w_value), ElementsAre(DoubleNear(w[0], 1e-12),
-                                                    DoubleNear(w[1], 1e-12)));
+      EXPECT_THAT(run.Fetch(m.w_value),
+                  ElementsAre(DoubleNear(w[0], 1e-12), DoubleNear(w[1], 1e-12)));
     }
     EXPECT_THAT(run.Fetch(m.step_value), ElementsAre(3));
   }
@@ -198,8 +193,7 @@ TEST(OptimizerTest, AdamMatchesHandComputedSteps) {
     }
     b1_power *= 0.9;
     b2_power *= 0.999;
-    EXPECT_THAT(run.Fetch(m.w_value),
-                ElementsAre(DoubleNear(w[0], 1e-12), DoubleNear(w[1], 1e-12)))
+    EXPECT_THAT(run.Fetch(m.w_value), ElementsAre(DoubleNear(w[0], 1e-12), DoubleNear(w[1], 1e-12)))
         << "step " << step;
   }
   EXPECT_THAT(run.Fetch(m.step_value), ElementsAre(4));
@@ -224,16 +218,12 @@ TEST(OptimizerTest, VariableTheLossDoesNotUseGetsNoGradient) {
 TEST(OptimizerTest, LinearRegressionConverges) {
   // y = 3 x - 2 on eight points, float, fed through placeholders.
   Scope scope = Scope::NewRootScope();
-  auto x = ops::Placeholder(scope.WithOpName("x"), DT_FLOAT,
-                            ops::Placeholder::Shape({-1, 1}));
-  auto y = ops::Placeholder(scope.WithOpName("y"), DT_FLOAT,
-                            ops::Placeholder::Shape({-1, 1}));
+  auto x = ops::Placeholder(scope.WithOpName("x"), DT_FLOAT, ops::Placeholder::Shape({-1, 1}));
+  auto y = ops::Placeholder(scope.WithOpName("y"), DT_FLOAT, ops::Placeholder::Shape({-1, 1}));
   Variable w(scope.WithOpName("w"), {{0.f}});
   Variable b(scope.WithOpName("b"), {0.f});
-  auto prediction =
-      ops::BiasAdd(scope, ops::MatMul(scope, x, w.Read(scope)), b.Read(scope));
-  auto loss =
-      ops::Mean(scope, ops::SquaredDifference(scope, prediction, y), {0, 1});
+  auto prediction = ops::BiasAdd(scope, ops::MatMul(scope, x, w.Read(scope)), b.Read(scope));
+  auto loss = ops::Mean(scope, ops::SquaredDifference(scope, prediction, y), {0, 1});
   GradientDescentOptimizer opt(scope, 0.1);
   auto train = opt.Minimize(loss, {w, b});
   ASSERT_TRUE(train.ok()) << train.status();

@@ -28,8 +28,7 @@ class WrappersTest : public ::testing::Test {
 
   Scope root_ = Scope::NewRootScope();
   // float [2,3]
-  Output x_ = ops::Placeholder(root_.WithOpName("x"), DT_FLOAT,
-                               ops::Placeholder::Shape({2, 3}));
+  Output x_ = ops::Placeholder(root_.WithOpName("x"), DT_FLOAT, ops::Placeholder::Shape({2, 3}));
 };
 
 // One wrapper and the op it must build.
@@ -50,7 +49,9 @@ TEST_F(WrappersTest, EveryWrapperBuildsItsOp) {
        }},
       {"Identity", [](const Scope& s, const Output& x) { return ops::Identity(s, x).operation; }},
       {"IdentityN",
-       [](const Scope& s, const Output& x) { return ops::IdentityN(s, {x, 1}).operation; }},
+       [](const Scope& s, const Output& x) {
+         return ops::IdentityN(s, {x, 1}).operation;
+       }},
       {"NoOp", [](const Scope& s, const Output&) { return ops::NoOp(s).operation; }},
       {"StopGradient",
        [](const Scope& s, const Output& x) { return ops::StopGradient(s, x).operation; }},
@@ -60,8 +61,10 @@ TEST_F(WrappersTest, EveryWrapperBuildsItsOp) {
       {"Mul", [](const Scope& s, const Output& x) { return ops::Mul(s, x, x).operation; }},
       {"RealDiv", [](const Scope& s, const Output& x) { return ops::RealDiv(s, x, x).operation; }},
       {"Div", [](const Scope& s, const Output& x) { return ops::Div(s, x, x).operation; }},
-      {"FloorDiv", [](const Scope& s, const Output& x) { return ops::FloorDiv(s, x, x).operation; }},
-      {"FloorMod", [](const Scope& s, const Output& x) { return ops::FloorMod(s, x, x).operation; }},
+      {"FloorDiv",
+       [](const Scope& s, const Output& x) { return ops::FloorDiv(s, x, x).operation; }},
+      {"FloorMod",
+       [](const Scope& s, const Output& x) { return ops::FloorMod(s, x, x).operation; }},
       {"Neg", [](const Scope& s, const Output& x) { return ops::Neg(s, x).operation; }},
       {"Abs", [](const Scope& s, const Output& x) { return ops::Abs(s, x).operation; }},
       {"Sign", [](const Scope& s, const Output& x) { return ops::Sign(s, x).operation; }},
@@ -79,8 +82,10 @@ TEST_F(WrappersTest, EveryWrapperBuildsItsOp) {
       {"Elu", [](const Scope& s, const Output& x) { return ops::Elu(s, x).operation; }},
       {"Softplus", [](const Scope& s, const Output& x) { return ops::Softplus(s, x).operation; }},
       {"Pow", [](const Scope& s, const Output& x) { return ops::Pow(s, x, 2.f).operation; }},
-      {"Maximum", [](const Scope& s, const Output& x) { return ops::Maximum(s, x, 0.f).operation; }},
-      {"Minimum", [](const Scope& s, const Output& x) { return ops::Minimum(s, x, 0.f).operation; }},
+      {"Maximum",
+       [](const Scope& s, const Output& x) { return ops::Maximum(s, x, 0.f).operation; }},
+      {"Minimum",
+       [](const Scope& s, const Output& x) { return ops::Minimum(s, x, 0.f).operation; }},
       {"SquaredDifference",
        [](const Scope& s, const Output& x) { return ops::SquaredDifference(s, x, x).operation; }},
       {"MatMul",
@@ -96,21 +101,30 @@ TEST_F(WrappersTest, EveryWrapperBuildsItsOp) {
          return ops::BiasAdd(s, x, {1.f, 2.f, 3.f}).operation;
        }},
       {"Sum", [](const Scope& s, const Output& x) { return ops::Sum(s, x, 0).operation; }},
-      {"Mean", [](const Scope& s, const Output& x) { return ops::Mean(s, x, {0, 1}).operation; }},
+      {"Mean",
+       [](const Scope& s, const Output& x) {
+         return ops::Mean(s, x, {0, 1}).operation;
+       }},
       {"Max", [](const Scope& s, const Output& x) { return ops::Max(s, x, 1).operation; }},
       {"Min", [](const Scope& s, const Output& x) { return ops::Min(s, x, 1).operation; }},
       {"Prod", [](const Scope& s, const Output& x) { return ops::Prod(s, x, 1).operation; }},
       {"All",
-       [](const Scope& s, const Output&) { return ops::All(s, {true, false}, 0).operation; }},
+       [](const Scope& s, const Output&) {
+         return ops::All(s, {true, false}, 0).operation;
+       }},
       {"Any",
-       [](const Scope& s, const Output&) { return ops::Any(s, {true, false}, 0).operation; }},
+       [](const Scope& s, const Output&) {
+         return ops::Any(s, {true, false}, 0).operation;
+       }},
       {"ArgMax", [](const Scope& s, const Output& x) { return ops::ArgMax(s, x, 1).operation; }},
       {"ArgMin", [](const Scope& s, const Output& x) { return ops::ArgMin(s, x, 1).operation; }},
       {"Cast", [](const Scope& s, const Output& x) { return ops::Cast(s, x, DT_INT32).operation; }},
       {"Equal", [](const Scope& s, const Output& x) { return ops::Equal(s, x, x).operation; }},
-      {"NotEqual", [](const Scope& s, const Output& x) { return ops::NotEqual(s, x, x).operation; }},
+      {"NotEqual",
+       [](const Scope& s, const Output& x) { return ops::NotEqual(s, x, x).operation; }},
       {"Less", [](const Scope& s, const Output& x) { return ops::Less(s, x, x).operation; }},
-      {"LessEqual", [](const Scope& s, const Output& x) { return ops::LessEqual(s, x, x).operation; }},
+      {"LessEqual",
+       [](const Scope& s, const Output& x) { return ops::LessEqual(s, x, x).operation; }},
       {"Greater", [](const Scope& s, const Output& x) { return ops::Greater(s, x, x).operation; }},
       {"GreaterEqual",
        [](const Scope& s, const Output& x) { return ops::GreaterEqual(s, x, x).operation; }},
@@ -121,9 +135,8 @@ TEST_F(WrappersTest, EveryWrapperBuildsItsOp) {
       {"LogicalNot",
        [](const Scope& s, const Output&) { return ops::LogicalNot(s, true).operation; }},
       {"Select",
-       [](const Scope& s, const Output& x) {
-         return ops::Select(s, ops::Less(s, x, 0.f), x, x).operation;
-       }},
+       [](const Scope& s,
+          const Output& x) { return ops::Select(s, ops::Less(s, x, 0.f), x, x).operation; }},
       {"SelectV2",
        [](const Scope& s, const Output& x) { return ops::SelectV2(s, true, x, 0.f).operation; }},
       {"Reshape",
@@ -131,8 +144,7 @@ TEST_F(WrappersTest, EveryWrapperBuildsItsOp) {
       {"Shape", [](const Scope& s, const Output& x) { return ops::Shape(s, x).operation; }},
       {"Size", [](const Scope& s, const Output& x) { return ops::Size(s, x).operation; }},
       {"Rank", [](const Scope& s, const Output& x) { return ops::Rank(s, x).operation; }},
-      {"Fill",
-       [](const Scope& s, const Output&) { return ops::Fill(s, {2, 2}, 1.f).operation; }},
+      {"Fill", [](const Scope& s, const Output&) { return ops::Fill(s, {2, 2}, 1.f).operation; }},
       {"ZerosLike", [](const Scope& s, const Output& x) { return ops::ZerosLike(s, x).operation; }},
       {"OnesLike", [](const Scope& s, const Output& x) { return ops::OnesLike(s, x).operation; }},
       {"Transpose",
@@ -143,49 +155,39 @@ TEST_F(WrappersTest, EveryWrapperBuildsItsOp) {
       {"Unpack", [](const Scope& s, const Output& x) { return ops::Unstack(s, x, 2).operation; }},
       {"Split", [](const Scope& s, const Output& x) { return ops::Split(s, 0, x, 2).operation; }},
       {"Slice",
-       [](const Scope& s, const Output& x) {
-         return ops::Slice(s, x, {0, 0}, {1, -1}).operation;
-       }},
+       [](const Scope& s, const Output& x) { return ops::Slice(s, x, {0, 0}, {1, -1}).operation; }},
       {"StridedSlice",
-       [](const Scope& s, const Output& x) {
-         return ops::StridedSlice(s, x, {0}, {1}, {1}).operation;
-       }},
+       [](const Scope& s,
+          const Output& x) { return ops::StridedSlice(s, x, {0}, {1}, {1}).operation; }},
       {"ExpandDims",
        [](const Scope& s, const Output& x) { return ops::ExpandDims(s, x, 0).operation; }},
-      {"Squeeze",
-       [](const Scope& s, const Output&) { return ops::Squeeze(s, {{1.f}}).operation; }},
+      {"Squeeze", [](const Scope& s, const Output&) { return ops::Squeeze(s, {{1.f}}).operation; }},
       {"Tile", [](const Scope& s, const Output& x) { return ops::Tile(s, x, {2, 1}).operation; }},
       {"GatherV2",
        [](const Scope& s, const Output& x) { return ops::GatherV2(s, x, {1, 0}, 0).operation; }},
       {"OneHot",
-       [](const Scope& s, const Output&) {
-         return ops::OneHot(s, {0, 2}, 3, 1.f, 0.f).operation;
-       }},
+       [](const Scope& s, const Output&) { return ops::OneHot(s, {0, 2}, 3, 1.f, 0.f).operation; }},
       {"Range", [](const Scope& s, const Output&) { return ops::Range(s, 0, 10, 2).operation; }},
       {"Softmax", [](const Scope& s, const Output& x) { return ops::Softmax(s, x).operation; }},
       {"LogSoftmax",
        [](const Scope& s, const Output& x) { return ops::LogSoftmax(s, x).operation; }},
       {"SoftmaxCrossEntropyWithLogits",
-       [](const Scope& s, const Output& x) {
-         return ops::SoftmaxCrossEntropyWithLogits(s, x, x).operation;
-       }},
+       [](const Scope& s,
+          const Output& x) { return ops::SoftmaxCrossEntropyWithLogits(s, x, x).operation; }},
       {"SparseSoftmaxCrossEntropyWithLogits",
-       [](const Scope& s, const Output& x) {
-         return ops::SparseSoftmaxCrossEntropyWithLogits(s, x, {0, 2}).operation;
-       }},
+       [](const Scope& s,
+          const Output&
+              x) { return ops::SparseSoftmaxCrossEntropyWithLogits(s, x, {0, 2}).operation; }},
       {"L2Loss", [](const Scope& s, const Output& x) { return ops::L2Loss(s, x).operation; }},
       {"RandomUniform",
-       [](const Scope& s, const Output&) {
-         return ops::RandomUniform(s, {2, 3}, DT_FLOAT).operation;
-       }},
+       [](const Scope& s,
+          const Output&) { return ops::RandomUniform(s, {2, 3}, DT_FLOAT).operation; }},
       {"RandomStandardNormal",
-       [](const Scope& s, const Output&) {
-         return ops::RandomNormal(s, {2, 3}, DT_FLOAT).operation;
-       }},
+       [](const Scope& s,
+          const Output&) { return ops::RandomNormal(s, {2, 3}, DT_FLOAT).operation; }},
       {"TruncatedNormal",
-       [](const Scope& s, const Output&) {
-         return ops::TruncatedNormal(s, {2, 3}, DT_DOUBLE).operation;
-       }},
+       [](const Scope& s,
+          const Output&) { return ops::TruncatedNormal(s, {2, 3}, DT_DOUBLE).operation; }},
       {"AddN", [](const Scope& s, const Output& x) { return ops::AddN(s, {x, x, x}).operation; }},
   };
   for (const Case& c : cases) {
@@ -245,8 +247,7 @@ TEST_F(WrappersTest, MatMulBadShapeFailsAtConstructionAndLaterOpsAreNoOps) {
 TEST_F(WrappersTest, MatMulAttrs) {
   auto w = ops::Const(root_, 1.f, {2, 4});
   auto m = ops::MatMul(root_, x_, w, ops::MatMul::TransposeA(true));
-  auto n = ops::MatMul(root_, x_, x_,
-                       ops::MatMul::Attrs().TransposeB(true).GradA(true));
+  auto n = ops::MatMul(root_, x_, x_, ops::MatMul::Attrs().TransposeB(true).GradA(true));
   ASSERT_TRUE(root_.ok()) << root_.status();
   EXPECT_TRUE(Attr<bool>(m, "transpose_a"));
   EXPECT_FALSE(Attr<bool>(m, "transpose_b"));
@@ -296,16 +297,14 @@ TEST_F(WrappersTest, CastSetsSrcAndDst) {
 }
 
 TEST_F(WrappersTest, ComparisonsAreBool) {
-  auto e =
-      ops::Equal(root_, x_, 0.f, ops::Equal::IncompatibleShapeError(false));
+  auto e = ops::Equal(root_, x_, 0.f, ops::Equal::IncompatibleShapeError(false));
   auto l = ops::Less(root_, x_, x_);
   ASSERT_TRUE(root_.ok()) << root_.status();
   EXPECT_FALSE(Attr<bool>(e, "incompatible_shape_error"));
   EXPECT_EQ(e.z.type(), DT_BOOL);
   EXPECT_EQ(l.z.type(), DT_BOOL);
   ops::LogicalAnd(root_, x_, true);
-  EXPECT_THAT(root_.status().message(),
-              HasSubstr("node 'LogicalAnd' (LogicalAnd)"));
+  EXPECT_THAT(root_.status().message(), HasSubstr("node 'LogicalAnd' (LogicalAnd)"));
 }
 
 TEST_F(WrappersTest, AddNSetsNAndT) {
@@ -381,11 +380,9 @@ TEST_F(WrappersTest, ConcatStackUnstackSplit) {
 }
 
 TEST_F(WrappersTest, SlicingAttrs) {
-  auto ss = ops::StridedSlice(
-      root_, x_, {0, 1}, {1, 3}, {1, 1},
-      ops::StridedSlice::Attrs().BeginMask(2).ShrinkAxisMask(1));
-  auto sq = ops::Squeeze(root_, ops::ExpandDims(root_, x_, -1),
-                         ops::Squeeze::Axis({2}));
+  auto ss = ops::StridedSlice(root_, x_, {0, 1}, {1, 3}, {1, 1},
+                              ops::StridedSlice::Attrs().BeginMask(2).ShrinkAxisMask(1));
+  auto sq = ops::Squeeze(root_, ops::ExpandDims(root_, x_, -1), ops::Squeeze::Axis({2}));
   auto sl = ops::Slice(root_, x_, {0, 1}, {2, 2});
   ASSERT_TRUE(root_.ok()) << root_.status();
   EXPECT_EQ(Attr<int64_t>(ss, "begin_mask"), 2);
@@ -419,10 +416,8 @@ TEST_F(WrappersTest, GatherAndOneHot) {
 }
 
 TEST_F(WrappersTest, NnWrappers) {
-  auto images =
-      ops::Placeholder(root_, DT_FLOAT, ops::Placeholder::Shape({1, 3, 2, 2}));
-  auto b = ops::BiasAdd(root_, images, {1.f, 2.f, 3.f},
-                        ops::BiasAdd::DataFormat("NCHW"));
+  auto images = ops::Placeholder(root_, DT_FLOAT, ops::Placeholder::Shape({1, 3, 2, 2}));
+  auto b = ops::BiasAdd(root_, images, {1.f, 2.f, 3.f}, ops::BiasAdd::DataFormat("NCHW"));
   auto xent = ops::SoftmaxCrossEntropyWithLogits(root_, x_, x_);
   auto sparse = ops::SparseSoftmaxCrossEntropyWithLogits(root_, x_, {0, 2});
   auto l2 = ops::L2Loss(root_, x_);
@@ -438,8 +433,7 @@ TEST_F(WrappersTest, NnWrappers) {
 }
 
 TEST_F(WrappersTest, RandomWrappers) {
-  auto u = ops::RandomUniform(root_, {2, 3}, DT_DOUBLE,
-                              ops::RandomUniform::Seed(7).Seed2(9));
+  auto u = ops::RandomUniform(root_, {2, 3}, DT_DOUBLE, ops::RandomUniform::Seed(7).Seed2(9));
   auto n = ops::RandomNormal(root_, ops::Shape(root_, x_), DT_FLOAT);
   ASSERT_TRUE(root_.ok()) << root_.status();
   EXPECT_EQ(Attr<int64_t>(u, "seed"), 7);
@@ -450,13 +444,11 @@ TEST_F(WrappersTest, RandomWrappers) {
   EXPECT_EQ(n.node()->type_string(), "RandomStandardNormal");
   EXPECT_EQ(ShapeOf(n), "[2,3]");
   ops::TruncatedNormal(root_, {2}, DT_INT32);
-  EXPECT_THAT(root_.status().message(),
-              HasSubstr("node 'TruncatedNormal' (TruncatedNormal)"));
+  EXPECT_THAT(root_.status().message(), HasSubstr("node 'TruncatedNormal' (TruncatedNormal)"));
 }
 
 TEST_F(WrappersTest, SelectAndRange) {
-  auto sel = ops::Select(root_, ops::Greater(root_, x_, 0.f), x_,
-                         ops::ZerosLike(root_, x_));
+  auto sel = ops::Select(root_, ops::Greater(root_, x_, 0.f), x_, ops::ZerosLike(root_, x_));
   auto sel2 = ops::SelectV2(root_, {true, false, true}, x_, 0.f);
   auto r = ops::Range(root_, 0.f, 1.f, 0.25f);
   ASSERT_TRUE(root_.ok()) << root_.status();

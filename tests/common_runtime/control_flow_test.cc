@@ -21,25 +21,124 @@ using ::testing::HasSubstr;
 // the true branch's constant hangs off the branch's pivot by a control edge.
 // DEVICE_T is replaced by the true branch's device.
 constexpr char kCond[] = R"pb(
-node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
-node { name: "p" op: "Placeholder" attr { key: "dtype" value { type: DT_BOOL } } }
-node { name: "cond/Switch" op: "Switch" input: "p" input: "p"
-       attr { key: "T" value { type: DT_BOOL } } }
-node { name: "cond/switch_t" op: "Identity" input: "cond/Switch:1"
-       attr { key: "T" value { type: DT_BOOL } } }
-node { name: "cond/pred_id" op: "Identity" input: "p" attr { key: "T" value { type: DT_BOOL } } }
-node { name: "cond/mul/y" op: "Const" input: "^cond/switch_t" device: "DEVICE_T"
-       attr { key: "dtype" value { type: DT_FLOAT } }
-       attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 2 } } } }
-node { name: "cond/mul/Switch" op: "Switch" input: "x" input: "cond/pred_id"
-       attr { key: "T" value { type: DT_FLOAT } } }
-node { name: "cond/mul" op: "Mul" input: "cond/mul/Switch:1" input: "cond/mul/y" device: "DEVICE_T"
-       attr { key: "T" value { type: DT_FLOAT } } }
-node { name: "cond/Neg/Switch" op: "Switch" input: "x" input: "cond/pred_id"
-       attr { key: "T" value { type: DT_FLOAT } } }
-node { name: "cond/Neg" op: "Neg" input: "cond/Neg/Switch" attr { key: "T" value { type: DT_FLOAT } } }
-node { name: "cond/Merge" op: "Merge" input: "cond/Neg" input: "cond/mul"
-       attr { key: "T" value { type: DT_FLOAT } } attr { key: "N" value { i: 2 } } }
+  node {
+    name: "x"
+    op: "Placeholder"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "p"
+    op: "Placeholder"
+    attr {
+      key: "dtype"
+      value { type: DT_BOOL }
+    }
+  }
+  node {
+    name: "cond/Switch"
+    op: "Switch"
+    input: "p"
+    input: "p"
+    attr {
+      key: "T"
+      value { type: DT_BOOL }
+    }
+  }
+  node {
+    name: "cond/switch_t"
+    op: "Identity"
+    input: "cond/Switch:1"
+    attr {
+      key: "T"
+      value { type: DT_BOOL }
+    }
+  }
+  node {
+    name: "cond/pred_id"
+    op: "Identity"
+    input: "p"
+    attr {
+      key: "T"
+      value { type: DT_BOOL }
+    }
+  }
+  node {
+    name: "cond/mul/y"
+    op: "Const"
+    input: "^cond/switch_t"
+    device: "DEVICE_T"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "value"
+      value {
+        tensor {
+          dtype: DT_FLOAT
+          tensor_shape {}
+          float_val: 2
+        }
+      }
+    }
+  }
+  node {
+    name: "cond/mul/Switch"
+    op: "Switch"
+    input: "x"
+    input: "cond/pred_id"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "cond/mul"
+    op: "Mul"
+    input: "cond/mul/Switch:1"
+    input: "cond/mul/y"
+    device: "DEVICE_T"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "cond/Neg/Switch"
+    op: "Switch"
+    input: "x"
+    input: "cond/pred_id"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "cond/Neg"
+    op: "Neg"
+    input: "cond/Neg/Switch"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "cond/Merge"
+    op: "Merge"
+    input: "cond/Neg"
+    input: "cond/mul"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "N"
+      value { i: 2 }
+    }
+  }
 )pb";
 
 std::unique_ptr<Session> CondSession(int devices, const std::string& true_branch_device) {
@@ -60,7 +159,8 @@ Tensor P(bool v) { return Tensor::Scalar<bool>(v); }
 
 void ExpectCond(Session* session, bool p, float x) {
   std::vector<Tensor> out;
-  absl::Status s = session->Run({{"x", X(x)}, {"p", P(p)}}, {"cond/Merge", "cond/Merge:1"}, {}, &out);
+  absl::Status s =
+      session->Run({{"x", X(x)}, {"p", P(p)}}, {"cond/Merge", "cond/Merge:1"}, {}, &out);
   ASSERT_TRUE(s.ok()) << s;
   const float k = p ? 2.0f : -1.0f;
   EXPECT_EQ(out[0].flat<float>()[0], k * x);
@@ -97,9 +197,9 @@ TEST(ControlFlowTest, FetchingTheBranchNotTakenIsAnError) {
 TEST(ControlFlowTest, NonScalarPredicateIsAnError) {
   auto session = CondSession(1, "");
   std::vector<Tensor> out;
-  absl::Status s = session->Run(
-      {{"x", X(1)}, {"p", Tensor::FromVector<bool>({true, false}, TensorShape({2}))}},
-      {"cond/Merge"}, {}, &out);
+  absl::Status s =
+      session->Run({{"x", X(1)}, {"p", Tensor::FromVector<bool>({true, false}, TensorShape({2}))}},
+                   {"cond/Merge"}, {}, &out);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("cond/"));
   EXPECT_THAT(std::string(s.message()), HasSubstr("scalar"));
@@ -129,18 +229,56 @@ TEST(ControlFlowTest, MergeWaitsForItsControlInputs) {
   // input: it must not run before that node, whatever arrives first.
   GraphDef g;
   ASSERT_TRUE(ParseGraphDefText(R"pb(
-node { name: "a" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
-node { name: "gate" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
-node { name: "slow" op: "Square" input: "gate" attr { key: "T" value { type: DT_FLOAT } } }
-node { name: "m" op: "Merge" input: "a" input: "a" input: "^slow"
-       attr { key: "T" value { type: DT_FLOAT } } attr { key: "N" value { i: 2 } } }
-)pb", &g).ok());
+                                  node {
+                                    name: "a"
+                                    op: "Placeholder"
+                                    attr {
+                                      key: "dtype"
+                                      value { type: DT_FLOAT }
+                                    }
+                                  }
+                                  node {
+                                    name: "gate"
+                                    op: "Placeholder"
+                                    attr {
+                                      key: "dtype"
+                                      value { type: DT_FLOAT }
+                                    }
+                                  }
+                                  node {
+                                    name: "slow"
+                                    op: "Square"
+                                    input: "gate"
+                                    attr {
+                                      key: "T"
+                                      value { type: DT_FLOAT }
+                                    }
+                                  }
+                                  node {
+                                    name: "m"
+                                    op: "Merge"
+                                    input: "a"
+                                    input: "a"
+                                    input: "^slow"
+                                    attr {
+                                      key: "T"
+                                      value { type: DT_FLOAT }
+                                    }
+                                    attr {
+                                      key: "N"
+                                      value { i: 2 }
+                                    }
+                                  }
+                                )pb",
+                                &g)
+                  .ok());
   auto session = NewSession(SessionOptions());
   ASSERT_TRUE(session.ok());
   ASSERT_TRUE((*session)->Create(g).ok());
   std::vector<Tensor> out;
-  absl::Status s = (*session)->Run({{"a", Tensor::Scalar<float>(5)}, {"gate", Tensor::Scalar<float>(1)}},
-                                   {"m", "m:1"}, {}, &out);
+  absl::Status s =
+      (*session)->Run({{"a", Tensor::Scalar<float>(5)}, {"gate", Tensor::Scalar<float>(1)}},
+                      {"m", "m:1"}, {}, &out);
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_EQ(out[0].scalar<float>(), 5.0f);
   EXPECT_EQ(out[1].scalar<int32_t>(), 0);  // the first live input wins

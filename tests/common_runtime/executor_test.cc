@@ -41,8 +41,7 @@ void AddSend(GraphDef* g, const std::string& name, const std::string& input,
   AddNodeAttr("client_terminated", true, n);
 }
 
-void AddRecv(GraphDef* g, const std::string& name,
-             const std::string& tensor_name) {
+void AddRecv(GraphDef* g, const std::string& name, const std::string& tensor_name) {
   NodeDef* n = AddNode(g, name, "_Recv", {});
   AddNodeAttr("tensor_type", DT_INT64, n);
   AddNodeAttr("tensor_name", tensor_name, n);
@@ -55,9 +54,7 @@ void AddRecv(GraphDef* g, const std::string& name,
 Rendezvous::ParsedKey ClientKey(const std::string& tensor_name) {
   Rendezvous::ParsedKey key;
   EXPECT_TRUE(
-      Rendezvous::ParseKey(
-          Rendezvous::CreateKey(kCpu0, kIncarnation, kCpu0, tensor_name, {}),
-          &key)
+      Rendezvous::ParseKey(Rendezvous::CreateKey(kCpu0, kIncarnation, kCpu0, tensor_name, {}), &key)
           .ok());
   return key;
 }
@@ -225,9 +222,7 @@ TEST_F(ExecutorTest, RecvAndSendThroughTheRendezvous) {
     status = s;
     done.Notify();
   });
-  ASSERT_TRUE(
-      rendez->Send(ClientKey("in"), {}, Tensor::Scalar<int64_t>(41), false)
-          .ok());
+  ASSERT_TRUE(rendez->Send(ClientKey("in"), {}, Tensor::Scalar<int64_t>(41), false).ok());
   done.WaitForNotification();
   ASSERT_TRUE(status.ok()) << status;
   Tensor v;
@@ -245,8 +240,7 @@ TEST_F(ExecutorTest, DeadValuesPropagateWithoutRunningKernels) {
   ASSERT_TRUE(exec.ok()) << exec.status();
   RefPtr<Rendezvous> rendez = NewRendezvous();
   CancellationManager cm;
-  ASSERT_TRUE(
-      rendez->Send(ClientKey("in"), {}, Tensor(), /*is_dead=*/true).ok());
+  ASSERT_TRUE(rendez->Send(ClientKey("in"), {}, Tensor(), /*is_dead=*/true).ok());
   ASSERT_TRUE((*exec)->Run(MakeArgs(rendez.get(), &cm)).ok());
   Tensor v;
   bool dead = false;
@@ -272,10 +266,8 @@ TEST_F(ExecutorTest, ControlEdgesOrderNodes) {
   EXPECT_EQ(stats.dev_stats(0).device(), kCpu0);
   int64_t slow_end = -1, after_start = -1;
   for (const NodeExecStats& n : stats.dev_stats(0).node_stats()) {
-    if (n.node_name() == "slow")
-      slow_end = n.all_start_nanos() + n.op_end_rel_nanos();
-    if (n.node_name() == "after")
-      after_start = n.all_start_nanos() + n.op_start_rel_nanos();
+    if (n.node_name() == "slow") slow_end = n.all_start_nanos() + n.op_end_rel_nanos();
+    if (n.node_name() == "after") after_start = n.all_start_nanos() + n.op_start_rel_nanos();
     EXPECT_LE(n.op_start_rel_nanos(), n.op_end_rel_nanos());
     EXPECT_LE(n.op_end_rel_nanos(), n.all_end_rel_nanos());
     EXPECT_GT(n.thread_id(), 0u);
@@ -375,8 +367,7 @@ TEST_F(ExecutorTest, FirstErrorAbortsTheOtherExecutorsOfTheStep) {
 
 TEST_F(ExecutorTest, BarrierPrefersTheCauseOverCancellation) {
   absl::Status result;
-  auto* barrier =
-      new ExecutorBarrier(3, [&](const absl::Status& s) { result = s; });
+  auto* barrier = new ExecutorBarrier(3, [&](const absl::Status& s) { result = s; });
   auto a = barrier->Get(), b = barrier->Get(), c = barrier->Get();
   a(errors::Cancelled("echo"));
   b(errors::InvalidArgument("cause"));
@@ -401,16 +392,11 @@ TEST_F(ExecutorTest, ConcurrentStepsShareOneExecutor) {
         RefPtr<Rendezvous> rendez = NewRendezvous();
         CancellationManager cm;
         const int64_t x = t * 1000 + i;
-        if (!rendez
-                 ->Send(ClientKey("in"), {}, Tensor::Scalar<int64_t>(x), false)
-                 .ok())
-          ++failures;
+        if (!rendez->Send(ClientKey("in"), {}, Tensor::Scalar<int64_t>(x), false).ok()) ++failures;
         Executor::Args args;
         args.rendezvous = rendez.get();
         args.cancellation_manager = &cm;
-        args.runner = [this](Executor::Closure c) {
-          pool_.Schedule(std::move(c));
-        };
+        args.runner = [this](Executor::Closure c) { pool_.Schedule(std::move(c)); };
         if (!(*exec)->Run(args).ok()) ++failures;
         Tensor v;
         bool dead;

@@ -27,36 +27,27 @@ DeviceAttributes Device(const std::string& name, uint64_t incarnation = 1) {
 
 TEST(DeviceSetTest, KeepsAStablePreferenceOrder) {
   DeviceSet set;
-  ASSERT_TRUE(
-      set.AddDevice(Device("/job:w/replica:0/task:1/device:CPU:0")).ok());
-  ASSERT_TRUE(
-      set.AddDevice(Device("/job:w/replica:0/task:0/device:ACCEL:0")).ok());
-  ASSERT_TRUE(
-      set.AddDevice(Device("/job:w/replica:0/task:0/device:CPU:10")).ok());
+  ASSERT_TRUE(set.AddDevice(Device("/job:w/replica:0/task:1/device:CPU:0")).ok());
+  ASSERT_TRUE(set.AddDevice(Device("/job:w/replica:0/task:0/device:ACCEL:0")).ok());
+  ASSERT_TRUE(set.AddDevice(Device("/job:w/replica:0/task:0/device:CPU:10")).ok());
   ASSERT_TRUE(set.AddDevice(Device("/job:w/replica:0/task:0/cpu:2")).ok());
-  EXPECT_THAT(set.DeviceNames(),
-              ElementsAre("/job:w/replica:0/task:0/device:CPU:2",
-                          "/job:w/replica:0/task:0/device:CPU:10",
-                          "/job:w/replica:0/task:1/device:CPU:0",
-                          "/job:w/replica:0/task:0/device:ACCEL:0"));
+  EXPECT_THAT(set.DeviceNames(), ElementsAre("/job:w/replica:0/task:0/device:CPU:2",
+                                             "/job:w/replica:0/task:0/device:CPU:10",
+                                             "/job:w/replica:0/task:1/device:CPU:0",
+                                             "/job:w/replica:0/task:0/device:ACCEL:0"));
   EXPECT_EQ(set.devices()[3]->device_type(), "ACCEL");
 }
 
 TEST(DeviceSetTest, LooksUpByNameAndMatchesPartialNames) {
   DeviceSet set;
-  ASSERT_TRUE(
-      set.AddDevice(Device("/job:ps/replica:0/task:0/device:CPU:0", 7)).ok());
-  ASSERT_TRUE(
-      set.AddDevice(Device("/job:w/replica:0/task:0/device:CPU:0")).ok());
-  ASSERT_TRUE(
-      set.AddDevice(Device("/job:w/replica:0/task:0/device:CPU:1")).ok());
-  const DeviceAttributes* ps =
-      set.FindDeviceByName("/job:ps/replica:0/task:0/cpu:0");
+  ASSERT_TRUE(set.AddDevice(Device("/job:ps/replica:0/task:0/device:CPU:0", 7)).ok());
+  ASSERT_TRUE(set.AddDevice(Device("/job:w/replica:0/task:0/device:CPU:0")).ok());
+  ASSERT_TRUE(set.AddDevice(Device("/job:w/replica:0/task:0/device:CPU:1")).ok());
+  const DeviceAttributes* ps = set.FindDeviceByName("/job:ps/replica:0/task:0/cpu:0");
   ASSERT_NE(ps, nullptr);
   EXPECT_EQ(ps->incarnation(), 7u);
   EXPECT_EQ(ps->device_type(), "CPU");
-  EXPECT_EQ(set.FindDeviceByName("/job:ps/replica:0/task:1/device:CPU:0"),
-            nullptr);
+  EXPECT_EQ(set.FindDeviceByName("/job:ps/replica:0/task:1/device:CPU:0"), nullptr);
   EXPECT_EQ(set.FindDeviceByName("/job:ps"), nullptr);
   EXPECT_EQ(set.FindDeviceByName("garbage"), nullptr);
 
@@ -71,27 +62,20 @@ TEST(DeviceSetTest, LooksUpByNameAndMatchesPartialNames) {
 TEST(DeviceSetTest, ClientDeviceDefaultsToTheFirstCpu) {
   DeviceSet set;
   EXPECT_EQ(set.client_device(), nullptr);
-  ASSERT_TRUE(
-      set.AddDevice(Device("/job:a/replica:0/task:0/device:ACCEL:0")).ok());
-  ASSERT_TRUE(
-      set.AddDevice(Device("/job:b/replica:0/task:0/device:CPU:0")).ok());
-  ASSERT_TRUE(
-      set.AddDevice(Device("/job:a/replica:0/task:0/device:CPU:0")).ok());
-  EXPECT_EQ(set.client_device()->name(),
-            "/job:a/replica:0/task:0/device:CPU:0");
+  ASSERT_TRUE(set.AddDevice(Device("/job:a/replica:0/task:0/device:ACCEL:0")).ok());
+  ASSERT_TRUE(set.AddDevice(Device("/job:b/replica:0/task:0/device:CPU:0")).ok());
+  ASSERT_TRUE(set.AddDevice(Device("/job:a/replica:0/task:0/device:CPU:0")).ok());
+  EXPECT_EQ(set.client_device()->name(), "/job:a/replica:0/task:0/device:CPU:0");
   ASSERT_TRUE(set.SetClientDevice("/job:b/replica:0/task:0/device:CPU:0").ok());
-  EXPECT_EQ(set.client_device()->name(),
-            "/job:b/replica:0/task:0/device:CPU:0");
+  EXPECT_EQ(set.client_device()->name(), "/job:b/replica:0/task:0/device:CPU:0");
   EXPECT_EQ(set.SetClientDevice("/job:c/replica:0/task:0/device:CPU:0").code(),
             absl::StatusCode::kInvalidArgument);
 }
 
 TEST(DeviceSetTest, RejectsBadDevices) {
   DeviceSet set;
-  ASSERT_TRUE(
-      set.AddDevice(Device("/job:a/replica:0/task:0/device:CPU:0")).ok());
-  absl::Status s =
-      set.AddDevice(Device("/job:a/replica:0/task:0/device:CPU:0"));
+  ASSERT_TRUE(set.AddDevice(Device("/job:a/replica:0/task:0/device:CPU:0")).ok());
+  absl::Status s = set.AddDevice(Device("/job:a/replica:0/task:0/device:CPU:0"));
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("already"));
   s = set.AddDevice(Device("/job:a/device:CPU:1"));
@@ -99,8 +83,7 @@ TEST(DeviceSetTest, RejectsBadDevices) {
   EXPECT_THAT(std::string(s.message()), HasSubstr("/job:a/device:CPU:1"));
   DeviceAttributes wrong_type = Device("/job:a/replica:0/task:0/device:CPU:1");
   wrong_type.set_device_type("GPU");
-  EXPECT_EQ(set.AddDevice(wrong_type).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(set.AddDevice(wrong_type).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(set.size(), 1);
 }
 
@@ -123,20 +106,15 @@ REGISTER_OP("PlacerTestAssign")
 REGISTER_OP("PlacerTestHandle").Output("h: resource").SetIsStateful();
 REGISTER_OP("PlacerTestRead").Input("h: resource").Output("v: float");
 
-REGISTER_KERNEL_BUILDER(Name("PlacerTestFloat").Device(kDeviceCpu),
-                        DummyKernel);
+REGISTER_KERNEL_BUILDER(Name("PlacerTestFloat").Device(kDeviceCpu), DummyKernel);
 REGISTER_KERNEL_BUILDER(Name("PlacerTestFloat").Device("ACCEL"), DummyKernel);
-REGISTER_KERNEL_BUILDER(Name("PlacerTestCpuOnly").Device(kDeviceCpu),
-                        DummyKernel);
-REGISTER_KERNEL_BUILDER(Name("PlacerTestAccelOnly").Device("ACCEL"),
-                        DummyKernel);
+REGISTER_KERNEL_BUILDER(Name("PlacerTestCpuOnly").Device(kDeviceCpu), DummyKernel);
+REGISTER_KERNEL_BUILDER(Name("PlacerTestAccelOnly").Device("ACCEL"), DummyKernel);
 REGISTER_KERNEL_BUILDER(Name("PlacerTestVar").Device(kDeviceCpu), DummyKernel);
 REGISTER_KERNEL_BUILDER(Name("PlacerTestVar").Device("ACCEL"), DummyKernel);
-REGISTER_KERNEL_BUILDER(Name("PlacerTestAssign").Device(kDeviceCpu),
-                        DummyKernel);
+REGISTER_KERNEL_BUILDER(Name("PlacerTestAssign").Device(kDeviceCpu), DummyKernel);
 REGISTER_KERNEL_BUILDER(Name("PlacerTestAssign").Device("ACCEL"), DummyKernel);
-REGISTER_KERNEL_BUILDER(Name("PlacerTestHandle").Device(kDeviceCpu),
-                        DummyKernel);
+REGISTER_KERNEL_BUILDER(Name("PlacerTestHandle").Device(kDeviceCpu), DummyKernel);
 REGISTER_KERNEL_BUILDER(Name("PlacerTestRead").Device(kDeviceCpu), DummyKernel);
 
 constexpr char kCpu0[] = "/job:localhost/replica:0/task:0/device:CPU:0";
@@ -145,8 +123,7 @@ constexpr char kAccel0[] = "/job:localhost/replica:0/task:0/device:ACCEL:0";
 constexpr char kPs0[] = "/job:ps/replica:0/task:0/device:CPU:0";
 
 NodeDef MakeNode(const std::string& name, const std::string& op,
-                 std::vector<std::string> inputs = {},
-                 const std::string& device = "",
+                 std::vector<std::string> inputs = {}, const std::string& device = "",
                  std::vector<std::string> colocate_with = {}) {
   NodeDef def;
   def.set_name(name);
@@ -177,9 +154,7 @@ class PlacerTest : public ::testing::Test {
     graph_ = std::make_unique<Graph>();
     absl::Status s = ConvertGraphDefToGraph({}, gdef, graph_.get());
     if (!s.ok()) return s;
-    return Placer(graph_.get(), &devices_, default_device, soft, false,
-                  &stateful_)
-        .Run();
+    return Placer(graph_.get(), &devices_, default_device, soft, false, &stateful_).Run();
   }
 
   std::string DeviceOf(const std::string& name) {
@@ -195,22 +170,19 @@ class PlacerTest : public ::testing::Test {
 };
 
 TEST_F(PlacerTest, UnconstrainedNodesGoToTheDefaultOrFirstDevice) {
-  ASSERT_TRUE(Place({MakeNode("a", "PlacerTestFloat"),
-                     MakeNode("b", "PlacerTestCpuOnly", {"a"})})
-                  .ok());
+  ASSERT_TRUE(
+      Place({MakeNode("a", "PlacerTestFloat"), MakeNode("b", "PlacerTestCpuOnly", {"a"})}).ok());
   EXPECT_EQ(DeviceOf("a"), kCpu0);
   EXPECT_EQ(DeviceOf("b"), kCpu0);
 
-  ASSERT_TRUE(Place({MakeNode("a", "PlacerTestFloat"),
-                     MakeNode("b", "PlacerTestCpuOnly", {"a"})},
+  ASSERT_TRUE(Place({MakeNode("a", "PlacerTestFloat"), MakeNode("b", "PlacerTestCpuOnly", {"a"})},
                     false, "/job:ps")
                   .ok());
   EXPECT_EQ(DeviceOf("a"), kPs0);
   EXPECT_EQ(DeviceOf("b"), kPs0);
 
   // A default the node cannot use is ignored.
-  ASSERT_TRUE(Place({MakeNode("x", "PlacerTestFloat"),
-                     MakeNode("a", "PlacerTestCpuOnly", {"x"})},
+  ASSERT_TRUE(Place({MakeNode("x", "PlacerTestFloat"), MakeNode("a", "PlacerTestCpuOnly", {"x"})},
                     false, "/device:ACCEL:0")
                   .ok());
   EXPECT_EQ(DeviceOf("x"), kAccel0);
@@ -234,15 +206,14 @@ TEST_F(PlacerTest, ExplicitFullAndPartialDevicesAreHonoured) {
 
 TEST_F(PlacerTest, DeviceWithoutKernelFailsUnlessSoftPlacement) {
   auto nodes = [] {
-    return std::vector<NodeDef>{MakeNode("x", "PlacerTestFloat"),
-                                MakeNode("b", "PlacerTestCpuOnly", {"x"},
-                                         "/job:localhost/device:ACCEL:0")};
+    return std::vector<NodeDef>{
+        MakeNode("x", "PlacerTestFloat"),
+        MakeNode("b", "PlacerTestCpuOnly", {"x"}, "/job:localhost/device:ACCEL:0")};
   };
   absl::Status s = Place(nodes());
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("'b'"));
-  EXPECT_THAT(std::string(s.message()),
-              HasSubstr("/job:localhost/device:ACCEL:0"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("/job:localhost/device:ACCEL:0"));
   EXPECT_THAT(std::string(s.message()), HasSubstr("[CPU]"));
   EXPECT_EQ(DeviceOf("b"), "");  // nothing assigned on error
 
@@ -251,14 +222,11 @@ TEST_F(PlacerTest, DeviceWithoutKernelFailsUnlessSoftPlacement) {
 }
 
 TEST_F(PlacerTest, MissingDevicesFailAndSoftPlacementOnlyRelaxesTypeAndId) {
-  absl::Status s =
-      Place({MakeNode("a", "PlacerTestFloat", {}, "/device:CPU:7")});
+  absl::Status s = Place({MakeNode("a", "PlacerTestFloat", {}, "/device:CPU:7")});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("/device:CPU:7"));
   EXPECT_THAT(std::string(s.message()), HasSubstr("no such device"));
-  ASSERT_TRUE(
-      Place({MakeNode("a", "PlacerTestFloat", {}, "/device:CPU:7")}, true)
-          .ok());
+  ASSERT_TRUE(Place({MakeNode("a", "PlacerTestFloat", {}, "/device:CPU:7")}, true).ok());
   EXPECT_EQ(DeviceOf("a"), kCpu0);
 
   s = Place({MakeNode("a", "PlacerTestFloat", {}, "/job:ghost")}, true);
@@ -284,23 +252,21 @@ TEST_F(PlacerTest, MalformedDeviceAndMissingKernelAreErrors) {
   EXPECT_THAT(std::string(s.message()), HasSubstr("'n'"));
 
   DeviceSet empty;
-  EXPECT_EQ(Placer(graph_.get(), &empty).Run().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Placer(graph_.get(), &empty).Run().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Placer(graph_.get(), &devices_, "not a device").Run().code(),
             absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(PlacerTest, ColocationGroupsShareOneDevice) {
-  ASSERT_TRUE(
-      Place({MakeNode("a", "PlacerTestFloat", {}, kCpu1),
-             MakeNode("b", "PlacerTestFloat", {}, "", {"a"}),
-             // c and d name a node that is not in the graph.
-             MakeNode("c", "PlacerTestFloat", {}, "", {"gone"}),
-             MakeNode("d", "PlacerTestFloat", {}, "/device:ACCEL:0", {"gone"}),
-             // e joins both groups, merging them.
-             MakeNode("e", "PlacerTestFloat", {}, "", {"x"}),
-             MakeNode("x", "PlacerTestFloat", {}, "/job:ps")})
-          .ok());
+  ASSERT_TRUE(Place({MakeNode("a", "PlacerTestFloat", {}, kCpu1),
+                     MakeNode("b", "PlacerTestFloat", {}, "", {"a"}),
+                     // c and d name a node that is not in the graph.
+                     MakeNode("c", "PlacerTestFloat", {}, "", {"gone"}),
+                     MakeNode("d", "PlacerTestFloat", {}, "/device:ACCEL:0", {"gone"}),
+                     // e joins both groups, merging them.
+                     MakeNode("e", "PlacerTestFloat", {}, "", {"x"}),
+                     MakeNode("x", "PlacerTestFloat", {}, "/job:ps")})
+                  .ok());
   EXPECT_EQ(DeviceOf("b"), kCpu1);
   EXPECT_EQ(DeviceOf("c"), kAccel0);
   EXPECT_EQ(DeviceOf("d"), kAccel0);
@@ -310,9 +276,8 @@ TEST_F(PlacerTest, ColocationGroupsShareOneDevice) {
 
 TEST_F(PlacerTest, ConflictingRequestsInAGroupNameBothNodes) {
   auto nodes = [](const std::string& b_device) {
-    return std::vector<NodeDef>{
-        MakeNode("a", "PlacerTestFloat", {}, kCpu0),
-        MakeNode("b", "PlacerTestFloat", {}, b_device, {"a"})};
+    return std::vector<NodeDef>{MakeNode("a", "PlacerTestFloat", {}, kCpu0),
+                                MakeNode("b", "PlacerTestFloat", {}, b_device, {"a"})};
   };
   absl::Status s = Place(nodes(kCpu1));
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
@@ -323,14 +288,13 @@ TEST_F(PlacerTest, ConflictingRequestsInAGroupNameBothNodes) {
   // Soft placement resolves a device id conflict, never a job conflict.
   ASSERT_TRUE(Place(nodes(kCpu1), true).ok());
   EXPECT_EQ(DeviceOf("a"), DeviceOf("b"));
-  EXPECT_EQ(Place(nodes(kPs0), true).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Place(nodes(kPs0), true).code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(PlacerTest, GroupNeedsOneDeviceTypeForAllMembers) {
-  absl::Status s = Place({MakeNode("a", "PlacerTestAccelOnly"),
-                          MakeNode("b", "PlacerTestCpuOnly", {"a"}, "", {"a"})},
-                         true);
+  absl::Status s = Place(
+      {MakeNode("a", "PlacerTestAccelOnly"), MakeNode("b", "PlacerTestCpuOnly", {"a"}, "", {"a"})},
+      true);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("'a'"));
   EXPECT_THAT(std::string(s.message()), HasSubstr("'b'"));
@@ -361,9 +325,7 @@ TEST_F(PlacerTest, StatefulNodesKeepTheirDeviceAcrossRuns) {
   EXPECT_EQ(stateful_.size(), 1u);
   EXPECT_EQ(stateful_["v"], kCpu1);
   // Next run: the request is gone, the placement stays.
-  ASSERT_TRUE(
-      Place({MakeNode("v", "PlacerTestVar"), MakeNode("x", "PlacerTestFloat")})
-          .ok());
+  ASSERT_TRUE(Place({MakeNode("v", "PlacerTestVar"), MakeNode("x", "PlacerTestFloat")}).ok());
   EXPECT_EQ(DeviceOf("v"), kCpu1);
   EXPECT_EQ(DeviceOf("x"), kCpu0);
   // A new request that contradicts the earlier placement is an error.
@@ -396,12 +358,10 @@ TEST_F(PlacerTest, ClientTerminatedSendRecvKeepTheirDevice) {
   graph_ = std::make_unique<Graph>();
   ASSERT_TRUE(ConvertGraphDefToGraph({}, gdef, graph_.get()).ok());
   DeviceAttributes client = *devices_.FindDeviceByName(kPs0);
-  ASSERT_TRUE(subgraph::RewriteGraphForExecution(graph_.get(), {"a:0"}, {"b:0"},
-                                                 {}, client, false, nullptr)
-                  .ok());
-  ASSERT_TRUE(Placer(graph_.get(), &devices_, kAccel0, false, true, &stateful_)
-                  .Run()
-                  .ok());
+  ASSERT_TRUE(
+      subgraph::RewriteGraphForExecution(graph_.get(), {"a:0"}, {"b:0"}, {}, client, false, nullptr)
+          .ok());
+  ASSERT_TRUE(Placer(graph_.get(), &devices_, kAccel0, false, true, &stateful_).Run().ok());
   EXPECT_EQ(DeviceOf("a/_recv_0"), kPs0);
   EXPECT_EQ(DeviceOf("b/_send_0"), kPs0);
   EXPECT_EQ(DeviceOf("b"), kCpu1);

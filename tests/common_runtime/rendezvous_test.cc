@@ -24,9 +24,7 @@ constexpr char kCpu1[] = "/job:localhost/replica:0/task:0/device:CPU:1";
 
 Rendezvous::ParsedKey Key(const std::string& name, FrameAndIter f = {}) {
   Rendezvous::ParsedKey key;
-  EXPECT_TRUE(Rendezvous::ParseKey(
-                  Rendezvous::CreateKey(kCpu0, 0xabc, kCpu1, name, f), &key)
-                  .ok());
+  EXPECT_TRUE(Rendezvous::ParseKey(Rendezvous::CreateKey(kCpu0, 0xabc, kCpu1, name, f), &key).ok());
   return key;
 }
 
@@ -34,15 +32,13 @@ TEST(RendezvousKeyTest, FormatIsExact) {
   EXPECT_EQ(Rendezvous::CreateKey(kCpu0, 0x1234abcdULL, kCpu1, "x:0", {3, 7}),
             absl::StrCat(kCpu0, ";000000001234abcd;", kCpu1, ";x:0;3:7"));
   EXPECT_EQ(Rendezvous::CreateKey("/job:a/replica:0/task:1/device:CPU:0", ~0ULL,
-                                  "/job:b/replica:0/task:0/device:CPU:0",
-                                  "edge_1_y", {}),
+                                  "/job:b/replica:0/task:0/device:CPU:0", "edge_1_y", {}),
             "/job:a/replica:0/task:1/device:CPU:0;ffffffffffffffff;"
             "/job:b/replica:0/task:0/device:CPU:0;edge_1_y;0:0");
 }
 
 TEST(RendezvousKeyTest, ParseRoundTrip) {
-  const std::string key =
-      Rendezvous::CreateKey(kCpu0, 0xfeedULL, kCpu1, "a/b:1", {5, 9});
+  const std::string key = Rendezvous::CreateKey(kCpu0, 0xfeedULL, kCpu1, "a/b:1", {5, 9});
   Rendezvous::ParsedKey parsed;
   ASSERT_TRUE(Rendezvous::ParseKey(key, &parsed).ok());
   EXPECT_EQ(parsed.src_device, kCpu0);
@@ -106,8 +102,7 @@ class RendezvousTest : public ::testing::Test {
 
 TEST_F(RendezvousTest, SendThenRecv) {
   Rendezvous::Args args;
-  ASSERT_TRUE(
-      rendez_->Send(Key("a"), args, Tensor::Scalar<int64_t>(42), false).ok());
+  ASSERT_TRUE(rendez_->Send(Key("a"), args, Tensor::Scalar<int64_t>(42), false).ok());
   Tensor v;
   bool dead = true;
   ASSERT_TRUE(rendez_->Recv(Key("a"), args, &v, &dead).ok());
@@ -120,8 +115,8 @@ TEST_F(RendezvousTest, RecvThenSendRunsCallbackOnSenderThread) {
   int64_t got = 0;
   bool called = false;
   rendez_->RecvAsync(Key("a"), {},
-                     [&](const absl::Status& s, const Rendezvous::Args&,
-                         const Rendezvous::Args&, const Tensor& v, bool dead) {
+                     [&](const absl::Status& s, const Rendezvous::Args&, const Rendezvous::Args&,
+                         const Tensor& v, bool dead) {
                        EXPECT_TRUE(s.ok());
                        EXPECT_TRUE(dead);
                        got = v.scalar<int64_t>();
@@ -130,8 +125,7 @@ TEST_F(RendezvousTest, RecvThenSendRunsCallbackOnSenderThread) {
                      });
   EXPECT_FALSE(called);
   std::thread sender([&] {
-    EXPECT_TRUE(
-        rendez_->Send(Key("a"), {}, Tensor::Scalar<int64_t>(7), true).ok());
+    EXPECT_TRUE(rendez_->Send(Key("a"), {}, Tensor::Scalar<int64_t>(7), true).ok());
     EXPECT_TRUE(called);
     EXPECT_EQ(cb_thread, std::this_thread::get_id());
   });
@@ -140,12 +134,8 @@ TEST_F(RendezvousTest, RecvThenSendRunsCallbackOnSenderThread) {
 }
 
 TEST_F(RendezvousTest, KeysInOtherFramesAreDistinct) {
-  ASSERT_TRUE(
-      rendez_->Send(Key("a", {0, 0}), {}, Tensor::Scalar<int64_t>(1), false)
-          .ok());
-  ASSERT_TRUE(
-      rendez_->Send(Key("a", {0, 1}), {}, Tensor::Scalar<int64_t>(2), false)
-          .ok());
+  ASSERT_TRUE(rendez_->Send(Key("a", {0, 0}), {}, Tensor::Scalar<int64_t>(1), false).ok());
+  ASSERT_TRUE(rendez_->Send(Key("a", {0, 1}), {}, Tensor::Scalar<int64_t>(2), false).ok());
   Tensor v;
   bool dead;
   ASSERT_TRUE(rendez_->Recv(Key("a", {0, 1}), {}, &v, &dead).ok());
@@ -155,10 +145,8 @@ TEST_F(RendezvousTest, KeysInOtherFramesAreDistinct) {
 }
 
 TEST_F(RendezvousTest, DuplicateSendIsAborted) {
-  ASSERT_TRUE(
-      rendez_->Send(Key("a"), {}, Tensor::Scalar<int64_t>(1), false).ok());
-  absl::Status s =
-      rendez_->Send(Key("a"), {}, Tensor::Scalar<int64_t>(2), false);
+  ASSERT_TRUE(rendez_->Send(Key("a"), {}, Tensor::Scalar<int64_t>(1), false).ok());
+  absl::Status s = rendez_->Send(Key("a"), {}, Tensor::Scalar<int64_t>(2), false);
   EXPECT_TRUE(absl::IsAborted(s)) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr(";a;0:0"));
   // The first value is still there.
@@ -170,18 +158,15 @@ TEST_F(RendezvousTest, DuplicateSendIsAborted) {
 
 TEST_F(RendezvousTest, DuplicateRecvIsAborted) {
   absl::Status first_status = absl::UnknownError("not called");
-  rendez_->RecvAsync(
-      Key("a"), {},
-      [&](const absl::Status& s, const Rendezvous::Args&,
-          const Rendezvous::Args&, const Tensor&, bool) { first_status = s; });
+  rendez_->RecvAsync(Key("a"), {},
+                     [&](const absl::Status& s, const Rendezvous::Args&, const Rendezvous::Args&,
+                         const Tensor&, bool) { first_status = s; });
   absl::Status second_status = absl::UnknownError("not called");
-  rendez_->RecvAsync(
-      Key("a"), {},
-      [&](const absl::Status& s, const Rendezvous::Args&,
-          const Rendezvous::Args&, const Tensor&, bool) { second_status = s; });
+  rendez_->RecvAsync(Key("a"), {},
+                     [&](const absl::Status& s, const Rendezvous::Args&, const Rendezvous::Args&,
+                         const Tensor&, bool) { second_status = s; });
   EXPECT_TRUE(absl::IsAborted(second_status)) << second_status;
-  ASSERT_TRUE(
-      rendez_->Send(Key("a"), {}, Tensor::Scalar<int64_t>(1), false).ok());
+  ASSERT_TRUE(rendez_->Send(Key("a"), {}, Tensor::Scalar<int64_t>(1), false).ok());
   EXPECT_TRUE(first_status.ok()) << first_status;
 }
 
@@ -190,9 +175,8 @@ TEST_F(RendezvousTest, StartAbortFailsWaitersAndLaterCalls) {
   for (int i = 0; i < 3; ++i) {
     rendez_->RecvAsync(
         Key(absl::StrCat("k", i)), {},
-        [&results, i](const absl::Status& s, const Rendezvous::Args&,
-                      const Rendezvous::Args&, const Tensor&,
-                      bool) { results[i] = s; });
+        [&results, i](const absl::Status& s, const Rendezvous::Args&, const Rendezvous::Args&,
+                      const Tensor&, bool) { results[i] = s; });
   }
   rendez_->StartAbort(errors::Internal("first"));
   rendez_->StartAbort(errors::Unavailable("second"));
@@ -200,8 +184,7 @@ TEST_F(RendezvousTest, StartAbortFailsWaitersAndLaterCalls) {
     EXPECT_TRUE(absl::IsInternal(s)) << s;
     EXPECT_EQ(s.message(), "first");
   }
-  absl::Status send =
-      rendez_->Send(Key("x"), {}, Tensor::Scalar<int64_t>(1), false);
+  absl::Status send = rendez_->Send(Key("x"), {}, Tensor::Scalar<int64_t>(1), false);
   EXPECT_TRUE(absl::IsInternal(send)) << send;
   Tensor v;
   bool dead;
@@ -216,12 +199,10 @@ TEST_F(RendezvousTest, CallbacksRunOutsideTheLock) {
   bool got_c = false;
   rendez_->RecvAsync(
       Key("a"), {},
-      [&](const absl::Status& s, const Rendezvous::Args&,
-          const Rendezvous::Args&, const Tensor&, bool) {
+      [&](const absl::Status& s, const Rendezvous::Args&, const Rendezvous::Args&, const Tensor&,
+          bool) {
         ASSERT_TRUE(s.ok());
-        EXPECT_TRUE(
-            rendez_->Send(Key("b"), {}, Tensor::Scalar<int64_t>(2), false)
-                .ok());
+        EXPECT_TRUE(rendez_->Send(Key("b"), {}, Tensor::Scalar<int64_t>(2), false).ok());
         rendez_->RecvAsync(Key("c"), {},
                            [&](const absl::Status& s2, const Rendezvous::Args&,
                                const Rendezvous::Args&, const Tensor& v, bool) {
@@ -229,10 +210,8 @@ TEST_F(RendezvousTest, CallbacksRunOutsideTheLock) {
                              got_c = v.scalar<int64_t>() == 3;
                            });
       });
-  ASSERT_TRUE(
-      rendez_->Send(Key("c"), {}, Tensor::Scalar<int64_t>(3), false).ok());
-  ASSERT_TRUE(
-      rendez_->Send(Key("a"), {}, Tensor::Scalar<int64_t>(1), false).ok());
+  ASSERT_TRUE(rendez_->Send(Key("c"), {}, Tensor::Scalar<int64_t>(3), false).ok());
+  ASSERT_TRUE(rendez_->Send(Key("a"), {}, Tensor::Scalar<int64_t>(1), false).ok());
   EXPECT_TRUE(got_c);
   Tensor v;
   bool dead;
@@ -242,12 +221,10 @@ TEST_F(RendezvousTest, CallbacksRunOutsideTheLock) {
   bool aborted_cb = false;
   rendez_->RecvAsync(
       Key("d"), {},
-      [&](const absl::Status& s, const Rendezvous::Args&,
-          const Rendezvous::Args&, const Tensor&, bool) {
+      [&](const absl::Status& s, const Rendezvous::Args&, const Rendezvous::Args&, const Tensor&,
+          bool) {
         EXPECT_FALSE(s.ok());
-        EXPECT_FALSE(
-            rendez_->Send(Key("e"), {}, Tensor::Scalar<int64_t>(1), false)
-                .ok());
+        EXPECT_FALSE(rendez_->Send(Key("e"), {}, Tensor::Scalar<int64_t>(1), false).ok());
         aborted_cb = true;
       });
   rendez_->StartAbort(errors::Aborted("stop"));
@@ -259,22 +236,19 @@ TEST_F(RendezvousTest, CancelledRecvFailsAndFreesTheKey) {
   Rendezvous::Args args;
   args.cancellation_manager = &cm;
   absl::Status status = absl::UnknownError("not called");
-  rendez_->RecvAsync(
-      Key("a"), args,
-      [&](const absl::Status& s, const Rendezvous::Args&,
-          const Rendezvous::Args&, const Tensor&, bool) { status = s; });
+  rendez_->RecvAsync(Key("a"), args,
+                     [&](const absl::Status& s, const Rendezvous::Args&, const Rendezvous::Args&,
+                         const Tensor&, bool) { status = s; });
   cm.StartCancel();
   EXPECT_TRUE(absl::IsCancelled(status)) << status;
   // A receive after cancellation fails at once.
   absl::Status late = absl::UnknownError("not called");
-  rendez_->RecvAsync(
-      Key("b"), args,
-      [&](const absl::Status& s, const Rendezvous::Args&,
-          const Rendezvous::Args&, const Tensor&, bool) { late = s; });
+  rendez_->RecvAsync(Key("b"), args,
+                     [&](const absl::Status& s, const Rendezvous::Args&, const Rendezvous::Args&,
+                         const Tensor&, bool) { late = s; });
   EXPECT_TRUE(absl::IsCancelled(late)) << late;
   // The key is free again for a receiver without the manager.
-  ASSERT_TRUE(
-      rendez_->Send(Key("a"), {}, Tensor::Scalar<int64_t>(5), false).ok());
+  ASSERT_TRUE(rendez_->Send(Key("a"), {}, Tensor::Scalar<int64_t>(5), false).ok());
   Tensor v;
   bool dead;
   ASSERT_TRUE(rendez_->Recv(Key("a"), {}, &v, &dead).ok());
@@ -284,19 +258,16 @@ TEST_F(RendezvousTest, CancelledRecvFailsAndFreesTheKey) {
 TEST_F(RendezvousTest, RecvTimesOut) {
   Tensor v;
   bool dead;
-  absl::Status s =
-      rendez_->Recv(Key("never"), {}, &v, &dead, /*timeout_ms=*/20);
+  absl::Status s = rendez_->Recv(Key("never"), {}, &v, &dead, /*timeout_ms=*/20);
   EXPECT_TRUE(absl::IsDeadlineExceeded(s)) << s;
 }
 
 TEST_F(RendezvousTest, UnknownDeviceIsInvalidArgument) {
   Rendezvous::ParsedKey key;
-  ASSERT_TRUE(
-      Rendezvous::ParseKey(
-          Rendezvous::CreateKey("/job:other/replica:0/task:0/device:CPU:0", 1,
-                                kCpu0, "t", {}),
-          &key)
-          .ok());
+  ASSERT_TRUE(Rendezvous::ParseKey(Rendezvous::CreateKey("/job:other/replica:0/task:0/device:CPU:0",
+                                                         1, kCpu0, "t", {}),
+                                   &key)
+                  .ok());
   absl::Status s = rendez_->Send(key, {}, Tensor::Scalar<int64_t>(1), false);
   EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr("/job:other"));
@@ -312,16 +283,13 @@ TEST_F(RendezvousTest, ManyThreadsSendAndReceive) {
       for (int i = 0; i < kKeys; ++i) {
         const std::string name = absl::StrCat("k", i);
         if (t % 2 == 0) {
-          ASSERT_TRUE(rendez_
-                          ->Send(Key(absl::StrCat(name, "_", t)), {},
-                                 Tensor::Scalar<int64_t>(i), false)
-                          .ok());
+          ASSERT_TRUE(
+              rendez_->Send(Key(absl::StrCat(name, "_", t)), {}, Tensor::Scalar<int64_t>(i), false)
+                  .ok());
         } else {
           Tensor v;
           bool dead;
-          ASSERT_TRUE(
-              rendez_->Recv(Key(absl::StrCat(name, "_", t - 1)), {}, &v, &dead)
-                  .ok());
+          ASSERT_TRUE(rendez_->Recv(Key(absl::StrCat(name, "_", t - 1)), {}, &v, &dead).ok());
           sum += v.scalar<int64_t>();
         }
       }
@@ -344,8 +312,7 @@ TEST(CancellationManagerTest, CallbacksRunOnceAndLateRegistrationFails) {
   cm.StartCancel();
   EXPECT_TRUE(cm.IsCancelled());
   EXPECT_EQ(calls, 1);
-  EXPECT_FALSE(
-      cm.RegisterCallback(cm.get_cancellation_token(), [&] { ++calls; }));
+  EXPECT_FALSE(cm.RegisterCallback(cm.get_cancellation_token(), [&] { ++calls; }));
   EXPECT_FALSE(cm.DeregisterCallback(a));
   EXPECT_EQ(calls, 1);
 }
@@ -371,21 +338,18 @@ TEST(DeviceMgrTest, LookupByFullAndShortNames) {
   ASSERT_TRUE(devices.ok());
   DeviceMgr mgr(*std::move(devices));
   ASSERT_EQ(mgr.ListDevices().size(), 3u);
-  for (const char* name : {"/job:localhost/replica:0/task:0/device:CPU:2",
-                           "/device:CPU:2", "CPU:2", "/cpu:2"}) {
+  for (const char* name :
+       {"/job:localhost/replica:0/task:0/device:CPU:2", "/device:CPU:2", "CPU:2", "/cpu:2"}) {
     auto d = mgr.LookupDevice(name);
     ASSERT_TRUE(d.ok()) << name << ": " << d.status();
     EXPECT_EQ((*d)->name(), "/job:localhost/replica:0/task:0/device:CPU:2");
   }
   EXPECT_TRUE(absl::IsNotFound(mgr.LookupDevice("/device:CPU:7").status()));
-  EXPECT_TRUE(
-      absl::IsInvalidArgument(mgr.LookupDevice("/device:CPU").status()));
-  EXPECT_TRUE(
-      absl::IsInvalidArgument(mgr.LookupDevice("not a device").status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(mgr.LookupDevice("/device:CPU").status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(mgr.LookupDevice("not a device").status()));
   // Incarnations are random and distinct.
   EXPECT_NE(mgr.ListDevices()[0]->incarnation(), 0u);
-  EXPECT_NE(mgr.ListDevices()[0]->incarnation(),
-            mgr.ListDevices()[1]->incarnation());
+  EXPECT_NE(mgr.ListDevices()[0]->incarnation(), mgr.ListDevices()[1]->incarnation());
   EXPECT_EQ(mgr.HostCPU(), mgr.ListDevices()[0]);
   EXPECT_EQ(mgr.ListDeviceAttributes()[1].device_type(), "CPU");
 }

@@ -13,8 +13,8 @@ using ::testing::HasSubstr;
 TEST(RunSignatureTest, CanonicalSortedAndUnique) {
   RunSignature sig;
   RunSignatureIndex index;
-  ASSERT_TRUE(NormalizeRunSignature({"b", "a:1"}, {"y", "x:0", "y:0", "x"},
-                                    {"t2", "t1", "t2"}, &sig, &index)
+  ASSERT_TRUE(NormalizeRunSignature({"b", "a:1"}, {"y", "x:0", "y:0", "x"}, {"t2", "t1", "t2"},
+                                    &sig, &index)
                   .ok());
   EXPECT_THAT(sig.feeds, ElementsAre("a:1", "b:0"));
   EXPECT_THAT(sig.fetches, ElementsAre("x:0", "y:0"));

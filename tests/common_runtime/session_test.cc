@@ -26,8 +26,7 @@ using ::testing::HasSubstr;
 
 constexpr char kDev0[] = "/job:localhost/replica:0/task:0/device:CPU:0";
 
-std::unique_ptr<Session> MakeSession(int num_devices,
-                                     bool soft_placement = true) {
+std::unique_ptr<Session> MakeSession(int num_devices, bool soft_placement = true) {
   SessionOptions options;
   (*options.config.mutable_device_count())["CPU"] = num_devices;
   options.config.set_allow_soft_placement(soft_placement);
@@ -77,10 +76,8 @@ TEST(SessionTest, SameResultsOnOneAndThreeDevices) {
     RunOptions options;
     options.set_output_partition_graphs(true);
     RunMetadata metadata;
-    ASSERT_TRUE(session
-                    ->Run(options, {{"x", Vec({1, 5})}}, {"e", "d", "a:0"}, {},
-                          &out, &metadata)
-                    .ok());
+    ASSERT_TRUE(
+        session->Run(options, {{"x", Vec({1, 5})}}, {"e", "d", "a:0"}, {}, &out, &metadata).ok());
     ASSERT_EQ(out.size(), 3u);
     for (const Tensor& t : out) results[which].push_back(Values(t));
     if (which == 1) {
@@ -100,8 +97,7 @@ TEST(SessionTest, SameResultsOnOneAndThreeDevices) {
     }
   }
   // d = (x+1) + (x+1+1), e = d + 10.
-  EXPECT_EQ(results[0],
-            (std::vector<std::vector<int64_t>>{{15, 23}, {5, 13}, {2, 6}}));
+  EXPECT_EQ(results[0], (std::vector<std::vector<int64_t>>{{15, 23}, {5, 13}, {2, 6}}));
   EXPECT_EQ(results[0], results[1]);
 }
 
@@ -109,9 +105,7 @@ TEST(SessionTest, DuplicateFetchesReturnTheSameTensor) {
   auto session = MakeSession(2);
   ASSERT_TRUE(session->Create(MixedGraph()).ok());
   std::vector<Tensor> out;
-  ASSERT_TRUE(
-      session->Run({{"x", Vec({0, 0})}}, {"a", "a", "a:0", "d"}, {}, &out)
-          .ok());
+  ASSERT_TRUE(session->Run({{"x", Vec({0, 0})}}, {"a", "a", "a:0", "d"}, {}, &out).ok());
   ASSERT_EQ(out.size(), 4u);
   EXPECT_EQ(Values(out[0]), (std::vector<int64_t>{1, 1}));
   EXPECT_TRUE(out[0].SharesBufferWith(out[1]));
@@ -123,10 +117,8 @@ TEST(SessionTest, FetchingAFedTensorReturnsTheFedValue) {
   auto session = MakeSession(1);
   ASSERT_TRUE(session->Create(MixedGraph()).ok());
   std::vector<Tensor> out;
-  ASSERT_TRUE(session
-                  ->Run({{"x", Vec({4, 4})}, {"a", Vec({100, 200})}},
-                        {"a", "c", "x"}, {}, &out)
-                  .ok());
+  ASSERT_TRUE(
+      session->Run({{"x", Vec({4, 4})}, {"a", Vec({100, 200})}}, {"a", "c", "x"}, {}, &out).ok());
   EXPECT_EQ(Values(out[0]), (std::vector<int64_t>{100, 200}));
   EXPECT_EQ(Values(out[1]), (std::vector<int64_t>{101, 201}));
   EXPECT_EQ(Values(out[2]), (std::vector<int64_t>{4, 4}));
@@ -153,10 +145,7 @@ TEST(SessionTest, FeedAndFetchErrorsNameTheTensor) {
       {{{"x", Vec({1, 2, 3})}}, {"a"}, {}, "'x'"},
       {{{"x", Tensor::Scalar<int64_t>(1)}}, {"a"}, {}, "'x'"},
       {{{"x", Vec({1, 2})}, {"x:0", Vec({1, 2})}}, {"a"}, {}, "x:0"},
-      {{{"x", Vec({1, 2})}, {"b", Tensor::Scalar<int32_t>(1)}},
-       {"d"},
-       {},
-       "'b'"},
+      {{{"x", Vec({1, 2})}, {"b", Tensor::Scalar<int32_t>(1)}}, {"d"}, {}, "'b'"},
   };
   for (const Case& c : cases) {
     absl::Status s = session->Run(c.feeds, c.fetches, c.targets, &out);
@@ -164,8 +153,7 @@ TEST(SessionTest, FeedAndFetchErrorsNameTheTensor) {
     EXPECT_THAT(std::string(s.message()), HasSubstr(c.expect)) << s;
   }
   // Type and shape messages say what was expected.
-  absl::Status s = session->Run({{"x", Tensor::FromVector<float>({1.f, 2.f})}},
-                                {"a"}, {}, &out);
+  absl::Status s = session->Run({{"x", Tensor::FromVector<float>({1.f, 2.f})}}, {"a"}, {}, &out);
   EXPECT_THAT(std::string(s.message()), HasSubstr("int64"));
   EXPECT_THAT(std::string(s.message()), HasSubstr("float32"));
   s = session->Run({{"x", Vec({1, 2, 3})}}, {"a"}, {}, &out);
@@ -193,8 +181,7 @@ TEST(SessionTest, StepErrorNamesTheNode) {
   ASSERT_TRUE(session->Create(g).ok());
   std::vector<Tensor> out;
   for (int i = 0; i < 10; ++i) {
-    absl::Status s =
-        session->Run({{"x", Vec({1, 2})}}, {"after_bad", "e"}, {}, &out);
+    absl::Status s = session->Run({{"x", Vec({1, 2})}}, {"after_bad", "e"}, {}, &out);
     EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
     EXPECT_EQ(s.message(), "node 'bad' (TestFail): boom");
   }
@@ -210,8 +197,7 @@ TEST(SessionTest, TimeoutIsDeadlineExceededAndReleasesEverything) {
   RunOptions options;
   options.set_timeout_in_ms(50);
   std::vector<Tensor> out;
-  absl::Status s = session->Run(options, {{"x", Vec({1, 2})}}, {"waits", "e"},
-                                {}, &out, nullptr);
+  absl::Status s = session->Run(options, {{"x", Vec({1, 2})}}, {"waits", "e"}, {}, &out, nullptr);
   EXPECT_TRUE(absl::IsDeadlineExceeded(s)) << s;
   // Other signatures still run.
   ASSERT_TRUE(session->Run({{"x", Vec({1, 2})}}, {"e"}, {}, &out).ok());
@@ -227,8 +213,7 @@ TEST(SessionTest, OperationTimeoutFromConfig) {
   AddNode(&g, "block", "TestBlock", {"c"});
   ASSERT_TRUE((*session)->Create(g).ok());
   std::vector<Tensor> out;
-  EXPECT_TRUE(
-      absl::IsDeadlineExceeded((*session)->Run({}, {"block"}, {}, &out)));
+  EXPECT_TRUE(absl::IsDeadlineExceeded((*session)->Run({}, {"block"}, {}, &out)));
 }
 
 TEST(SessionTest, CloseCancelsRunningStepsAndLaterRuns) {
@@ -278,8 +263,7 @@ TEST(SessionTest, StatefulKernelsAreSharedAcrossSignaturesAndPlacementsStick) {
   ASSERT_TRUE(session->Run({}, {"sum"}, {}, &out).ok());
   EXPECT_EQ(out[0].scalar<int64_t>(), 3);
   RunMetadata third;
-  ASSERT_TRUE(
-      session->Run(options, {}, {"counter", "sum"}, {}, &out, &third).ok());
+  ASSERT_TRUE(session->Run(options, {}, {"counter", "sum"}, {}, &out, &third).ok());
   EXPECT_EQ(out[0].scalar<int64_t>(), 3);
   EXPECT_EQ(out[1].scalar<int64_t>(), 4);
   auto device_of = [](const RunMetadata& m, const std::string& node) {
@@ -301,9 +285,7 @@ TEST(SessionTest, StepStatsAndTimeline) {
   options.set_trace_level(RunOptions::FULL_TRACE);
   RunMetadata metadata;
   std::vector<Tensor> out;
-  ASSERT_TRUE(
-      session->Run(options, {{"x", Vec({1, 2})}}, {"e"}, {}, &out, &metadata)
-          .ok());
+  ASSERT_TRUE(session->Run(options, {{"x", Vec({1, 2})}}, {"e"}, {}, &out, &metadata).ok());
   const StepStats& stats = metadata.step_stats();
   ASSERT_EQ(stats.dev_stats_size(), 3);
   std::set<std::string> nodes;
@@ -318,21 +300,14 @@ TEST(SessionTest, StepStatsAndTimeline) {
       if (n.node_name() == "d") {
         ASSERT_EQ(n.output_size(), 1);
         EXPECT_EQ(n.output(0).tensor_description().dtype(), DT_INT64);
-        EXPECT_EQ(n.output(0)
-                      .tensor_description()
-                      .allocation_description()
-                      .requested_bytes(),
-                  16);
+        EXPECT_EQ(n.output(0).tensor_description().allocation_description().requested_bytes(), 16);
       }
     }
   }
-  for (const char* name : {"a", "b", "c", "d", "e", "k"})
-    EXPECT_TRUE(nodes.count(name)) << name;
+  for (const char* name : {"a", "b", "c", "d", "e", "k"}) EXPECT_TRUE(nodes.count(name)) << name;
   // No stats without tracing.
   RunMetadata quiet;
-  ASSERT_TRUE(
-      session->Run(RunOptions(), {{"x", Vec({1, 2})}}, {"e"}, {}, &out, &quiet)
-          .ok());
+  ASSERT_TRUE(session->Run(RunOptions(), {{"x", Vec({1, 2})}}, {"e"}, {}, &out, &quiet).ok());
   EXPECT_EQ(quiet.step_stats().dev_stats_size(), 0);
 
   const std::string json = StepStatsToChromeTrace(stats);
@@ -344,8 +319,8 @@ TEST(SessionTest, StepStatsAndTimeline) {
     if (e["ph"] != "X") continue;
     ++complete_events;
     traced.insert(e["name"].get<std::string>());
-    EXPECT_TRUE(e.contains("pid") && e.contains("tid") && e.contains("ts") &&
-                e.contains("dur") && e.contains("args"));
+    EXPECT_TRUE(e.contains("pid") && e.contains("tid") && e.contains("ts") && e.contains("dur") &&
+                e.contains("args"));
     EXPECT_GE(e["dur"].get<int64_t>(), 0);
   }
   EXPECT_EQ(traced, nodes);
@@ -413,8 +388,7 @@ TEST(SessionTest, ListDevicesNamesEveryCpu) {
   ASSERT_TRUE(session->ListDevices(&devices).ok());
   ASSERT_EQ(devices.size(), 3u);
   for (int i = 0; i < 3; ++i) {
-    EXPECT_EQ(devices[i].name(),
-              absl::StrCat("/job:localhost/replica:0/task:0/device:CPU:", i));
+    EXPECT_EQ(devices[i].name(), absl::StrCat("/job:localhost/replica:0/task:0/device:CPU:", i));
     EXPECT_EQ(devices[i].device_type(), "CPU");
     EXPECT_NE(devices[i].incarnation(), 0u);
   }
@@ -438,25 +412,19 @@ TEST(SessionTest, ConcurrentRunsStress) {
         switch (i % 3) {
           case 0:
             s = session->Run({{"x", Vec({x0, x1})}}, {"e", "d"}, {}, &out);
-            if (s.ok() && (Values(out[0]) !=
-                               std::vector<int64_t>{2 * x0 + 13, 2 * x1 + 13} ||
-                           Values(out[1]) !=
-                               std::vector<int64_t>{2 * x0 + 3, 2 * x1 + 3})) {
+            if (s.ok() && (Values(out[0]) != std::vector<int64_t>{2 * x0 + 13, 2 * x1 + 13} ||
+                           Values(out[1]) != std::vector<int64_t>{2 * x0 + 3, 2 * x1 + 3})) {
               ++failures;
             }
             break;
           case 1:
             s = session->Run({{"x", Vec({x0, x1})}}, {"c"}, {}, &out);
-            if (s.ok() &&
-                Values(out[0]) != std::vector<int64_t>{x0 + 2, x1 + 2})
-              ++failures;
+            if (s.ok() && Values(out[0]) != std::vector<int64_t>{x0 + 2, x1 + 2}) ++failures;
             break;
           default:
-            s = session->Run({{"x", Vec({x0, x1})}, {"b", Vec({7, 7})}},
-                             {"d", "b"}, {"e"}, &out);
-            if (s.ok() &&
-                (Values(out[0]) != std::vector<int64_t>{x0 + 9, x1 + 9} ||
-                 Values(out[1]) != std::vector<int64_t>{7, 7})) {
+            s = session->Run({{"x", Vec({x0, x1})}, {"b", Vec({7, 7})}}, {"d", "b"}, {"e"}, &out);
+            if (s.ok() && (Values(out[0]) != std::vector<int64_t>{x0 + 9, x1 + 9} ||
+                           Values(out[1]) != std::vector<int64_t>{7, 7})) {
               ++failures;
             }
         }

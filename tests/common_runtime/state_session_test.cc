@@ -37,8 +37,7 @@ std::unique_ptr<Session> MakeSession(int num_devices = 1) {
   return *std::move(session);
 }
 
-NodeDef* AddConstTensor(GraphDef* g, const std::string& name,
-                        const Tensor& value) {
+NodeDef* AddConstTensor(GraphDef* g, const std::string& name, const Tensor& value) {
   NodeDef* n = AddNode(g, name, "Const", {});
   AddNodeAttr("value", value, n);
   AddNodeAttr("dtype", value.dtype(), n);
@@ -61,8 +60,7 @@ NodeDef* AddVarHandle(GraphDef* g, const std::string& name, DataType dtype,
 }
 
 NodeDef* AddTyped(GraphDef* g, const std::string& name, const std::string& op,
-                  const std::vector<std::string>& inputs,
-                  const std::string& attr, DataType dtype) {
+                  const std::vector<std::string>& inputs, const std::string& attr, DataType dtype) {
   NodeDef* n = AddNode(g, name, op, inputs);
   AddNodeAttr(attr, dtype, n);
   return n;
@@ -73,8 +71,7 @@ GraphDef ResourceVariableGraph() {
   GraphDef g;
   AddVarHandle(&g, "w", DT_FLOAT, PartialTensorShape({2}));
   AddConstTensor(&g, "w_init_value", Floats({1, 2}));
-  AddTyped(&g, "init", "AssignVariableOp", {"w", "w_init_value"}, "dtype",
-           DT_FLOAT);
+  AddTyped(&g, "init", "AssignVariableOp", {"w", "w_init_value"}, "dtype", DT_FLOAT);
   AddTyped(&g, "read", "ReadVariableOp", {"w"}, "dtype", DT_FLOAT);
   AddPlaceholder(&g, "delta", DT_FLOAT, PartialTensorShape({2}));
   AddTyped(&g, "add", "AssignAddVariableOp", {"w", "delta"}, "dtype", DT_FLOAT);
@@ -92,17 +89,14 @@ TEST(StateSessionTest, ResourceVariableLivesAcrossRuns) {
   EXPECT_THAT(std::string(s.message()), HasSubstr("uninitialized"));
 
   ASSERT_TRUE(session->Run({}, {}, {"init"}, &out).ok());
-  ASSERT_TRUE(
-      session->Run({{"delta", Floats({1, 1})}}, {}, {"add"}, &out).ok());
-  ASSERT_TRUE(
-      session->Run({{"delta", Floats({1, 1})}}, {}, {"add"}, &out).ok());
+  ASSERT_TRUE(session->Run({{"delta", Floats({1, 1})}}, {}, {"add"}, &out).ok());
+  ASSERT_TRUE(session->Run({{"delta", Floats({1, 1})}}, {}, {"add"}, &out).ok());
   ASSERT_TRUE(session->Run({}, {"read"}, {}, &out).ok());
   EXPECT_EQ(Values(out[0]), (std::vector<float>{3, 4}));
   const Tensor fetched = out[0];
 
   // The value fetched earlier is a snapshot: later updates do not touch it.
-  ASSERT_TRUE(
-      session->Run({{"delta", Floats({10, 10})}}, {}, {"add"}, &out).ok());
+  ASSERT_TRUE(session->Run({{"delta", Floats({10, 10})}}, {}, {"add"}, &out).ok());
   EXPECT_EQ(Values(fetched), (std::vector<float>{3, 4}));
 
   s = session->Run({{"delta", Floats({1, 2, 3})}}, {}, {"add"}, &out);
@@ -112,13 +106,11 @@ TEST(StateSessionTest, ResourceVariableLivesAcrossRuns) {
 TEST(StateSessionTest, AssignOfWrongShapeNamesTheVariableAndShapes) {
   GraphDef g = ResourceVariableGraph();
   AddPlaceholder(&g, "any", DT_FLOAT, PartialTensorShape());
-  AddTyped(&g, "assign_any", "AssignVariableOp", {"w", "any"}, "dtype",
-           DT_FLOAT);
+  AddTyped(&g, "assign_any", "AssignVariableOp", {"w", "any"}, "dtype", DT_FLOAT);
   auto session = MakeSession();
   ASSERT_TRUE(session->Create(g).ok());
   std::vector<Tensor> out;
-  absl::Status s =
-      session->Run({{"any", Floats({1, 2, 3})}}, {}, {"assign_any"}, &out);
+  absl::Status s = session->Run({{"any", Floats({1, 2, 3})}}, {}, {"assign_any"}, &out);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr("'w'"));
   EXPECT_THAT(std::string(s.message()), HasSubstr("[3]"));
@@ -136,8 +128,7 @@ GraphDef RefVariableGraph() {
   AddTyped(&g, "init", "Assign", {"v", "v_init_value"}, "T", DT_FLOAT);
   AddConstTensor(&g, "lr", Tensor::Scalar<float>(0.5f));
   AddPlaceholder(&g, "grad", DT_FLOAT, PartialTensorShape({2}));
-  AddTyped(&g, "train", "ApplyGradientDescent", {"v", "lr", "grad"}, "T",
-           DT_FLOAT);
+  AddTyped(&g, "train", "ApplyGradientDescent", {"v", "lr", "grad"}, "T", DT_FLOAT);
   AddTyped(&g, "read", "Identity", {"v"}, "T", DT_FLOAT);
   AddTyped(&g, "is_init", "IsVariableInitialized", {"v"}, "dtype", DT_FLOAT);
   return g;
@@ -159,8 +150,7 @@ TEST(StateSessionTest, RefVariableAssignAndGradientDescent) {
   EXPECT_EQ(Values(out[1]), (std::vector<float>{1, 2}));
   const Tensor before = out[1];
 
-  ASSERT_TRUE(
-      session->Run({{"grad", Floats({2, -2})}}, {}, {"train"}, &out).ok());
+  ASSERT_TRUE(session->Run({{"grad", Floats({2, -2})}}, {}, {"train"}, &out).ok());
   // Fetching the ref output of train and the variable itself gives values.
   s = session->Run({{"grad", Floats({2, -2})}}, {"train"}, {}, &out);
   ASSERT_TRUE(s.ok()) << s;
@@ -180,8 +170,7 @@ TEST(StateSessionTest, RefVariableOnAnotherDevice) {
   ASSERT_TRUE(session->Create(g).ok());
   std::vector<Tensor> out;
   ASSERT_TRUE(session->Run({}, {}, {"init"}, &out).ok());
-  ASSERT_TRUE(
-      session->Run({{"grad", Floats({2, 2})}}, {}, {"train"}, &out).ok());
+  ASSERT_TRUE(session->Run({{"grad", Floats({2, 2})}}, {}, {"train"}, &out).ok());
   ASSERT_TRUE(session->Run({}, {"read"}, {}, &out).ok());
   EXPECT_EQ(Values(out[0]), (std::vector<float>{0, 1}));
 }
@@ -193,10 +182,8 @@ TEST(StateSessionTest, LinearRegressionTrains) {
   AddVarHandle(&g, "weight", DT_FLOAT, PartialTensorShape({}));
   AddVarHandle(&g, "bias", DT_FLOAT, PartialTensorShape({}));
   AddConstTensor(&g, "zero", Tensor::Scalar<float>(0));
-  AddTyped(&g, "init_w", "AssignVariableOp", {"weight", "zero"}, "dtype",
-           DT_FLOAT);
-  AddTyped(&g, "init_b", "AssignVariableOp", {"bias", "zero"}, "dtype",
-           DT_FLOAT);
+  AddTyped(&g, "init_w", "AssignVariableOp", {"weight", "zero"}, "dtype", DT_FLOAT);
+  AddTyped(&g, "init_b", "AssignVariableOp", {"bias", "zero"}, "dtype", DT_FLOAT);
   AddPlaceholder(&g, "x", DT_FLOAT, PartialTensorShape({}));
   AddPlaceholder(&g, "y", DT_FLOAT, PartialTensorShape({}));
   AddTyped(&g, "w", "ReadVariableOp", {"weight"}, "dtype", DT_FLOAT);
@@ -209,10 +196,9 @@ TEST(StateSessionTest, LinearRegressionTrains) {
   AddTyped(&g, "grad_b", "Mul", {"two", "err"}, "T", DT_FLOAT);
   AddTyped(&g, "grad_w", "Mul", {"grad_b", "x"}, "T", DT_FLOAT);
   AddConstTensor(&g, "lr", Tensor::Scalar<float>(0.05f));
-  AddTyped(&g, "train_w", "ResourceApplyGradientDescent",
-           {"weight", "lr", "grad_w"}, "T", DT_FLOAT);
-  AddTyped(&g, "train_b", "ResourceApplyGradientDescent",
-           {"bias", "lr", "grad_b"}, "T", DT_FLOAT);
+  AddTyped(&g, "train_w", "ResourceApplyGradientDescent", {"weight", "lr", "grad_w"}, "T",
+           DT_FLOAT);
+  AddTyped(&g, "train_b", "ResourceApplyGradientDescent", {"bias", "lr", "grad_b"}, "T", DT_FLOAT);
   auto session = MakeSession();
   ASSERT_TRUE(session->Create(g).ok());
   std::vector<Tensor> out;
@@ -221,11 +207,11 @@ TEST(StateSessionTest, LinearRegressionTrains) {
   float loss = 0;
   for (int step = 0; step < 400; ++step) {
     const float x = xs[step % 4];
-    ASSERT_TRUE(session
-                    ->Run({{"x", Tensor::Scalar<float>(x)},
-                           {"y", Tensor::Scalar<float>(2 * x + 10)}},
-                          {"loss"}, {"train_w", "train_b"}, &out)
-                    .ok());
+    ASSERT_TRUE(
+        session
+            ->Run({{"x", Tensor::Scalar<float>(x)}, {"y", Tensor::Scalar<float>(2 * x + 10)}},
+                  {"loss"}, {"train_w", "train_b"}, &out)
+            .ok());
     loss = out[0].scalar<float>();
   }
   EXPECT_LT(loss, 1e-3);
@@ -239,8 +225,7 @@ GraphDef QueueGraph() {
   GraphDef g;
   NodeDef* q = AddNode(&g, "q", "FIFOQueueV2", {});
   AddNodeAttr("component_types", DataTypeVector{DT_FLOAT}, q);
-  AddNodeAttr("shapes", std::vector<PartialTensorShape>{PartialTensorShape({})},
-              q);
+  AddNodeAttr("shapes", std::vector<PartialTensorShape>{PartialTensorShape({})}, q);
   AddNodeAttr("capacity", int64_t{2}, q);
   AddPlaceholder(&g, "x", DT_FLOAT, PartialTensorShape({}));
   NodeDef* enq = AddNode(&g, "enqueue", "QueueEnqueueV2", {"q", "x"});
@@ -262,12 +247,9 @@ TEST(StateSessionTest, BlockedDequeueIsReleasedByAnotherRun) {
     dequeue_status = session->Run({}, {"dequeue"}, {}, &dequeue_out);
     dequeued.Notify();
   });
-  EXPECT_FALSE(
-      dequeued.WaitForNotificationWithTimeout(absl::Milliseconds(100)));
+  EXPECT_FALSE(dequeued.WaitForNotificationWithTimeout(absl::Milliseconds(100)));
   std::vector<Tensor> out;
-  ASSERT_TRUE(
-      session->Run({{"x", Tensor::Scalar<float>(4.5f)}}, {}, {"enqueue"}, &out)
-          .ok());
+  ASSERT_TRUE(session->Run({{"x", Tensor::Scalar<float>(4.5f)}}, {}, {"enqueue"}, &out).ok());
   EXPECT_TRUE(dequeued.WaitForNotificationWithTimeout(absl::Seconds(10)));
   consumer.join();
   ASSERT_TRUE(dequeue_status.ok()) << dequeue_status;
@@ -285,9 +267,7 @@ TEST(StateSessionTest, DequeueEndsAtTheStepTimeout) {
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
   EXPECT_LT(NowMicros() - start, 5'000'000);
   // The cancelled dequeue took nothing: the next element is still there.
-  ASSERT_TRUE(
-      session->Run({{"x", Tensor::Scalar<float>(1)}}, {}, {"enqueue"}, &out)
-          .ok());
+  ASSERT_TRUE(session->Run({{"x", Tensor::Scalar<float>(1)}}, {}, {"enqueue"}, &out).ok());
   ASSERT_TRUE(session->Run({}, {"size"}, {}, &out).ok());
   EXPECT_EQ(out[0].scalar<int32_t>(), 1);
   ASSERT_TRUE(session->Run({}, {"dequeue"}, {}, &out).ok());
@@ -299,14 +279,12 @@ TEST(StateSessionTest, FullQueueEnqueueEndsAtTheStepTimeout) {
   ASSERT_TRUE(session->Create(QueueGraph()).ok());
   std::vector<Tensor> out;
   for (float v : {1.0f, 2.0f}) {
-    ASSERT_TRUE(
-        session->Run({{"x", Tensor::Scalar<float>(v)}}, {}, {"enqueue"}, &out)
-            .ok());
+    ASSERT_TRUE(session->Run({{"x", Tensor::Scalar<float>(v)}}, {}, {"enqueue"}, &out).ok());
   }
   RunOptions options;
   options.set_timeout_in_ms(100);
-  absl::Status s = session->Run(options, {{"x", Tensor::Scalar<float>(3)}}, {},
-                                {"enqueue"}, &out, nullptr);
+  absl::Status s =
+      session->Run(options, {{"x", Tensor::Scalar<float>(3)}}, {}, {"enqueue"}, &out, nullptr);
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
   ASSERT_TRUE(session->Run({}, {"size"}, {}, &out).ok());
   EXPECT_EQ(out[0].scalar<int32_t>(), 2);
@@ -316,9 +294,7 @@ TEST(StateSessionTest, ClosedEmptyQueueIsOutOfRange) {
   auto session = MakeSession();
   ASSERT_TRUE(session->Create(QueueGraph()).ok());
   std::vector<Tensor> out;
-  ASSERT_TRUE(
-      session->Run({{"x", Tensor::Scalar<float>(1)}}, {}, {"enqueue"}, &out)
-          .ok());
+  ASSERT_TRUE(session->Run({{"x", Tensor::Scalar<float>(1)}}, {}, {"enqueue"}, &out).ok());
   ASSERT_TRUE(session->Run({}, {}, {"close"}, &out).ok());
   ASSERT_TRUE(session->Run({}, {"dequeue"}, {}, &out).ok());
   absl::Status s = session->Run({}, {"dequeue"}, {}, &out);
@@ -333,8 +309,7 @@ TEST(StateSessionTest, SyncReplicasAggregateGradients) {
   GraphDef g;
   AddVarHandle(&g, "w", DT_FLOAT, PartialTensorShape({2}));
   AddConstTensor(&g, "w_init_value", Floats({1, 1}));
-  AddTyped(&g, "init", "AssignVariableOp", {"w", "w_init_value"}, "dtype",
-           DT_FLOAT);
+  AddTyped(&g, "init", "AssignVariableOp", {"w", "w_init_value"}, "dtype", DT_FLOAT);
   AddTyped(&g, "read", "ReadVariableOp", {"w"}, "dtype", DT_FLOAT);
   NodeDef* acc = AddNode(&g, "acc", "ResourceConditionalAccumulator", {});
   AddNodeAttr("dtype", DT_FLOAT, acc);
@@ -342,14 +317,12 @@ TEST(StateSessionTest, SyncReplicasAggregateGradients) {
   AddNodeAttr("shared_name", "w/grad_accum", acc);
   AddPlaceholder(&g, "local_step", DT_INT64, PartialTensorShape({}));
   AddPlaceholder(&g, "grad", DT_FLOAT, PartialTensorShape({2}));
-  AddTyped(&g, "apply_grad", "ResourceAccumulatorApplyGradient",
-           {"acc", "local_step", "grad"}, "dtype", DT_FLOAT);
-  AddConstTensor(&g, "replicas", Tensor::Scalar<int32_t>(2));
-  AddTyped(&g, "take", "ResourceAccumulatorTakeGradient", {"acc", "replicas"},
+  AddTyped(&g, "apply_grad", "ResourceAccumulatorApplyGradient", {"acc", "local_step", "grad"},
            "dtype", DT_FLOAT);
+  AddConstTensor(&g, "replicas", Tensor::Scalar<int32_t>(2));
+  AddTyped(&g, "take", "ResourceAccumulatorTakeGradient", {"acc", "replicas"}, "dtype", DT_FLOAT);
   AddConstTensor(&g, "lr", Tensor::Scalar<float>(0.5f));
-  AddTyped(&g, "update", "ResourceApplyGradientDescent", {"w", "lr", "take"},
-           "T", DT_FLOAT);
+  AddTyped(&g, "update", "ResourceApplyGradientDescent", {"w", "lr", "take"}, "T", DT_FLOAT);
   AddNode(&g, "num", "ResourceAccumulatorNumAccumulated", {"acc"});
 
   auto session = MakeSession();
@@ -365,9 +338,8 @@ TEST(StateSessionTest, SyncReplicasAggregateGradients) {
   });
   auto push = [&](std::vector<float> grad) {
     std::vector<Tensor> o;
-    return session->Run(
-        {{"local_step", Tensor::Scalar<int64_t>(0)}, {"grad", Floats(grad)}},
-        {}, {"apply_grad"}, &o);
+    return session->Run({{"local_step", Tensor::Scalar<int64_t>(0)}, {"grad", Floats(grad)}}, {},
+                        {"apply_grad"}, &o);
   };
   ASSERT_TRUE(push({2, 4}).ok());
   EXPECT_FALSE(updated.WaitForNotificationWithTimeout(absl::Milliseconds(100)));
@@ -415,18 +387,16 @@ class StateCheckpointSessionTest : public ::testing::Test {
     AddConstTensor(&g, "save_names", names);
     AddConstTensor(&g, "save_specs", Tensor(DT_STRING, TensorShape({2})));
     NodeDef* save =
-        AddNode(&g, "save", "SaveV2",
-                {"prefix", "save_names", "save_specs", "read", "v"});
+        AddNode(&g, "save", "SaveV2", {"prefix", "save_names", "save_specs", "read", "v"});
     AddNodeAttr("dtypes", DataTypeVector{DT_FLOAT, DT_FLOAT}, save);
     Tensor restore_names_t(DT_STRING, TensorShape({2}));
     restore_names_t.flat<std::string>()[0] = restore_names[0];
     restore_names_t.flat<std::string>()[1] = restore_names[1];
     AddConstTensor(&g, "restore_names", restore_names_t);
-    NodeDef* restore = AddNode(&g, "restore", "RestoreV2",
-                               {"prefix", "restore_names", "save_specs"});
+    NodeDef* restore =
+        AddNode(&g, "restore", "RestoreV2", {"prefix", "restore_names", "save_specs"});
     AddNodeAttr("dtypes", DataTypeVector{DT_FLOAT, DT_FLOAT}, restore);
-    AddTyped(&g, "restore_w", "AssignVariableOp", {"w", "restore"}, "dtype",
-             DT_FLOAT);
+    AddTyped(&g, "restore_w", "AssignVariableOp", {"w", "restore"}, "dtype", DT_FLOAT);
     AddTyped(&g, "restore_v", "Assign", {"v", "restore:1"}, "T", DT_FLOAT);
     return g;
   }
@@ -440,8 +410,7 @@ class StateCheckpointSessionTest : public ::testing::Test {
   }
   absl::Status Restore(Session* session) {
     std::vector<Tensor> out;
-    return session->Run({{"prefix", Prefix()}}, {}, {"restore_w", "restore_v"},
-                        &out);
+    return session->Run({{"prefix", Prefix()}}, {}, {"restore_w", "restore_v"}, &out);
   }
   // Saves (w, v) = ([1, 2], [7]), then changes them to ([5, 6], [9]).
   void SaveThenChange(Session* session) {
@@ -449,12 +418,11 @@ class StateCheckpointSessionTest : public ::testing::Test {
     ASSERT_TRUE(session->Run({}, {}, {"init", "v_init"}, &out).ok());
     absl::Status s = session->Run({{"prefix", Prefix()}}, {}, {"save"}, &out);
     ASSERT_TRUE(s.ok()) << s;
-    ASSERT_TRUE(session
-                    ->Run({{"delta", Floats({4, 4})}, {"v_new", Floats({9})}},
-                          {}, {"add", "v_set"}, &out)
-                    .ok());
-    EXPECT_EQ(Variables(session),
-              (std::vector<std::vector<float>>{{5, 6}, {9}}));
+    ASSERT_TRUE(
+        session
+            ->Run({{"delta", Floats({4, 4})}, {"v_new", Floats({9})}}, {}, {"add", "v_set"}, &out)
+            .ok());
+    EXPECT_EQ(Variables(session), (std::vector<std::vector<float>>{{5, 6}, {9}}));
   }
 
   std::filesystem::path dir_;
@@ -467,15 +435,13 @@ TEST_F(StateCheckpointSessionTest, SaveAndRestoreVariables) {
   SaveThenChange(session.get());
   absl::Status s = Restore(session.get());
   ASSERT_TRUE(s.ok()) << s;
-  EXPECT_EQ(Variables(session.get()),
-            (std::vector<std::vector<float>>{{1, 2}, {7}}));
+  EXPECT_EQ(Variables(session.get()), (std::vector<std::vector<float>>{{1, 2}, {7}}));
 
   // Another session (fresh devices, fresh variables) restores the same values.
   auto other = MakeSession();
   ASSERT_TRUE(other->Create(Graph()).ok());
   ASSERT_TRUE(Restore(other.get()).ok());
-  EXPECT_EQ(Variables(other.get()),
-            (std::vector<std::vector<float>>{{1, 2}, {7}}));
+  EXPECT_EQ(Variables(other.get()), (std::vector<std::vector<float>>{{1, 2}, {7}}));
 }
 
 TEST_F(StateCheckpointSessionTest, FailedRestoreLeavesVariablesUnchanged) {
@@ -490,27 +456,23 @@ TEST_F(StateCheckpointSessionTest, FailedRestoreLeavesVariablesUnchanged) {
   absl::Status s = Restore(session.get());
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr("'v'"));
-  EXPECT_EQ(Variables(session.get()),
-            (std::vector<std::vector<float>>{{5, 6}, {9}}));
+  EXPECT_EQ(Variables(session.get()), (std::vector<std::vector<float>>{{5, 6}, {9}}));
 
   ASSERT_TRUE(WriteStringToFileAtomic(data_file, good.substr(0, 10)).ok());
   s = Restore(session.get());
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr("'v'"));
-  EXPECT_EQ(Variables(session.get()),
-            (std::vector<std::vector<float>>{{5, 6}, {9}}));
+  EXPECT_EQ(Variables(session.get()), (std::vector<std::vector<float>>{{5, 6}, {9}}));
 }
 
-TEST_F(StateCheckpointSessionTest,
-       RestoreOfMissingNameLeavesVariablesUnchanged) {
+TEST_F(StateCheckpointSessionTest, RestoreOfMissingNameLeavesVariablesUnchanged) {
   auto session = MakeSession();
   ASSERT_TRUE(session->Create(Graph({"w", "bias"})).ok());
   SaveThenChange(session.get());
   absl::Status s = Restore(session.get());
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr("'bias'"));
-  EXPECT_EQ(Variables(session.get()),
-            (std::vector<std::vector<float>>{{5, 6}, {9}}));
+  EXPECT_EQ(Variables(session.get()), (std::vector<std::vector<float>>{{5, 6}, {9}}));
 }
 
 }  // namespace

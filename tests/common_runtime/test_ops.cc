@@ -12,8 +12,7 @@ namespace distflow {
 namespace test {
 
 NodeDef* AddNode(GraphDef* g, const std::string& name, const std::string& op,
-                 const std::vector<std::string>& inputs,
-                 const std::string& device) {
+                 const std::vector<std::string>& inputs, const std::string& device) {
   NodeDef* n = g->add_node();
   n->set_name(name);
   n->set_op(op);
@@ -22,16 +21,14 @@ NodeDef* AddNode(GraphDef* g, const std::string& name, const std::string& op,
   return n;
 }
 
-NodeDef* AddConst(GraphDef* g, const std::string& name, int64_t value,
-                  const std::string& device) {
+NodeDef* AddConst(GraphDef* g, const std::string& name, int64_t value, const std::string& device) {
   NodeDef* n = AddNode(g, name, "TestConst", {}, device);
   AddNodeAttr("value", value, n);
   return n;
 }
 
 NodeDef* AddPlaceholder(GraphDef* g, const std::string& name, DataType dtype,
-                        const PartialTensorShape& shape,
-                        const std::string& device) {
+                        const PartialTensorShape& shape, const std::string& device) {
   NodeDef* n = AddNode(g, name, "Placeholder", {}, device);
   AddNodeAttr("dtype", dtype, n);
   AddNodeAttr("shape", shape, n);
@@ -40,40 +37,22 @@ NodeDef* AddPlaceholder(GraphDef* g, const std::string& name, DataType dtype,
 
 namespace {
 
-REGISTER_OP("TestConst")
-    .Output("out: int64")
-    .Attr("value: int")
-    .SetShapeFn(ScalarShape);
+REGISTER_OP("TestConst").Output("out: int64").Attr("value: int").SetShapeFn(ScalarShape);
 REGISTER_OP("TestAdd")
     .Input("a: int64")
     .Input("b: int64")
     .Output("sum: int64")
     .SetShapeFn(UnchangedShape);
-REGISTER_OP("TestSum")
-    .Input("x: N * int64")
-    .Output("sum: int64")
-    .SetShapeFn(UnchangedShape);
+REGISTER_OP("TestSum").Input("x: N * int64").Output("sum: int64").SetShapeFn(UnchangedShape);
 REGISTER_OP("TestAddOne")
     .Input("x: int64")
     .Output("y: int64")
     .Attr("expensive: bool = false")
     .SetShapeFn(UnchangedShape);
-REGISTER_OP("TestAsyncAddOne")
-    .Input("x: int64")
-    .Output("y: int64")
-    .SetShapeFn(UnchangedShape);
-REGISTER_OP("TestFail")
-    .Input("x: int64")
-    .Output("y: int64")
-    .SetShapeFn(UnchangedShape);
-REGISTER_OP("TestBlock")
-    .Input("x: int64")
-    .Output("y: int64")
-    .SetShapeFn(UnchangedShape);
-REGISTER_OP("TestCounter")
-    .Output("count: int64")
-    .SetIsStateful()
-    .SetShapeFn(ScalarShape);
+REGISTER_OP("TestAsyncAddOne").Input("x: int64").Output("y: int64").SetShapeFn(UnchangedShape);
+REGISTER_OP("TestFail").Input("x: int64").Output("y: int64").SetShapeFn(UnchangedShape);
+REGISTER_OP("TestBlock").Input("x: int64").Output("y: int64").SetShapeFn(UnchangedShape);
+REGISTER_OP("TestCounter").Output("count: int64").SetIsStateful().SetShapeFn(ScalarShape);
 
 // out = a + b elementwise (b may be a scalar).
 Tensor AddTensors(const Tensor& a, const Tensor& b) {
@@ -101,9 +80,7 @@ class TestConstOp : public OpKernel {
 
 class TestAddOp : public OpKernel {
  public:
-  explicit TestAddOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    set_expensive(false);
-  }
+  explicit TestAddOp(OpKernelConstruction* ctx) : OpKernel(ctx) { set_expensive(false); }
   void Compute(OpKernelContext* ctx) override {
     ctx->set_output(0, AddTensors(ctx->input(0), ctx->input(1)));
   }
@@ -111,13 +88,10 @@ class TestAddOp : public OpKernel {
 
 class TestSumOp : public OpKernel {
  public:
-  explicit TestSumOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    set_expensive(false);
-  }
+  explicit TestSumOp(OpKernelConstruction* ctx) : OpKernel(ctx) { set_expensive(false); }
   void Compute(OpKernelContext* ctx) override {
     Tensor sum = ctx->input(0);
-    for (int i = 1; i < ctx->num_inputs(); ++i)
-      sum = AddTensors(sum, ctx->input(i));
+    for (int i = 1; i < ctx->num_inputs(); ++i) sum = AddTensors(sum, ctx->input(i));
     ctx->set_output(0, sum);
   }
 };
@@ -147,25 +121,18 @@ class TestAsyncAddOneOp : public AsyncOpKernel {
 
 class TestFailOp : public OpKernel {
  public:
-  explicit TestFailOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    set_expensive(false);
-  }
-  void Compute(OpKernelContext* ctx) override {
-    ctx->SetStatus(errors::InvalidArgument("boom"));
-  }
+  explicit TestFailOp(OpKernelConstruction* ctx) : OpKernel(ctx) { set_expensive(false); }
+  void Compute(OpKernelContext* ctx) override { ctx->SetStatus(errors::InvalidArgument("boom")); }
 };
 
 // Finishes only when the step's cancellation manager is cancelled.
 class TestBlockOp : public AsyncOpKernel {
  public:
-  explicit TestBlockOp(OpKernelConstruction* ctx) : AsyncOpKernel(ctx) {
-    set_expensive(false);
-  }
+  explicit TestBlockOp(OpKernelConstruction* ctx) : AsyncOpKernel(ctx) { set_expensive(false); }
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
     CancellationManager* cm = ctx->cancellation_manager();
-    OP_REQUIRES_ASYNC(
-        ctx, cm != nullptr,
-        errors::Internal("TestBlock needs a cancellation manager"), done);
+    OP_REQUIRES_ASYNC(ctx, cm != nullptr,
+                      errors::Internal("TestBlock needs a cancellation manager"), done);
     auto finish = [ctx, done] {
       ctx->SetStatus(errors::Cancelled("TestBlock was cancelled"));
       done();
@@ -176,9 +143,7 @@ class TestBlockOp : public AsyncOpKernel {
 
 class TestCounterOp : public OpKernel {
  public:
-  explicit TestCounterOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    set_expensive(false);
-  }
+  explicit TestCounterOp(OpKernelConstruction* ctx) : OpKernel(ctx) { set_expensive(false); }
   void Compute(OpKernelContext* ctx) override {
     ctx->set_output(0, Tensor::Scalar<int64_t>(++count_));
   }
@@ -191,8 +156,7 @@ REGISTER_KERNEL_BUILDER(Name("TestConst").Device(kDeviceCpu), TestConstOp);
 REGISTER_KERNEL_BUILDER(Name("TestAdd").Device(kDeviceCpu), TestAddOp);
 REGISTER_KERNEL_BUILDER(Name("TestSum").Device(kDeviceCpu), TestSumOp);
 REGISTER_KERNEL_BUILDER(Name("TestAddOne").Device(kDeviceCpu), TestAddOneOp);
-REGISTER_KERNEL_BUILDER(Name("TestAsyncAddOne").Device(kDeviceCpu),
-                        TestAsyncAddOneOp);
+REGISTER_KERNEL_BUILDER(Name("TestAsyncAddOne").Device(kDeviceCpu), TestAsyncAddOneOp);
 REGISTER_KERNEL_BUILDER(Name("TestFail").Device(kDeviceCpu), TestFailOp);
 REGISTER_KERNEL_BUILDER(Name("TestBlock").Device(kDeviceCpu), TestBlockOp);
 REGISTER_KERNEL_BUILDER(Name("TestCounter").Device(kDeviceCpu), TestCounterOp);

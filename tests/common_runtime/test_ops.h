@@ -25,13 +25,11 @@ namespace test {
 
 // Appends a node to `g`. `inputs` are tensor names ("x", "x:1", "^c").
 NodeDef* AddNode(GraphDef* g, const std::string& name, const std::string& op,
-                 const std::vector<std::string>& inputs,
-                 const std::string& device = "");
+                 const std::vector<std::string>& inputs, const std::string& device = "");
 NodeDef* AddConst(GraphDef* g, const std::string& name, int64_t value,
                   const std::string& device = "");
 NodeDef* AddPlaceholder(GraphDef* g, const std::string& name, DataType dtype,
-                        const PartialTensorShape& shape,
-                        const std::string& device = "");
+                        const PartialTensorShape& shape, const std::string& device = "");
 
 }  // namespace test
 }  // namespace distflow

@@ -37,8 +37,7 @@ void* RealFunction(const char* mangled_name) {
 }
 
 // The real member function, called with `this` as the first argument.
-#define DF_REAL(type, name) \
-  static const auto real = reinterpret_cast<type>(RealFunction(name))
+#define DF_REAL(type, name) static const auto real = reinterpret_cast<type>(RealFunction(name))
 
 void Acquire(const void* p) { __tsan_acquire(const_cast<void*>(p)); }
 void Release(const void* p) { __tsan_release(const_cast<void*>(p)); }
@@ -83,14 +82,12 @@ bool Mutex::ReaderTryLock() {
   return locked;
 }
 void Mutex::LockWhen(Cond cond) {
-  DF_REAL(void (*)(Mutex*, Cond),
-          "_ZN4absl7debian35Mutex8LockWhenERKNS0_9ConditionE");
+  DF_REAL(void (*)(Mutex*, Cond), "_ZN4absl7debian35Mutex8LockWhenERKNS0_9ConditionE");
   real(this, cond);
   Acquire(this);
 }
 void Mutex::ReaderLockWhen(Cond cond) {
-  DF_REAL(void (*)(Mutex*, Cond),
-          "_ZN4absl7debian35Mutex14ReaderLockWhenERKNS0_9ConditionE");
+  DF_REAL(void (*)(Mutex*, Cond), "_ZN4absl7debian35Mutex14ReaderLockWhenERKNS0_9ConditionE");
   real(this, cond);
   Acquire(this);
 }
@@ -127,8 +124,7 @@ bool Mutex::ReaderLockWhenWithDeadline(Cond cond, Time deadline) {
   return met;
 }
 void Mutex::Await(Cond cond) {
-  DF_REAL(void (*)(Mutex*, Cond),
-          "_ZN4absl7debian35Mutex5AwaitERKNS0_9ConditionE");
+  DF_REAL(void (*)(Mutex*, Cond), "_ZN4absl7debian35Mutex5AwaitERKNS0_9ConditionE");
   Release(this);
   real(this, cond);
   Acquire(this);
@@ -143,9 +139,8 @@ bool Mutex::AwaitWithTimeout(Cond cond, Duration timeout) {
   return met;
 }
 bool Mutex::AwaitWithDeadline(Cond cond, Time deadline) {
-  DF_REAL(
-      bool (*)(Mutex*, Cond, Time),
-      "_ZN4absl7debian35Mutex17AwaitWithDeadlineERKNS0_9ConditionENS0_4TimeE");
+  DF_REAL(bool (*)(Mutex*, Cond, Time),
+          "_ZN4absl7debian35Mutex17AwaitWithDeadlineERKNS0_9ConditionENS0_4TimeE");
   Release(this);
   const bool met = real(this, cond, deadline);
   Acquire(this);
@@ -153,16 +148,14 @@ bool Mutex::AwaitWithDeadline(Cond cond, Time deadline) {
 }
 
 void CondVar::Wait(Mutex* mu) {
-  DF_REAL(void (*)(CondVar*, Mutex*),
-          "_ZN4absl7debian37CondVar4WaitEPNS0_5MutexE");
+  DF_REAL(void (*)(CondVar*, Mutex*), "_ZN4absl7debian37CondVar4WaitEPNS0_5MutexE");
   Release(mu);
   real(this, mu);
   Acquire(mu);
 }
 bool CondVar::WaitWithTimeout(Mutex* mu, Duration timeout) {
-  DF_REAL(
-      bool (*)(CondVar*, Mutex*, Duration),
-      "_ZN4absl7debian37CondVar15WaitWithTimeoutEPNS0_5MutexENS0_8DurationE");
+  DF_REAL(bool (*)(CondVar*, Mutex*, Duration),
+          "_ZN4absl7debian37CondVar15WaitWithTimeoutEPNS0_5MutexENS0_8DurationE");
   Release(mu);
   const bool timed_out = real(this, mu, timeout);
   Acquire(mu);
@@ -183,8 +176,7 @@ void Notification::Notify() {
   real(this);
 }
 void Notification::WaitForNotification() const {
-  DF_REAL(void (*)(const Notification*),
-          "_ZNK4absl7debian312Notification19WaitForNotificationEv");
+  DF_REAL(void (*)(const Notification*), "_ZNK4absl7debian312Notification19WaitForNotificationEv");
   real(this);
   Acquire(this);
 }
@@ -206,14 +198,12 @@ bool Notification::WaitForNotificationWithDeadline(Time deadline) const {
 }
 
 bool BlockingCounter::DecrementCount() {
-  DF_REAL(bool (*)(BlockingCounter*),
-          "_ZN4absl7debian315BlockingCounter14DecrementCountEv");
+  DF_REAL(bool (*)(BlockingCounter*), "_ZN4absl7debian315BlockingCounter14DecrementCountEv");
   Release(this);
   return real(this);
 }
 void BlockingCounter::Wait() {
-  DF_REAL(void (*)(BlockingCounter*),
-          "_ZN4absl7debian315BlockingCounter4WaitEv");
+  DF_REAL(void (*)(BlockingCounter*), "_ZN4absl7debian315BlockingCounter4WaitEv");
   real(this);
   Acquire(this);
 }

@@ -1,10 +1,9 @@
 #include <atomic>
+#include <set>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
-#include <set>
-
 #include "distflow/core/env.h"
 #include "distflow/core/random.h"
 #include "distflow/core/threadpool.h"
@@ -116,7 +115,8 @@ TEST(DeviceNameTest, ParseFullPartialAndLegacy) {
   EXPECT_FALSE(p.has_id);
   ASSERT_TRUE(device_name::Parse("", &p));
 
-  for (const char* bad : {"job:x", "/job:", "/task:x", "/job:a/job:b", "/device:CPU:-1", "/foo:1"}) {
+  for (const char* bad :
+       {"job:x", "/job:", "/task:x", "/job:a/job:b", "/device:CPU:-1", "/foo:1"}) {
     EXPECT_FALSE(device_name::Parse(bad, &p)) << bad;
   }
   EXPECT_THAT(device_name::ParseOrError("/task:x", &p).message(),

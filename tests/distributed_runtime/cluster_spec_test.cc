@@ -38,7 +38,8 @@ TEST(ClusterSpecTest, TfConfig) {
   EXPECT_EQ(def->job_name(), "worker");
   EXPECT_EQ(def->task_index(), 1);
   EXPECT_EQ(def->cluster().job_size(), 2);
-  EXPECT_THAT(ServerDefFromTfConfig("{not json").status().message(), HasSubstr("not a JSON object"));
+  EXPECT_THAT(ServerDefFromTfConfig("{not json").status().message(),
+              HasSubstr("not a JSON object"));
   EXPECT_THAT(ServerDefFromTfConfig(R"({"cluster": {"ps": ["h:1"]}})").status().message(),
               HasSubstr("\"task\""));
   EXPECT_THAT(ServerDefFromTfConfig(R"({"cluster": {"ps": "h:1"}, "task": {}})").status().message(),

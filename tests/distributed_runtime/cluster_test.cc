@@ -14,8 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "distflow/distributed_runtime/cluster_spec.h"
-#include "distflow/distributed_runtime/rpc/grpc_session.h"
 #include "distflow/distributed_runtime/rpc/grpc_server.h"
+#include "distflow/distributed_runtime/rpc/grpc_session.h"
 #include "distflow/framework/tensor_proto.h"
 #include "distflow/graph/graph_io.h"
 #include "gmock/gmock.h"
@@ -41,22 +41,101 @@ int FreePort() {
 
 // y = (a x b) + a spread over three tasks; fetches m and y.
 constexpr char kGraph[] = R"pb(
-node { name: "a" op: "Const" device: "/job:ps/task:0"
-       attr { key: "dtype" value { type: DT_FLOAT } }
-       attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } dim { size: 2 } }
-                                            float_val: 1 float_val: 2 float_val: 3 float_val: 4 } } } }
-node { name: "x" op: "Placeholder" device: "/job:worker/task:1"
-       attr { key: "dtype" value { type: DT_FLOAT } }
-       attr { key: "shape" value { shape { dim { size: 2 } dim { size: 2 } } } } }
-node { name: "m" op: "MatMul" input: "a" input: "x" device: "/job:worker/task:0"
-       attr { key: "T" value { type: DT_FLOAT } } }
-node { name: "y" op: "AddV2" input: "m" input: "a" device: "/job:worker/task:1"
-       attr { key: "T" value { type: DT_FLOAT } } }
-node { name: "bad" op: "Reshape" input: "y" input: "shape" device: "/job:worker/task:1"
-       attr { key: "T" value { type: DT_FLOAT } } }
-node { name: "shape" op: "Const" device: "/job:worker/task:1"
-       attr { key: "dtype" value { type: DT_INT32 } }
-       attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: 3 } } } }
+  node {
+    name: "a"
+    op: "Const"
+    device: "/job:ps/task:0"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "value"
+      value {
+        tensor {
+          dtype: DT_FLOAT
+          tensor_shape {
+            dim { size: 2 }
+            dim { size: 2 }
+          }
+          float_val: 1
+          float_val: 2
+          float_val: 3
+          float_val: 4
+        }
+      }
+    }
+  }
+  node {
+    name: "x"
+    op: "Placeholder"
+    device: "/job:worker/task:1"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "shape"
+      value {
+        shape {
+          dim { size: 2 }
+          dim { size: 2 }
+        }
+      }
+    }
+  }
+  node {
+    name: "m"
+    op: "MatMul"
+    input: "a"
+    input: "x"
+    device: "/job:worker/task:0"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "y"
+    op: "AddV2"
+    input: "m"
+    input: "a"
+    device: "/job:worker/task:1"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "bad"
+    op: "Reshape"
+    input: "y"
+    input: "shape"
+    device: "/job:worker/task:1"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "shape"
+    op: "Const"
+    device: "/job:worker/task:1"
+    attr {
+      key: "dtype"
+      value { type: DT_INT32 }
+    }
+    attr {
+      key: "value"
+      value {
+        tensor {
+          dtype: DT_INT32
+          tensor_shape { dim { size: 1 } }
+          int_val: 3
+        }
+      }
+    }
+  }
 )pb";
 
 class ClusterTest : public ::testing::Test {
@@ -75,8 +154,8 @@ class ClusterTest : public ::testing::Test {
 
   absl::Status StartServers() {
     const int p0 = FreePort(), p1 = FreePort(), p2 = FreePort();
-    const std::string cluster = absl::StrCat("ps=127.0.0.1:", p0, ";worker=127.0.0.1:", p1,
-                                             ",127.0.0.1:", p2);
+    const std::string cluster =
+        absl::StrCat("ps=127.0.0.1:", p0, ";worker=127.0.0.1:", p1, ",127.0.0.1:", p2);
     for (auto [job, task] : {std::pair<const char*, int>{"ps", 0}, {"worker", 0}, {"worker", 1}}) {
       auto def = MakeServerDef(cluster, job, task);
       if (!def.ok()) return def.status();
@@ -110,7 +189,8 @@ class ClusterTest : public ::testing::Test {
 // and tcp6 write them (127.0.0.1 is "0100007F", 0.0.0.0 is "00000000").
 std::vector<std::string> ListeningAddresses(int port) {
   std::vector<std::string> out;
-  const std::string suffix = absl::StrCat(":", absl::AsciiStrToUpper(absl::StrFormat("%04x", port)));
+  const std::string suffix =
+      absl::StrCat(":", absl::AsciiStrToUpper(absl::StrFormat("%04x", port)));
   for (const char* file : {"/proc/net/tcp", "/proc/net/tcp6"}) {
     std::ifstream in(file);
     std::string line;
@@ -130,9 +210,9 @@ std::vector<std::string> ListeningAddresses(int port) {
 TEST_F(ClusterTest, LoopbackClusterEntryListensOnLoopbackOnly) {
   for (const auto& server : servers_) {
     // 127.0.0.1, on an IPv4 socket or mapped on a dual-stack one.
-    EXPECT_THAT(ListeningAddresses(server->bound_port()),
-                ::testing::ElementsAre(::testing::AnyOf("0100007F",
-                                                        "0000000000000000FFFF00000100007F")))
+    EXPECT_THAT(
+        ListeningAddresses(server->bound_port()),
+        ::testing::ElementsAre(::testing::AnyOf("0100007F", "0000000000000000FFFF00000100007F")))
         << server->task_name();
   }
 }
@@ -238,15 +318,53 @@ TEST_F(ClusterTest, CallablesAndPartialRuns) {
 
 // A queue on ps:0: `deq` blocks until `enq` has run.
 constexpr char kQueueGraph[] = R"pb(
-node { name: "q" op: "FIFOQueueV2" device: "/job:ps/task:0"
-       attr { key: "component_types" value { list { type: DT_FLOAT } } } }
-node { name: "v" op: "Const" device: "/job:worker/task:1"
-       attr { key: "dtype" value { type: DT_FLOAT } }
-       attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 7 } } } }
-node { name: "enq" op: "QueueEnqueueV2" input: "q" input: "v"
-       attr { key: "Tcomponents" value { list { type: DT_FLOAT } } } }
-node { name: "deq" op: "QueueDequeueV2" input: "q"
-       attr { key: "component_types" value { list { type: DT_FLOAT } } } }
+  node {
+    name: "q"
+    op: "FIFOQueueV2"
+    device: "/job:ps/task:0"
+    attr {
+      key: "component_types"
+      value { list { type: DT_FLOAT } }
+    }
+  }
+  node {
+    name: "v"
+    op: "Const"
+    device: "/job:worker/task:1"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "value"
+      value {
+        tensor {
+          dtype: DT_FLOAT
+          tensor_shape {}
+          float_val: 7
+        }
+      }
+    }
+  }
+  node {
+    name: "enq"
+    op: "QueueEnqueueV2"
+    input: "q"
+    input: "v"
+    attr {
+      key: "Tcomponents"
+      value { list { type: DT_FLOAT } }
+    }
+  }
+  node {
+    name: "deq"
+    op: "QueueDequeueV2"
+    input: "q"
+    attr {
+      key: "component_types"
+      value { list { type: DT_FLOAT } }
+    }
+  }
 )pb";
 
 TEST_F(ClusterTest, BlockedStepsHoldNoMasterThread) {
@@ -326,19 +444,71 @@ TEST_F(ClusterTest, CondBranchesOnOtherTasksCarryDeadness) {
   // out = p ? x * x (on worker:0) : -x (on ps:0), merged on worker:1: the
   // branch not taken sends a dead tensor over RecvTensor.
   constexpr char kCond[] = R"pb(
-node { name: "x" op: "Placeholder" device: "/job:worker/task:1"
-       attr { key: "dtype" value { type: DT_FLOAT } } }
-node { name: "p" op: "Placeholder" device: "/job:worker/task:1"
-       attr { key: "dtype" value { type: DT_BOOL } } }
-node { name: "sw" op: "Switch" input: "x" input: "p" device: "/job:worker/task:1"
-       attr { key: "T" value { type: DT_FLOAT } } }
-node { name: "t" op: "Square" input: "sw:1" device: "/job:worker/task:0"
-       attr { key: "T" value { type: DT_FLOAT } } }
-node { name: "f" op: "Neg" input: "sw" device: "/job:ps/task:0"
-       attr { key: "T" value { type: DT_FLOAT } } }
-node { name: "m" op: "Merge" input: "f" input: "t" device: "/job:worker/task:1"
-       attr { key: "T" value { type: DT_FLOAT } } attr { key: "N" value { i: 2 } } }
-)pb";
+    node {
+      name: "x"
+      op: "Placeholder"
+      device: "/job:worker/task:1"
+      attr {
+        key: "dtype"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "p"
+      op: "Placeholder"
+      device: "/job:worker/task:1"
+      attr {
+        key: "dtype"
+        value { type: DT_BOOL }
+      }
+    }
+    node {
+      name: "sw"
+      op: "Switch"
+      input: "x"
+      input: "p"
+      device: "/job:worker/task:1"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "t"
+      op: "Square"
+      input: "sw:1"
+      device: "/job:worker/task:0"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "f"
+      op: "Neg"
+      input: "sw"
+      device: "/job:ps/task:0"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "m"
+      op: "Merge"
+      input: "f"
+      input: "t"
+      device: "/job:worker/task:1"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+      attr {
+        key: "N"
+        value { i: 2 }
+      }
+    }
+  )pb";
   SessionOptions opts;
   opts.target = servers_[1]->target();
   auto session = GrpcSession::Create(opts);

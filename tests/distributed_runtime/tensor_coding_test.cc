@@ -1,5 +1,4 @@
 #include "distflow/distributed_runtime/rpc/grpc_tensor_coding.h"
-
 #include "distflow/framework/tensor_proto.h"
 #include "distflow/worker.pb.h"
 #include "gmock/gmock.h"
@@ -41,7 +40,8 @@ TEST(TensorCodingTest, RoundTripZeroCopyEncoding) {
     Tensor back;
     bool dead = true;
     int64_t start = 0;
-    ASSERT_TRUE(DecodeRecvTensorResponse(FromString(Flatten(buf), chunk), &back, &dead, &start).ok());
+    ASSERT_TRUE(
+        DecodeRecvTensorResponse(FromString(Flatten(buf), chunk), &back, &dead, &start).ok());
     EXPECT_FALSE(dead);
     EXPECT_EQ(start, 1234);
     EXPECT_EQ(back.shape().DebugString(), "[3,1000]");
@@ -101,11 +101,13 @@ TEST(TensorCodingTest, GarbageAndTruncationAreDataLoss) {
   bool dead;
   int64_t start;
   for (size_t cut = 1; cut < good.size(); cut += 5) {
-    absl::Status s = DecodeRecvTensorResponse(FromString(good.substr(0, cut), 4), &back, &dead, &start);
+    absl::Status s =
+        DecodeRecvTensorResponse(FromString(good.substr(0, cut), 4), &back, &dead, &start);
     EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << cut;
     EXPECT_THAT(s.message(), HasSubstr("malformed RecvTensorResponse"));
   }
-  absl::Status s = DecodeRecvTensorResponse(FromString("\xff\xff\xff garbage", 4), &back, &dead, &start);
+  absl::Status s =
+      DecodeRecvTensorResponse(FromString("\xff\xff\xff garbage", 4), &back, &dead, &start);
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
 
   // Content length that does not match the shape.

@@ -47,10 +47,18 @@ TEST(OpDefBuilderTest, ParsesSpecs) {
       EXPECT_TRUE(a.has_minimum());
       EXPECT_EQ(a.minimum(), 1);
     }
-    if (a.name() == "dims") { EXPECT_EQ(a.default_value().list().i_size(), 2); }
-    if (a.name() == "shape") { EXPECT_TRUE(a.default_value().shape().unknown_rank()); }
-    if (a.name() == "mode") { EXPECT_EQ(a.allowed_values().list().s_size(), 2); }
-    if (a.name() == "Tidx") { EXPECT_EQ(a.default_value().type(), DT_INT32); }
+    if (a.name() == "dims") {
+      EXPECT_EQ(a.default_value().list().i_size(), 2);
+    }
+    if (a.name() == "shape") {
+      EXPECT_TRUE(a.default_value().shape().unknown_rank());
+    }
+    if (a.name() == "mode") {
+      EXPECT_EQ(a.allowed_values().list().s_size(), 2);
+    }
+    if (a.name() == "Tidx") {
+      EXPECT_EQ(a.default_value().type(), DT_INT32);
+    }
   }
   EXPECT_TRUE(found_n);
 }
@@ -70,7 +78,8 @@ TEST(OpDefBuilderTest, BadSpecsAreErrors) {
 }
 
 TEST(OpDefBuilderTest, RefAndFixedTypes) {
-  OpRegistrationData d = Build(OpDefBuilder("R").Input("ref: Ref(T)").Input("h: resource").Output("o: int64"));
+  OpRegistrationData d =
+      Build(OpDefBuilder("R").Input("ref: Ref(T)").Input("h: resource").Output("o: int64"));
   EXPECT_TRUE(d.op_def.input_arg(0).is_ref());
   EXPECT_EQ(d.op_def.input_arg(1).type(), DT_RESOURCE);
   EXPECT_EQ(d.op_def.output_arg(0).type(), DT_INT64);
@@ -148,7 +157,8 @@ TEST(NodeDefUtilTest, ValidationErrorsNameNodeAttrAndValues) {
 
 TEST(ShapeInferenceTest, Broadcast) {
   PartialTensorShape out;
-  ASSERT_TRUE(BroadcastShapes(PartialTensorShape({2, 1, 3}), PartialTensorShape({4, 1}), &out).ok());
+  ASSERT_TRUE(
+      BroadcastShapes(PartialTensorShape({2, 1, 3}), PartialTensorShape({4, 1}), &out).ok());
   EXPECT_EQ(out.DebugString(), "[2,4,3]");
   ASSERT_TRUE(BroadcastShapes(PartialTensorShape({-1, 3}), PartialTensorShape({3}), &out).ok());
   EXPECT_EQ(out.DebugString(), "[?,3]");

@@ -20,10 +20,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-REGISTER_OP("GradTestNoGradient")
-    .Input("x: float")
-    .Output("y: float")
-    .SetShapeFn(UnchangedShape);
+REGISTER_OP("GradTestNoGradient").Input("x: float").Output("y: float").SetShapeFn(UnchangedShape);
 
 // Runs `fetches` in a fresh session over the scope's graph and returns the
 // values of each as doubles.
@@ -44,8 +41,7 @@ std::vector<std::vector<double>> Eval(
   for (const Tensor& t : out) {
     std::vector<double> v;
     for (int64_t i = 0; i < t.NumElements(); ++i) {
-      v.push_back(t.dtype() == DT_FLOAT ? t.flat<float>()[i]
-                                        : t.flat<double>()[i]);
+      v.push_back(t.dtype() == DT_FLOAT ? t.flat<float>()[i] : t.flat<double>()[i]);
     }
     values.push_back(v);
   }
@@ -137,9 +133,8 @@ TEST(AddSymbolicGradientsTest, RefVariableIsAnInput) {
   // A TensorFlow 1 ref variable: the gradient is taken with respect to its
   // ref output, which feeds Square as a plain float.
   Scope scope = Scope::NewRootScope();
-  Node* v = ops::internal::BuildOp(
-      scope.WithOpName("v"), "VariableV2", {},
-      {{"shape", PartialTensorShape({2})}, {"dtype", DT_FLOAT}});
+  Node* v = ops::internal::BuildOp(scope.WithOpName("v"), "VariableV2", {},
+                                   {{"shape", PartialTensorShape({2})}, {"dtype", DT_FLOAT}});
   ASSERT_NE(v, nullptr) << scope.status();
   const Input ref(Output(v, 0));
   const Input init(Input::Initializer({1.5f, -2.f}));
@@ -158,8 +153,7 @@ TEST(AddSymbolicGradientsTest, RefVariableIsAnInput) {
   ASSERT_TRUE((*session)->Run({}, {}, {assign->name()}, &out).ok());
   absl::Status s = (*session)->Run({}, {grads[0].name()}, {}, &out);
   ASSERT_TRUE(s.ok()) << s;
-  EXPECT_THAT(std::vector<float>(out[0].flat<float>().begin(),
-                                 out[0].flat<float>().end()),
+  EXPECT_THAT(std::vector<float>(out[0].flat<float>().begin(), out[0].flat<float>().end()),
               ElementsAre(3, -4));
 }
 
@@ -167,16 +161,14 @@ TEST(AddSymbolicGradientsTest, OpWithoutGradientIsAnErrorNamingOpAndNode) {
   Scope scope = Scope::NewRootScope();
   auto x = ops::Const(scope, {1.f});
   const Input in(x);
-  Node* node = ops::internal::BuildOp(scope.WithOpName("blocker"),
-                                      "GradTestNoGradient", {in});
+  Node* node = ops::internal::BuildOp(scope.WithOpName("blocker"), "GradTestNoGradient", {in});
   ASSERT_NE(node, nullptr) << scope.status();
   auto y = ops::Square(scope, Output(node));
   OutputList grads;
   absl::Status s = AddSymbolicGradients(scope, {y}, {x}, &grads);
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(std::string(s.message()),
-              HasSubstr("No gradient defined for op: "
-                        "GradTestNoGradient (node 'blocker')"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("No gradient defined for op: "
+                                                  "GradTestNoGradient (node 'blocker')"));
 }
 
 TEST(AddSymbolicGradientsTest, OpWithoutGradientOffThePathIsFine) {
@@ -202,12 +194,10 @@ TEST(AddSymbolicGradientsTest, BadArgumentsAreInvalidArgument) {
   EXPECT_THAT(std::string(s.message()), HasSubstr("input 0 is null"));
   s = AddSymbolicGradients(scope, {y}, {x}, {}, &grads);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(s.message()),
-              HasSubstr("1 outputs but 0 grad_inputs"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("1 outputs but 0 grad_inputs"));
   s = AddSymbolicGradients(scope, {y}, {x}, {ops::Const(scope, {1.0})}, &grads);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(s.message()),
-              HasSubstr("has dtype float64 but output"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("has dtype float64 but output"));
 }
 
 }  // namespace

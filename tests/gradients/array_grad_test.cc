@@ -20,9 +20,8 @@ TEST(ArrayGradTest, IdentityIdentityNAndPlaceholderWithDefault) {
   ExpectGradientsMatch(
       [](const Scope& s, const OutputList& xs) -> OutputList {
         ops::IdentityN both(s, {xs[0], xs[1]});
-        return {
-            ops::Identity(s, both[0]),
-            ops::Mul(s, both[1], ops::PlaceholderWithDefault(s, xs[0], {2}))};
+        return {ops::Identity(s, both[0]),
+                ops::Mul(s, both[1], ops::PlaceholderWithDefault(s, xs[0], {2}))};
       },
       {Rand(TensorShape({2})), Rand(TensorShape({2}))});
 }
@@ -47,8 +46,7 @@ TEST(ArrayGradTest, Transpose) {
       {Rand(TensorShape({2, 3, 4}))});
   ExpectGradientsMatch(
       [](const Scope& s, const OutputList& xs) -> OutputList {
-        return {ops::Transpose(
-            s, xs[0], Tensor::FromVector<int64_t>(std::vector<int64_t>{1, 0}))};
+        return {ops::Transpose(s, xs[0], Tensor::FromVector<int64_t>(std::vector<int64_t>{1, 0}))};
       },
       {Rand(TensorShape({2, 3}))});
 }
@@ -113,15 +111,13 @@ TEST(ArrayGradTest, Split) {
 TEST(ArrayGradTest, Slice) {
   ExpectGradientsMatch(
       [](const Scope& s, const OutputList& xs) -> OutputList {
-        return {ops::Slice(s, xs[0], {1, 0}, {1, 2}),
-                ops::Slice(s, xs[0], {0, 1}, {-1, -1})};
+        return {ops::Slice(s, xs[0], {1, 0}, {1, 2}), ops::Slice(s, xs[0], {0, 1}, {-1, -1})};
       },
       {Rand(TensorShape({3, 3}))});
   ExpectGradientsMatch(
       [](const Scope& s, const OutputList& xs) -> OutputList {
-        return {ops::Slice(
-            s, xs[0], Tensor::FromVector<int64_t>(std::vector<int64_t>{1}),
-            Tensor::FromVector<int64_t>(std::vector<int64_t>{2}))};
+        return {ops::Slice(s, xs[0], Tensor::FromVector<int64_t>(std::vector<int64_t>{1}),
+                           Tensor::FromVector<int64_t>(std::vector<int64_t>{2}))};
       },
       {Unknown(Rand(TensorShape({4})))});
 }
@@ -134,8 +130,7 @@ TEST(ArrayGradTest, StridedSlice) {
         return {// x[1:3, ::2]
                 SS(s, x, {1, 0}, {3, 0}, {1, 2}, SS::EndMask(2)),
                 // x[::-1, 1]
-                SS(s, x, {0, 1}, {0, 2}, {-1, 1},
-                   SS::BeginMask(1).EndMask(1).ShrinkAxisMask(2)),
+                SS(s, x, {0, 1}, {0, 2}, {-1, 1}, SS::BeginMask(1).EndMask(1).ShrinkAxisMask(2)),
                 // x[..., newaxis, -1]
                 SS(s, x, {0, 0, -1}, {0, 0, 0}, {1, 1, 1},
                    SS::EllipsisMask(1).NewAxisMask(2).ShrinkAxisMask(4)),
@@ -148,8 +143,7 @@ TEST(ArrayGradTest, StridedSlice) {
 TEST(ArrayGradTest, StridedSliceGradIsDifferentiableInDy) {
   ExpectGradientsMatch(
       [](const Scope& s, const OutputList& xs) -> OutputList {
-        return {
-            ops::StridedSliceGrad(s, {4, 3}, {1, 0}, {4, 3}, {2, 2}, xs[0])};
+        return {ops::StridedSliceGrad(s, {4, 3}, {1, 0}, {4, 3}, {2, 2}, xs[0])};
       },
       {Rand(TensorShape({2, 2}))});
 }
@@ -162,8 +156,7 @@ TEST(ArrayGradTest, Tile) {
   ExpectGradientsMatch(fn, {Unknown(Rand(TensorShape({1, 2, 2})))});
   ExpectGradientsMatch(
       [](const Scope& s, const OutputList& xs) -> OutputList {
-        return {ops::Tile(
-            s, xs[0], Tensor::FromVector<int64_t>(std::vector<int64_t>{3}))};
+        return {ops::Tile(s, xs[0], Tensor::FromVector<int64_t>(std::vector<int64_t>{3}))};
       },
       {Rand(TensorShape({2}))});
 }
@@ -180,9 +173,7 @@ TEST(ArrayGradTest, GatherV2) {
       [](const Scope& s, const OutputList& xs) -> OutputList {
         return {
             ops::GatherV2(s, xs[0], {{1, 0}, {1, 1}}, 1),
-            ops::GatherV2(
-                s, xs[0],
-                Tensor::FromVector<int64_t>(std::vector<int64_t>{3, 0}), -1)};
+            ops::GatherV2(s, xs[0], Tensor::FromVector<int64_t>(std::vector<int64_t>{3, 0}), -1)};
       },
       {Rand(TensorShape({2, 3, 4}))});
   ExpectGradientsMatch(
@@ -195,8 +186,7 @@ TEST(ArrayGradTest, GatherV2) {
 TEST(ArrayGradTest, FillValueGetsTheSum) {
   ExpectGradientsMatch(
       [](const Scope& s, const OutputList& xs) -> OutputList {
-        auto scalar =
-            ops::Reshape(s, xs[0], Tensor(DT_INT32, TensorShape({0})));
+        auto scalar = ops::Reshape(s, xs[0], Tensor(DT_INT32, TensorShape({0})));
         return {ops::Mul(s, ops::Fill(s, {2, 3}, scalar), xs[1])};
       },
       {Rand(TensorShape({1})), Rand(TensorShape({2, 3}))});

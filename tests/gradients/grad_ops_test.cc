@@ -39,23 +39,20 @@ std::vector<T> Flat(const Tensor& t) {
 TEST(GradOpsTest, StridedSliceGradWritesDyIntoTheBox) {
   Scope scope = Scope::NewRootScope();
   // x[1:, ::-2] of a 3x4 input is 2x2, read from columns 3 and 1.
-  auto g = ops::StridedSliceGrad(
-      scope, {3, 4}, {1, 0}, {0, 0}, {1, -2}, {{1.f, 2.f}, {3.f, 4.f}},
-      ops::StridedSliceGrad::EndMask(3).BeginMask(2));
+  auto g = ops::StridedSliceGrad(scope, {3, 4}, {1, 0}, {0, 0}, {1, -2}, {{1.f, 2.f}, {3.f, 4.f}},
+                                 ops::StridedSliceGrad::EndMask(3).BeginMask(2));
   ASSERT_TRUE(scope.ok()) << scope.status();
   EXPECT_EQ(scope.refiner()->OutputShape(g.node(), 0).DebugString(), "[3,4]");
   auto out = Evaluate(scope, g);
   ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_THAT(Flat<float>(*out),
-              ElementsAre(0, 0, 0, 0, 0, 2, 0, 1, 0, 4, 0, 3));
+  EXPECT_THAT(Flat<float>(*out), ElementsAre(0, 0, 0, 0, 0, 2, 0, 1, 0, 4, 0, 3));
 }
 
 TEST(GradOpsTest, StridedSliceGradWithShrinkAndNewAxis) {
   Scope scope = Scope::NewRootScope();
   // x[newaxis, 1] of a 2x3 input is [1, 3].
-  auto g = ops::StridedSliceGrad(
-      scope, {2, 3}, {0, 1}, {0, 2}, {1, 1}, {{7, 8, 9}},
-      ops::StridedSliceGrad::NewAxisMask(1).ShrinkAxisMask(2));
+  auto g = ops::StridedSliceGrad(scope, {2, 3}, {0, 1}, {0, 2}, {1, 1}, {{7, 8, 9}},
+                                 ops::StridedSliceGrad::NewAxisMask(1).ShrinkAxisMask(2));
   auto out = Evaluate(scope, g);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(Flat<int32_t>(*out), ElementsAre(0, 0, 0, 7, 8, 9));
@@ -64,8 +61,7 @@ TEST(GradOpsTest, StridedSliceGradWithShrinkAndNewAxis) {
 TEST(GradOpsTest, StridedSliceGradRejectsDyOfTheWrongShape) {
   Scope scope = Scope::NewRootScope();
   Output shape = ops::Placeholder(scope, DT_INT32);
-  Output g =
-      ops::StridedSliceGrad(scope, shape, {0}, {2}, {1}, {1.f, 2.f, 3.f});
+  Output g = ops::StridedSliceGrad(scope, shape, {0}, {2}, {1}, {1.f, 2.f, 3.f});
   ASSERT_TRUE(scope.ok());
   GraphDef graph;
   ASSERT_TRUE(scope.ToGraphDef(&graph).ok());
@@ -73,17 +69,15 @@ TEST(GradOpsTest, StridedSliceGradRejectsDyOfTheWrongShape) {
   ASSERT_TRUE((*session)->Create(graph).ok());
   std::vector<Tensor> out;
   absl::Status s = (*session)->Run(
-      {{shape.name(), Tensor::FromVector<int32_t>(std::vector<int32_t>{4})}},
-      {g.name()}, {}, &out);
+      {{shape.name(), Tensor::FromVector<int32_t>(std::vector<int32_t>{4})}}, {g.name()}, {}, &out);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("dy has shape [3]"));
 }
 
 TEST(GradOpsTest, UnsortedSegmentSumAddsRowsAndDropsNegativeIds) {
   Scope scope = Scope::NewRootScope();
-  auto sum = ops::UnsortedSegmentSum(
-      scope, {{1.0, 2.0}, {3.0, 4.0}, {5.0, 6.0}, {7.0, 8.0}}, {2, 0, 2, -1},
-      4);
+  auto sum = ops::UnsortedSegmentSum(scope, {{1.0, 2.0}, {3.0, 4.0}, {5.0, 6.0}, {7.0, 8.0}},
+                                     {2, 0, 2, -1}, 4);
   EXPECT_EQ(scope.refiner()->OutputShape(sum.node(), 0).DebugString(), "[4,2]");
   auto out = Evaluate(scope, sum);
   ASSERT_TRUE(out.ok()) << out.status();
@@ -103,8 +97,7 @@ TEST(GradOpsTest, UnsortedSegmentSumShapeFunctionChecksThePrefix) {
   Scope scope = Scope::NewRootScope();
   ops::UnsortedSegmentSum(scope, {{1.f, 2.f}}, {0, 1}, 2);
   EXPECT_EQ(scope.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(scope.status().message()),
-              HasSubstr("is not a prefix of data shape"));
+  EXPECT_THAT(std::string(scope.status().message()), HasSubstr("is not a prefix of data shape"));
 }
 
 TEST(GradOpsTest, InvertPermutation) {

@@ -48,8 +48,7 @@ GradInput Unknown(GradInput in) {
   return in;
 }
 
-Tensor MakeTensor(DataType dtype, const TensorShape& shape,
-                  const std::vector<double>& values) {
+Tensor MakeTensor(DataType dtype, const TensorShape& shape, const std::vector<double>& values) {
   Tensor t(dtype, shape);
   for (size_t i = 0; i < values.size(); ++i) {
     if (dtype == DT_FLOAT) {
@@ -61,8 +60,7 @@ Tensor MakeTensor(DataType dtype, const TensorShape& shape,
   return t;
 }
 
-void ExpectGradientsMatch(const GradFunction& fn,
-                          const std::vector<GradInput>& inputs) {
+void ExpectGradientsMatch(const GradFunction& fn, const std::vector<GradInput>& inputs) {
   for (DataType dtype : {DT_DOUBLE, DT_FLOAT}) {
     SCOPED_TRACE(DataTypeString(dtype));
     Scope scope = Scope::NewRootScope();
@@ -70,11 +68,11 @@ void ExpectGradientsMatch(const GradFunction& fn,
     std::vector<Tensor> values;
     std::vector<std::pair<std::string, Tensor>> feeds;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      const PartialTensorShape declared =
-          inputs[i].unknown_shape ? PartialTensorShape::Unknown()
-                                  : PartialTensorShape(inputs[i].shape);
-      xs.push_back(ops::Placeholder(scope.WithOpName("x", i), dtype,
-                                    ops::Placeholder::Shape(declared)));
+      const PartialTensorShape declared = inputs[i].unknown_shape
+                                              ? PartialTensorShape::Unknown()
+                                              : PartialTensorShape(inputs[i].shape);
+      xs.push_back(
+          ops::Placeholder(scope.WithOpName("x", i), dtype, ops::Placeholder::Shape(declared)));
       values.push_back(MakeTensor(dtype, inputs[i].shape, inputs[i].values));
       feeds.emplace_back(xs.back().name(), values.back());
     }
@@ -96,8 +94,7 @@ void ExpectGradientsMatch(const GradFunction& fn,
     for (const Tensor& t : forward) y_shapes.push_back(t.shape());
 
     double max_error = -1;
-    absl::Status s =
-        ComputeGradientError(scope, xs, values, ys, y_shapes, &max_error);
+    absl::Status s = ComputeGradientError(scope, xs, values, ys, y_shapes, &max_error);
     ASSERT_TRUE(s.ok()) << s;
     EXPECT_LT(max_error, dtype == DT_DOUBLE ? 1e-4 : 1e-2);
   }

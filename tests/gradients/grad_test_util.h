@@ -34,16 +34,13 @@ GradInput Unknown(GradInput in);
 
 // Builds the outputs checked from the placeholders (one per input, of the
 // dtype being checked).
-using GradFunction =
-    std::function<OutputList(const Scope& scope, const OutputList& xs)>;
+using GradFunction = std::function<OutputList(const Scope& scope, const OutputList& xs)>;
 
 // Checks `fn` in double and in float; failures name the dtype.
-void ExpectGradientsMatch(const GradFunction& fn,
-                          const std::vector<GradInput>& inputs);
+void ExpectGradientsMatch(const GradFunction& fn, const std::vector<GradInput>& inputs);
 
 // A tensor of `dtype` (float or double) with `values`.
-Tensor MakeTensor(DataType dtype, const TensorShape& shape,
-                  const std::vector<double>& values);
+Tensor MakeTensor(DataType dtype, const TensorShape& shape, const std::vector<double>& values);
 
 }  // namespace test
 }  // namespace distflow

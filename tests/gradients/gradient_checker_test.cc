@@ -21,10 +21,7 @@ namespace {
 using ::testing::HasSubstr;
 
 // y = 2x, with a gradient that claims 3 dy.
-REGISTER_OP("GradTestDouble")
-    .Input("x: double")
-    .Output("y: double")
-    .SetShapeFn(UnchangedShape);
+REGISTER_OP("GradTestDouble").Input("x: double").Output("y: double").SetShapeFn(UnchangedShape);
 
 class GradTestDoubleOp : public OpKernel {
  public:
@@ -38,12 +35,10 @@ class GradTestDoubleOp : public OpKernel {
     }
   }
 };
-REGISTER_KERNEL_BUILDER(Name("GradTestDouble").Device(kDeviceCpu),
-                        GradTestDoubleOp);
+REGISTER_KERNEL_BUILDER(Name("GradTestDouble").Device(kDeviceCpu), GradTestDoubleOp);
 
 absl::Status WrongGrad(const Scope& scope, const Operation& op,
-                       const std::vector<Output>& grad_inputs,
-                       std::vector<Output>* grad_outputs) {
+                       const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], 3.0));
   return scope.status();
 }
@@ -56,9 +51,8 @@ TEST(GradientCheckerTest, ReportsAWrongGradient) {
   Node* node = ops::internal::BuildOp(scope, "GradTestDouble", {in});
   ASSERT_NE(node, nullptr) << scope.status();
   double max_error = -1;
-  ASSERT_TRUE(ComputeGradientError(scope, {x}, {TensorShape({3})},
-                                   {Output(node)}, {TensorShape({3})},
-                                   &max_error)
+  ASSERT_TRUE(ComputeGradientError(scope, {x}, {TensorShape({3})}, {Output(node)},
+                                   {TensorShape({3})}, &max_error)
                   .ok());
   EXPECT_NEAR(max_error, 1.0, 1e-6);
 }
@@ -71,9 +65,8 @@ TEST(GradientCheckerTest, SeveralXsAndYs) {
   auto y0 = ops::Mul(scope, x0, x1);
   auto y1 = ops::Sum(scope, ops::Square(scope, x1), 0);
   double max_error = -1;
-  ASSERT_TRUE(ComputeGradientError(
-                  scope, {x0, x1}, {TensorShape({2, 3}), TensorShape({3})},
-                  {y0, y1}, {TensorShape({2, 3}), TensorShape()}, &max_error)
+  ASSERT_TRUE(ComputeGradientError(scope, {x0, x1}, {TensorShape({2, 3}), TensorShape({3})},
+                                   {y0, y1}, {TensorShape({2, 3}), TensorShape()}, &max_error)
                   .ok());
   EXPECT_LT(max_error, 1e-8);
 }
@@ -83,13 +76,11 @@ TEST(GradientCheckerTest, RejectsBadArguments) {
   auto x = ops::Placeholder(scope, DT_INT32, ops::Placeholder::Shape({2}));
   auto f = ops::Placeholder(scope, DT_FLOAT, ops::Placeholder::Shape({2}));
   double max_error;
-  absl::Status s = ComputeGradientError(scope, {x}, {TensorShape({2})}, {x},
-                                        {TensorShape({2})}, &max_error);
+  absl::Status s =
+      ComputeGradientError(scope, {x}, {TensorShape({2})}, {x}, {TensorShape({2})}, &max_error);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(s.message()),
-              HasSubstr("x 0 must be a float or double tensor"));
-  s = ComputeGradientError(scope, f, test::MakeTensor(DT_DOUBLE, {2}, {1, 2}),
-                           f, {2}, &max_error);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("x 0 must be a float or double tensor"));
+  s = ComputeGradientError(scope, f, test::MakeTensor(DT_DOUBLE, {2}, {1, 2}), f, {2}, &max_error);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("value 0 has dtype float64"));
   s = ComputeGradientError(scope, {f}, {}, {f}, {TensorShape({2})}, &max_error);

@@ -22,15 +22,11 @@ using test::Unknown;
 using test::Values;
 
 using Unary = std::function<Output(const Scope&, const Output&)>;
-using Binary =
-    std::function<Output(const Scope&, const Output&, const Output&)>;
+using Binary = std::function<Output(const Scope&, const Output&, const Output&)>;
 
 void CheckUnary(const Unary& f, const GradInput& x) {
   ExpectGradientsMatch(
-      [&](const Scope& s, const OutputList& xs) -> OutputList {
-        return {f(s, xs[0])};
-      },
-      {x});
+      [&](const Scope& s, const OutputList& xs) -> OutputList { return {f(s, xs[0])}; }, {x});
 }
 
 TEST(MathGradTest, Neg) {
@@ -74,22 +70,17 @@ TEST(MathGradTest, Sigmoid) {
              Rand(TensorShape({2, 3}), -3, 3));
 }
 TEST(MathGradTest, Reciprocal) {
-  CheckUnary(
-      [](const Scope& s, const Output& x) { return ops::Reciprocal(s, x); },
-      Rand(TensorShape({2, 3}), 0.5, 2));
+  CheckUnary([](const Scope& s, const Output& x) { return ops::Reciprocal(s, x); },
+             Rand(TensorShape({2, 3}), 0.5, 2));
 }
 
 // Each binary op on equal shapes, on every broadcasting pattern, and with
 // both operands fed through placeholders of unknown shape.
-void CheckBinary(const Binary& f, double lo_x, double hi_x, double lo_y,
-                 double hi_y) {
+void CheckBinary(const Binary& f, double lo_x, double hi_x, double lo_y, double hi_y) {
   const std::vector<std::pair<TensorShape, TensorShape>> cases = {
-      {TensorShape({2, 3}), TensorShape({2, 3})},
-      {TensorShape({2, 3}), TensorShape({3})},
-      {TensorShape({3}), TensorShape({2, 3})},
-      {TensorShape({2, 1}), TensorShape({1, 3})},
-      {TensorShape({}), TensorShape({2, 3})},
-      {TensorShape({2, 3, 1}), TensorShape({3, 4})},
+      {TensorShape({2, 3}), TensorShape({2, 3})}, {TensorShape({2, 3}), TensorShape({3})},
+      {TensorShape({3}), TensorShape({2, 3})},    {TensorShape({2, 1}), TensorShape({1, 3})},
+      {TensorShape({}), TensorShape({2, 3})},     {TensorShape({2, 3, 1}), TensorShape({3, 4})},
   };
   const auto fn = [&](const Scope& s, const OutputList& xs) -> OutputList {
     return {f(s, xs[0], xs[1])};
@@ -104,38 +95,32 @@ void CheckBinary(const Binary& f, double lo_x, double hi_x, double lo_y,
 }
 
 TEST(MathGradTest, AddV2) {
-  CheckBinary([](const Scope& s, const Output& x,
-                 const Output& y) { return ops::AddV2(s, x, y); },
+  CheckBinary([](const Scope& s, const Output& x, const Output& y) { return ops::AddV2(s, x, y); },
               -1, 1, -1, 1);
 }
 TEST(MathGradTest, Add) {
-  CheckBinary([](const Scope& s, const Output& x,
-                 const Output& y) { return ops::Add(s, x, y); },
+  CheckBinary([](const Scope& s, const Output& x, const Output& y) { return ops::Add(s, x, y); },
               -1, 1, -1, 1);
 }
 TEST(MathGradTest, Sub) {
-  CheckBinary([](const Scope& s, const Output& x,
-                 const Output& y) { return ops::Sub(s, x, y); },
+  CheckBinary([](const Scope& s, const Output& x, const Output& y) { return ops::Sub(s, x, y); },
               -1, 1, -1, 1);
 }
 TEST(MathGradTest, Mul) {
-  CheckBinary([](const Scope& s, const Output& x,
-                 const Output& y) { return ops::Mul(s, x, y); },
+  CheckBinary([](const Scope& s, const Output& x, const Output& y) { return ops::Mul(s, x, y); },
               -1, 1, -1, 1);
 }
 TEST(MathGradTest, RealDiv) {
-  CheckBinary([](const Scope& s, const Output& x,
-                 const Output& y) { return ops::RealDiv(s, x, y); },
-              -1, 1, 0.5, 2);
+  CheckBinary(
+      [](const Scope& s, const Output& x, const Output& y) { return ops::RealDiv(s, x, y); }, -1, 1,
+      0.5, 2);
 }
 TEST(MathGradTest, Div) {
-  CheckBinary([](const Scope& s, const Output& x,
-                 const Output& y) { return ops::Div(s, x, y); },
+  CheckBinary([](const Scope& s, const Output& x, const Output& y) { return ops::Div(s, x, y); },
               -1, 1, 0.5, 2);
 }
 TEST(MathGradTest, Pow) {
-  CheckBinary([](const Scope& s, const Output& x,
-                 const Output& y) { return ops::Pow(s, x, y); },
+  CheckBinary([](const Scope& s, const Output& x, const Output& y) { return ops::Pow(s, x, y); },
               0.5, 2, -1.5, 1.5);
 }
 TEST(MathGradTest, PowOfNonPositiveBaseHasZeroExponentGradient) {
@@ -149,14 +134,14 @@ TEST(MathGradTest, PowOfNonPositiveBaseHasZeroExponentGradient) {
 // For Maximum and Minimum, y's range keeps every y at least 3e-3 from every
 // x in all the cases, farther than the numeric step: no tie is crossed.
 TEST(MathGradTest, Maximum) {
-  CheckBinary([](const Scope& s, const Output& x,
-                 const Output& y) { return ops::Maximum(s, x, y); },
-              -1, 1, -0.93, 0.87);
+  CheckBinary(
+      [](const Scope& s, const Output& x, const Output& y) { return ops::Maximum(s, x, y); }, -1, 1,
+      -0.93, 0.87);
 }
 TEST(MathGradTest, Minimum) {
-  CheckBinary([](const Scope& s, const Output& x,
-                 const Output& y) { return ops::Minimum(s, x, y); },
-              -1, 1, -0.93, 0.87);
+  CheckBinary(
+      [](const Scope& s, const Output& x, const Output& y) { return ops::Minimum(s, x, y); }, -1, 1,
+      -0.93, 0.87);
 }
 TEST(MathGradTest, SquaredDifference) {
   CheckBinary([](const Scope& s, const Output& x,
@@ -176,14 +161,12 @@ TEST(MathGradTest, FloorMod) {
 TEST(MathGradTest, MatMulAllTransposeCases) {
   for (bool ta : {false, true}) {
     for (bool tb : {false, true}) {
-      SCOPED_TRACE(testing::Message()
-                   << "transpose_a " << ta << " transpose_b " << tb);
+      SCOPED_TRACE(testing::Message() << "transpose_a " << ta << " transpose_b " << tb);
       const TensorShape a = ta ? TensorShape({3, 2}) : TensorShape({2, 3});
       const TensorShape b = tb ? TensorShape({4, 3}) : TensorShape({3, 4});
       ExpectGradientsMatch(
           [&](const Scope& s, const OutputList& xs) -> OutputList {
-            return {ops::MatMul(s, xs[0], xs[1],
-                                ops::MatMul::TransposeA(ta).TransposeB(tb))};
+            return {ops::MatMul(s, xs[0], xs[1], ops::MatMul::TransposeA(ta).TransposeB(tb))};
           },
           {Rand(a), Rand(b)});
     }
@@ -193,16 +176,13 @@ TEST(MathGradTest, MatMulAllTransposeCases) {
 TEST(MathGradTest, BatchMatMulV2AllAdjointCases) {
   for (bool adj_x : {false, true}) {
     for (bool adj_y : {false, true}) {
-      SCOPED_TRACE(testing::Message()
-                   << "adj_x " << adj_x << " adj_y " << adj_y);
-      const TensorShape x =
-          adj_x ? TensorShape({2, 3, 2}) : TensorShape({2, 2, 3});
-      const TensorShape y =
-          adj_y ? TensorShape({2, 4, 3}) : TensorShape({2, 3, 4});
+      SCOPED_TRACE(testing::Message() << "adj_x " << adj_x << " adj_y " << adj_y);
+      const TensorShape x = adj_x ? TensorShape({2, 3, 2}) : TensorShape({2, 2, 3});
+      const TensorShape y = adj_y ? TensorShape({2, 4, 3}) : TensorShape({2, 3, 4});
       ExpectGradientsMatch(
           [&](const Scope& s, const OutputList& xs) -> OutputList {
-            return {ops::BatchMatMulV2(
-                s, xs[0], xs[1], ops::BatchMatMulV2::AdjX(adj_x).AdjY(adj_y))};
+            return {
+                ops::BatchMatMulV2(s, xs[0], xs[1], ops::BatchMatMulV2::AdjX(adj_x).AdjY(adj_y))};
           },
           {Rand(x), Rand(y)});
     }
@@ -214,14 +194,11 @@ TEST(MathGradTest, BatchMatMulV2BroadcastBatchDims) {
     return {ops::BatchMatMulV2(s, xs[0], xs[1])};
   };
   // Missing and size-1 batch dims on either side.
+  ExpectGradientsMatch(fn, {Rand(TensorShape({2, 2, 3})), Rand(TensorShape({3, 4}))});
+  ExpectGradientsMatch(fn, {Rand(TensorShape({2, 3})), Rand(TensorShape({3, 3, 4}))});
+  ExpectGradientsMatch(fn, {Rand(TensorShape({1, 2, 2, 3})), Rand(TensorShape({2, 1, 3, 2}))});
   ExpectGradientsMatch(
-      fn, {Rand(TensorShape({2, 2, 3})), Rand(TensorShape({3, 4}))});
-  ExpectGradientsMatch(
-      fn, {Rand(TensorShape({2, 3})), Rand(TensorShape({3, 3, 4}))});
-  ExpectGradientsMatch(
-      fn, {Rand(TensorShape({1, 2, 2, 3})), Rand(TensorShape({2, 1, 3, 2}))});
-  ExpectGradientsMatch(fn, {Unknown(Rand(TensorShape({2, 1, 2, 3}))),
-                            Unknown(Rand(TensorShape({3, 3, 2})))});
+      fn, {Unknown(Rand(TensorShape({2, 1, 2, 3}))), Unknown(Rand(TensorShape({3, 3, 2})))});
 }
 
 TEST(MathGradTest, AddN) {
@@ -241,9 +218,8 @@ TEST(MathGradTest, CastBetweenFloatingTypes) {
     auto x = ops::Placeholder(scope, from, ops::Placeholder::Shape({3}));
     auto y = ops::Square(scope, ops::Cast(scope, x, to));
     double max_error = -1;
-    ASSERT_TRUE(ComputeGradientError(
-                    scope, x, test::MakeTensor(from, {3}, {0.5, -1.25, 2}), y,
-                    {3}, &max_error)
+    ASSERT_TRUE(ComputeGradientError(scope, x, test::MakeTensor(from, {3}, {0.5, -1.25, 2}), y, {3},
+                                     &max_error)
                     .ok());
     EXPECT_LT(max_error, 1e-2) << DataTypeString(from);
   }
@@ -261,8 +237,7 @@ TEST(MathGradTest, CastFromIntegerHasNoGradient) {
 TEST(MathGradTest, Select) {
   ExpectGradientsMatch(
       [](const Scope& s, const OutputList& xs) -> OutputList {
-        return {ops::Select(s, {{true, false, true}, {false, false, true}},
-                            xs[0], xs[1]),
+        return {ops::Select(s, {{true, false, true}, {false, false, true}}, xs[0], xs[1]),
                 ops::Select(s, {false, true}, xs[0], xs[1])};
       },
       {Rand(TensorShape({2, 3})), Rand(TensorShape({2, 3}))});
@@ -282,24 +257,21 @@ TEST(MathGradTest, SelectV2Broadcasting) {
 }
 
 // A reduction over several axis choices, with known and unknown shapes.
-using Reduction = std::function<Output(const Scope&, const Output&,
-                                       const Input&, bool keep_dims)>;
+using Reduction = std::function<Output(const Scope&, const Output&, const Input&, bool keep_dims)>;
 
 void CheckReduction(const Reduction& f, double lo, double hi) {
-  const std::vector<Input::Initializer> axes = {
-      0,
-      1,
-      -1,
-      {0, 2},
-      {2, 0, 1},
-      Input::Initializer(int64_t{1}),
-      Tensor(DT_INT32, TensorShape({0}))};
+  const std::vector<Input::Initializer> axes = {0,
+                                                1,
+                                                -1,
+                                                {0, 2},
+                                                {2, 0, 1},
+                                                Input::Initializer(int64_t{1}),
+                                                Tensor(DT_INT32, TensorShape({0}))};
   for (size_t i = 0; i < axes.size(); ++i) {
     for (bool keep_dims : {false, true}) {
       for (bool unknown : {false, true}) {
-        SCOPED_TRACE(testing::Message()
-                     << "axes case " << i << " keep_dims " << keep_dims
-                     << " unknown shape " << unknown);
+        SCOPED_TRACE(testing::Message() << "axes case " << i << " keep_dims " << keep_dims
+                                        << " unknown shape " << unknown);
         GradInput x = Spread(TensorShape({2, 3, 2}), lo, hi);
         if (unknown) x = Unknown(x);
         ExpectGradientsMatch(
@@ -313,39 +285,29 @@ void CheckReduction(const Reduction& f, double lo, double hi) {
 }
 
 TEST(MathGradTest, Sum) {
-  CheckReduction(
-      [](const Scope& s, const Output& x, const Input& axes, bool keep) {
-        return ops::Sum(s, x, axes, ops::Sum::KeepDims(keep));
-      },
-      -1, 1);
+  CheckReduction([](const Scope& s, const Output& x, const Input& axes,
+                    bool keep) { return ops::Sum(s, x, axes, ops::Sum::KeepDims(keep)); },
+                 -1, 1);
 }
 TEST(MathGradTest, Mean) {
-  CheckReduction(
-      [](const Scope& s, const Output& x, const Input& axes, bool keep) {
-        return ops::Mean(s, x, axes, ops::Mean::KeepDims(keep));
-      },
-      -1, 1);
+  CheckReduction([](const Scope& s, const Output& x, const Input& axes,
+                    bool keep) { return ops::Mean(s, x, axes, ops::Mean::KeepDims(keep)); },
+                 -1, 1);
 }
 TEST(MathGradTest, Max) {
-  CheckReduction(
-      [](const Scope& s, const Output& x, const Input& axes, bool keep) {
-        return ops::Max(s, x, axes, ops::Max::KeepDims(keep));
-      },
-      -1, 1);
+  CheckReduction([](const Scope& s, const Output& x, const Input& axes,
+                    bool keep) { return ops::Max(s, x, axes, ops::Max::KeepDims(keep)); },
+                 -1, 1);
 }
 TEST(MathGradTest, Min) {
-  CheckReduction(
-      [](const Scope& s, const Output& x, const Input& axes, bool keep) {
-        return ops::Min(s, x, axes, ops::Min::KeepDims(keep));
-      },
-      -1, 1);
+  CheckReduction([](const Scope& s, const Output& x, const Input& axes,
+                    bool keep) { return ops::Min(s, x, axes, ops::Min::KeepDims(keep)); },
+                 -1, 1);
 }
 TEST(MathGradTest, ProdOfNonzeroInputs) {
-  CheckReduction(
-      [](const Scope& s, const Output& x, const Input& axes, bool keep) {
-        return ops::Prod(s, x, axes, ops::Prod::KeepDims(keep));
-      },
-      0.5, 1.5);
+  CheckReduction([](const Scope& s, const Output& x, const Input& axes,
+                    bool keep) { return ops::Prod(s, x, axes, ops::Prod::KeepDims(keep)); },
+                 0.5, 1.5);
 }
 
 TEST(MathGradTest, MaxSharesTheGradientAmongTies) {

@@ -18,34 +18,26 @@ using test::Values;
 
 TEST(NnGradTest, Relu) {
   ExpectGradientsMatch(
-      [](const Scope& s, const OutputList& xs) -> OutputList {
-        return {ops::Relu(s, xs[0])};
-      },
+      [](const Scope& s, const OutputList& xs) -> OutputList { return {ops::Relu(s, xs[0])}; },
       {Spread(TensorShape({2, 4}))});
 }
 
 TEST(NnGradTest, Relu6) {
   // Values on both sides of 0 and of 6, away from the kinks.
   ExpectGradientsMatch(
-      [](const Scope& s, const OutputList& xs) -> OutputList {
-        return {ops::Relu6(s, xs[0])};
-      },
+      [](const Scope& s, const OutputList& xs) -> OutputList { return {ops::Relu6(s, xs[0])}; },
       {Spread(TensorShape({2, 5}), -2, 8)});
 }
 
 TEST(NnGradTest, Elu) {
   ExpectGradientsMatch(
-      [](const Scope& s, const OutputList& xs) -> OutputList {
-        return {ops::Elu(s, xs[0])};
-      },
+      [](const Scope& s, const OutputList& xs) -> OutputList { return {ops::Elu(s, xs[0])}; },
       {Spread(TensorShape({2, 4}), -2, 2)});
 }
 
 TEST(NnGradTest, Softplus) {
   ExpectGradientsMatch(
-      [](const Scope& s, const OutputList& xs) -> OutputList {
-        return {ops::Softplus(s, xs[0])};
-      },
+      [](const Scope& s, const OutputList& xs) -> OutputList { return {ops::Softplus(s, xs[0])}; },
       {Rand(TensorShape({2, 4}), -3, 3)});
 }
 
@@ -57,8 +49,7 @@ TEST(NnGradTest, BiasAdd) {
       {Rand(TensorShape({2, 3, 4})), Rand(TensorShape({4}))});
   ExpectGradientsMatch(
       [](const Scope& s, const OutputList& xs) -> OutputList {
-        return {
-            ops::BiasAdd(s, xs[0], xs[1], ops::BiasAdd::DataFormat("NCHW"))};
+        return {ops::BiasAdd(s, xs[0], xs[1], ops::BiasAdd::DataFormat("NCHW"))};
       },
       {Rand(TensorShape({2, 3, 2, 2})), Rand(TensorShape({3}))});
 }
@@ -70,9 +61,7 @@ TEST(NnGradTest, SoftmaxAndLogSoftmax) {
       },
       {Rand(TensorShape({2, 4}), -2, 2)});
   ExpectGradientsMatch(
-      [](const Scope& s, const OutputList& xs) -> OutputList {
-        return {ops::Softmax(s, xs[0])};
-      },
+      [](const Scope& s, const OutputList& xs) -> OutputList { return {ops::Softmax(s, xs[0])}; },
       {Rand(TensorShape({2, 2, 3}), -2, 2)});
 }
 
@@ -96,8 +85,7 @@ TEST(NnGradTest, SoftmaxCrossEntropyWithLogits) {
       [](const Scope& s, const OutputList& xs) -> OutputList {
         return {ops::SoftmaxCrossEntropyWithLogits(s, xs[0], xs[1]).loss};
       },
-      {Rand(TensorShape({3, 3}), -2, 2),
-       Values(TensorShape({1, 3}), {0.1, 0.6, 0.3})});
+      {Rand(TensorShape({3, 3}), -2, 2), Values(TensorShape({1, 3}), {0.1, 0.6, 0.3})});
 }
 
 TEST(NnGradTest, SparseSoftmaxCrossEntropyWithLogits) {
@@ -118,9 +106,7 @@ TEST(NnGradTest, SparseSoftmaxCrossEntropyWithLogits) {
 
 TEST(NnGradTest, L2Loss) {
   ExpectGradientsMatch(
-      [](const Scope& s, const OutputList& xs) -> OutputList {
-        return {ops::L2Loss(s, xs[0])};
-      },
+      [](const Scope& s, const OutputList& xs) -> OutputList { return {ops::L2Loss(s, xs[0])}; },
       {Rand(TensorShape({2, 3}))});
 }
 

@@ -14,88 +14,147 @@ using ::testing::HasSubstr;
 // A GraphDef as TensorFlow writes it in text form: consts in tensor_content
 // and float_val/int_val form, list attrs and shape attrs.
 constexpr char kTfGraph[] = R"pb(
-node {
-  name: "x"
-  op: "Placeholder"
-  attr { key: "dtype" value { type: DT_FLOAT } }
-  attr { key: "shape" value { shape { dim { size: -1 } dim { size: 2 } } } }
-}
-node {
-  name: "w"
-  op: "Const"
-  attr { key: "dtype" value { type: DT_FLOAT } }
-  attr {
-    key: "value"
-    value {
-      tensor {
-        dtype: DT_FLOAT
-        tensor_shape { dim { size: 2 } dim { size: 1 } }
-        tensor_content: "\000\000\200?\000\000\000@"
+  node {
+    name: "x"
+    op: "Placeholder"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "shape"
+      value {
+        shape {
+          dim { size: -1 }
+          dim { size: 2 }
+        }
       }
     }
   }
-}
-node {
-  name: "b"
-  op: "Const"
-  attr { key: "dtype" value { type: DT_FLOAT } }
-  attr {
-    key: "value"
-    value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 0.5 } }
-  }
-}
-node {
-  name: "mm"
-  op: "MatMul"
-  input: "x"
-  input: "w"
-  attr { key: "T" value { type: DT_FLOAT } }
-  attr { key: "grad_a" value { b: false } }
-  attr { key: "grad_b" value { b: false } }
-  attr { key: "transpose_a" value { b: false } }
-  attr { key: "transpose_b" value { b: false } }
-}
-node {
-  name: "y"
-  op: "AddV2"
-  input: "mm"
-  input: "b"
-  device: "/job:localhost/replica:0/task:0/device:CPU:0"
-  attr { key: "T" value { type: DT_FLOAT } }
-}
-node {
-  name: "sq"
-  op: "Squeeze"
-  input: "y"
-  attr { key: "T" value { type: DT_FLOAT } }
-  attr { key: "squeeze_dims" value { list { i: 1 } } }
-}
-node {
-  name: "perm"
-  op: "Const"
-  attr { key: "dtype" value { type: DT_INT32 } }
-  attr {
-    key: "value"
-    value {
-      tensor {
-        dtype: DT_INT32
-        tensor_shape { dim { size: 2 } }
-        int_val: 1
-        int_val: 0
+  node {
+    name: "w"
+    op: "Const"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "value"
+      value {
+        tensor {
+          dtype: DT_FLOAT
+          tensor_shape {
+            dim { size: 2 }
+            dim { size: 1 }
+          }
+          tensor_content: "\000\000\200?\000\000\000@"
+        }
       }
     }
   }
-}
-node {
-  name: "t"
-  op: "Transpose"
-  input: "mm"
-  input: "perm"
-  input: "^b"
-  attr { key: "T" value { type: DT_FLOAT } }
-  attr { key: "Tperm" value { type: DT_INT32 } }
-}
-versions { producer: 1087 }
+  node {
+    name: "b"
+    op: "Const"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "value"
+      value {
+        tensor {
+          dtype: DT_FLOAT
+          tensor_shape {}
+          float_val: 0.5
+        }
+      }
+    }
+  }
+  node {
+    name: "mm"
+    op: "MatMul"
+    input: "x"
+    input: "w"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "grad_a"
+      value { b: false }
+    }
+    attr {
+      key: "grad_b"
+      value { b: false }
+    }
+    attr {
+      key: "transpose_a"
+      value { b: false }
+    }
+    attr {
+      key: "transpose_b"
+      value { b: false }
+    }
+  }
+  node {
+    name: "y"
+    op: "AddV2"
+    input: "mm"
+    input: "b"
+    device: "/job:localhost/replica:0/task:0/device:CPU:0"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "sq"
+    op: "Squeeze"
+    input: "y"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "squeeze_dims"
+      value { list { i: 1 } }
+    }
+  }
+  node {
+    name: "perm"
+    op: "Const"
+    attr {
+      key: "dtype"
+      value { type: DT_INT32 }
+    }
+    attr {
+      key: "value"
+      value {
+        tensor {
+          dtype: DT_INT32
+          tensor_shape { dim { size: 2 } }
+          int_val: 1
+          int_val: 0
+        }
+      }
+    }
+  }
+  node {
+    name: "t"
+    op: "Transpose"
+    input: "mm"
+    input: "perm"
+    input: "^b"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "Tperm"
+      value { type: DT_INT32 }
+    }
+  }
+  versions { producer: 1087 }
 )pb";
 
 GraphDef ParseText(const std::string& text) {
@@ -157,11 +216,40 @@ TEST(GraphConstructorTest, TextFileLoads) {
 TEST(GraphConstructorTest, DefaultAttrsAreFilled) {
   Graph g;
   ASSERT_TRUE(ConvertGraphDefToGraph({}, ParseText(R"pb(
-    node { name: "a" op: "Const"
-           attr { key: "dtype" value { type: DT_FLOAT } }
-           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } dim { size: 1 } } float_val: 1 } } } }
-    node { name: "m" op: "MatMul" input: "a" input: "a" attr { key: "T" value { type: DT_FLOAT } } }
-  )pb"), &g).ok());
+                                       node {
+                                         name: "a"
+                                         op: "Const"
+                                         attr {
+                                           key: "dtype"
+                                           value { type: DT_FLOAT }
+                                         }
+                                         attr {
+                                           key: "value"
+                                           value {
+                                             tensor {
+                                               dtype: DT_FLOAT
+                                               tensor_shape {
+                                                 dim { size: 1 }
+                                                 dim { size: 1 }
+                                               }
+                                               float_val: 1
+                                             }
+                                           }
+                                         }
+                                       }
+                                       node {
+                                         name: "m"
+                                         op: "MatMul"
+                                         input: "a"
+                                         input: "a"
+                                         attr {
+                                           key: "T"
+                                           value { type: DT_FLOAT }
+                                         }
+                                       }
+                                     )pb"),
+                                     &g)
+                  .ok());
   for (Node* n : g.op_nodes()) {
     if (n->name() == "m") {
       bool ta = true;
@@ -180,37 +268,100 @@ TEST(GraphConstructorTest, UnknownOp) {
 
 TEST(GraphConstructorTest, MissingInputNode) {
   absl::Status s = Import(R"pb(
-    node { name: "i" op: "Identity" input: "ghost" attr { key: "T" value { type: DT_FLOAT } } })pb");
+    node {
+      name: "i"
+      op: "Identity"
+      input: "ghost"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    })pb");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("node 'i': input 'ghost' names a missing node 'ghost'"));
 }
 
 TEST(GraphConstructorTest, MissingOutputIndex) {
   absl::Status s = Import(R"pb(
-    node { name: "c" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
-           attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }
-    node { name: "i" op: "Identity" input: "c:3" attr { key: "T" value { type: DT_FLOAT } } })pb");
-  EXPECT_THAT(s.message(), HasSubstr("node 'i': input 'c:3' names output 3 of node 'c' which has 1 outputs"));
+    node {
+      name: "c"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_FLOAT }
+      }
+      attr {
+        key: "value"
+        value { tensor { dtype: DT_FLOAT float_val: 1 } }
+      }
+    }
+    node {
+      name: "i"
+      op: "Identity"
+      input: "c:3"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    })pb");
+  EXPECT_THAT(s.message(),
+              HasSubstr("node 'i': input 'c:3' names output 3 of node 'c' which has 1 outputs"));
 }
 
 TEST(GraphConstructorTest, DuplicateNames) {
-  absl::Status s = Import(R"pb(node { name: "n" op: "NoOp" } node { name: "n" op: "NoOp" })pb");
+  absl::Status s = Import(R"pb(node { name: "n" op: "NoOp" }
+                               node { name: "n" op: "NoOp" })pb");
   EXPECT_THAT(s.message(), HasSubstr("duplicate node name 'n'"));
 }
 
 TEST(GraphConstructorTest, DtypeMismatch) {
   absl::Status s = Import(R"pb(
-    node { name: "c" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
-           attr { key: "value" value { tensor { dtype: DT_INT32 int_val: 1 } } } }
-    node { name: "i" op: "Identity" input: "c" attr { key: "T" value { type: DT_FLOAT } } })pb");
+    node {
+      name: "c"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_INT32 }
+      }
+      attr {
+        key: "value"
+        value { tensor { dtype: DT_INT32 int_val: 1 } }
+      }
+    }
+    node {
+      name: "i"
+      op: "Identity"
+      input: "c"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    })pb");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("node 'i': input 0 ('c') expects float32 but 'c' produces int32"));
+  EXPECT_THAT(s.message(),
+              HasSubstr("node 'i': input 0 ('c') expects float32 but 'c' produces int32"));
 }
 
 TEST(GraphConstructorTest, Cycle) {
   absl::Status s = Import(R"pb(
-    node { name: "a" op: "Identity" input: "b" attr { key: "T" value { type: DT_FLOAT } } }
-    node { name: "b" op: "Identity" input: "a" attr { key: "T" value { type: DT_FLOAT } } })pb");
+    node {
+      name: "a"
+      op: "Identity"
+      input: "b"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    node {
+      name: "b"
+      op: "Identity"
+      input: "a"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    })pb");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("cycle through node"));
 }
@@ -223,13 +374,41 @@ TEST(GraphConstructorTest, MalformedDevice) {
 
 TEST(GraphConstructorTest, BadAttrs) {
   absl::Status s = Import(R"pb(
-    node { name: "m" op: "MatMul" attr { key: "T" value { type: DT_STRING } } })pb");
+    node {
+      name: "m"
+      op: "MatMul"
+      attr {
+        key: "T"
+        value { type: DT_STRING }
+      }
+    })pb");
   EXPECT_THAT(s.message(), HasSubstr("attr 'T' has value string which is not in the allowed list"));
-  s = Import(R"pb(node { name: "m" op: "NoOp" attr { key: "bogus" value { i: 1 } } })pb");
+  s = Import(R"pb(node {
+                    name: "m"
+                    op: "NoOp"
+                    attr {
+                      key: "bogus"
+                      value { i: 1 }
+                    }
+                  })pb");
   EXPECT_THAT(s.message(), HasSubstr("has attr 'bogus' which op 'NoOp' does not define"));
-  s = Import(R"pb(node { name: "c" op: "Const" attr { key: "dtype" value { i: 3 } } })pb");
+  s = Import(R"pb(node {
+                    name: "c"
+                    op: "Const"
+                    attr {
+                      key: "dtype"
+                      value { i: 3 }
+                    }
+                  })pb");
   EXPECT_THAT(s.message(), HasSubstr("attr 'dtype': expected a value of type type"));
-  s = Import(R"pb(node { name: "i" op: "Identity" attr { key: "T" value { type: DT_FLOAT } } })pb");
+  s = Import(R"pb(node {
+                    name: "i"
+                    op: "Identity"
+                    attr {
+                      key: "T"
+                      value { type: DT_FLOAT }
+                    }
+                  })pb");
   EXPECT_THAT(s.message(), HasSubstr("expects 1 data inputs but has 0"));
 }
 
@@ -244,7 +423,10 @@ TEST(GraphConstructorTest, MalformedText) {
 
 TEST(GraphConstructorTest, FailureLeavesGraphUntouched) {
   Graph g;
-  EXPECT_FALSE(ConvertGraphDefToGraph({}, ParseText(R"pb(node { name: "a" op: "NoOp" } node { name: "b" op: "Nope" })pb"), &g).ok());
+  EXPECT_FALSE(ConvertGraphDefToGraph({}, ParseText(R"pb(node { name: "a" op: "NoOp" }
+                                                         node { name: "b" op: "Nope" })pb"),
+                                      &g)
+                   .ok());
   EXPECT_EQ(g.num_op_nodes(), 0);
 }
 

@@ -26,10 +26,7 @@ REGISTER_OP("PartTestTwo").Output("a: float").Output("b: float");
 REGISTER_OP("PartTestInt").Output("o: int32");
 REGISTER_OP("PartTestIntId").Input("i: int32").Output("o: int32");
 REGISTER_OP("PartTestNeg").Input("x: float").Output("y: float");
-REGISTER_OP("PartTestAdd")
-    .Input("a: float")
-    .Input("b: float")
-    .Output("c: float");
+REGISTER_OP("PartTestAdd").Input("a: float").Input("b: float").Output("c: float");
 REGISTER_OP("PartTestVar").Output("ref: Ref(float)").SetIsStateful();
 REGISTER_OP("PartTestAssign")
     .Input("ref: Ref(float)")
@@ -44,8 +41,7 @@ class DummyKernel : public OpKernel {
   explicit DummyKernel(OpKernelConstruction* c) : OpKernel(c) {}
   void Compute(OpKernelContext*) override {}
 };
-REGISTER_KERNEL_BUILDER(Name("PartTestFloat").Device("ACCEL").HostMemory("o"),
-                        DummyKernel);
+REGISTER_KERNEL_BUILDER(Name("PartTestFloat").Device("ACCEL").HostMemory("o"), DummyKernel);
 REGISTER_KERNEL_BUILDER(Name("PartTestNeg").Device("ACCEL"), DummyKernel);
 
 constexpr char kA[] = "/job:w/replica:0/task:0/device:CPU:0";
@@ -53,8 +49,7 @@ constexpr char kB[] = "/job:w/replica:0/task:1/device:CPU:0";
 constexpr char kC[] = "/job:w/replica:0/task:2/device:CPU:0";
 constexpr char kAccel[] = "/job:w/replica:0/task:0/device:ACCEL:0";
 
-NodeDef MakeNode(const std::string& name, const std::string& op,
-                 const std::string& device,
+NodeDef MakeNode(const std::string& name, const std::string& op, const std::string& device,
                  std::vector<std::string> inputs = {}) {
   NodeDef def;
   def.set_name(name);
@@ -110,8 +105,7 @@ class PartitionTest : public ::testing::Test {
           EXPECT_FALSE(absl::StrContains(in, "_SOURCE")) << n.name();
         }
         // The partition's nodes run on its location.
-        EXPECT_TRUE(absl::StartsWith(n.device(), loc))
-            << n.name() << " " << loc;
+        EXPECT_TRUE(absl::StartsWith(n.device(), loc)) << n.name() << " " << loc;
       }
       Graph g;
       absl::Status imported = ConvertGraphDefToGraph({}, gdef, &g);
@@ -130,8 +124,7 @@ class PartitionTest : public ::testing::Test {
     return &empty;
   }
 
-  static std::vector<const NodeDef*> OfOp(const GraphDef& g,
-                                          const std::string& op) {
+  static std::vector<const NodeDef*> OfOp(const GraphDef& g, const std::string& op) {
     std::vector<const NodeDef*> out;
     for (const NodeDef& n : g.node()) {
       if (n.op() == op) out.push_back(&n);
@@ -157,8 +150,7 @@ class PartitionTest : public ::testing::Test {
 };
 
 TEST_F(PartitionTest, CrossDeviceDataEdgeBecomesSendAndRecv) {
-  Build({MakeNode("a", "PartTestFloat", kA),
-         MakeNode("b", "PartTestNeg", kB, {"a"})});
+  Build({MakeNode("a", "PartTestFloat", kA), MakeNode("b", "PartTestNeg", kB, {"a"})});
   Run();
   ASSERT_EQ(parts_.size(), 2u);
   const GraphDef& pa = Part(kA);
@@ -191,12 +183,9 @@ TEST_F(PartitionTest, CrossDeviceDataEdgeBecomesSendAndRecv) {
 }
 
 TEST_F(PartitionTest, ConsumersInOnePartitionShareOneTransfer) {
-  Build({MakeNode("a", "PartTestFloat", kA),
-         MakeNode("b", "PartTestNeg", kB, {"a"}),
-         MakeNode("c", "PartTestNeg", kB, {"a"}),
-         MakeNode("d", "PartTestNeg", kC, {"a"}),
-         MakeNode("two", "PartTestTwo", kA),
-         MakeNode("sum", "PartTestAdd", kB, {"two:0", "two:1"}),
+  Build({MakeNode("a", "PartTestFloat", kA), MakeNode("b", "PartTestNeg", kB, {"a"}),
+         MakeNode("c", "PartTestNeg", kB, {"a"}), MakeNode("d", "PartTestNeg", kC, {"a"}),
+         MakeNode("two", "PartTestTwo", kA), MakeNode("sum", "PartTestAdd", kB, {"two:0", "two:1"}),
          MakeNode("sum2", "PartTestAdd", kB, {"two:1", "two"})});
   Run();
   // a goes once to B and once to C; two:0 and two:1 are separate tensors.
@@ -227,8 +216,7 @@ TEST_F(PartitionTest, ConsumersInOnePartitionShareOneTransfer) {
 }
 
 TEST_F(PartitionTest, CrossDeviceControlEdgeSendsADummyConst) {
-  Build({MakeNode("a", "PartTestFloat", kA),
-         MakeNode("b", "PartTestFloat", kB, {"^a"}),
+  Build({MakeNode("a", "PartTestFloat", kA), MakeNode("b", "PartTestFloat", kB, {"^a"}),
          MakeNode("c", "PartTestFloat", kB, {"^a"})});
   Run();
   const GraphDef& pa = Part(kA);
@@ -263,8 +251,7 @@ TEST_F(PartitionTest, CrossDeviceControlEdgeSendsADummyConst) {
 
 TEST_F(PartitionTest, MemoryTypeChangeOnOneDeviceOrdersSendBeforeRecv) {
   opts_.enable_bfloat16_sendrecv = true;  // never applies within a device
-  Build({MakeNode("x", "PartTestFloat", kAccel),
-         MakeNode("y", "PartTestNeg", kAccel, {"x"})});
+  Build({MakeNode("x", "PartTestFloat", kAccel), MakeNode("y", "PartTestNeg", kAccel, {"x"})});
   Run();
   ASSERT_EQ(parts_.size(), 1u);
   const GraphDef& p = Part(kAccel);
@@ -282,8 +269,7 @@ TEST_F(PartitionTest, MemoryTypeChangeOnOneDeviceOrdersSendBeforeRecv) {
 
 TEST_F(PartitionTest, RecvOfARefValueWaitsForTheConsumersOtherInputs) {
   Build({MakeNode("v", "PartTestVar", kA), MakeNode("w", "PartTestFloat", kA),
-         MakeNode("x", "PartTestFloat", kB),
-         MakeNode("r1", "PartTestAdd", kB, {"v", "x"}),
+         MakeNode("x", "PartTestFloat", kB), MakeNode("r1", "PartTestAdd", kB, {"v", "x"}),
          MakeNode("r2", "PartTestAdd", kB, {"v", "w"}),
          MakeNode("r3", "PartTestAdd", kB, {"w", "x"})});
   Run();
@@ -318,10 +304,8 @@ TEST_F(PartitionTest, RefInputFromAnotherPartitionIsAnError) {
 
 TEST_F(PartitionTest, Bfloat16OnTheWireCastsFloatEdgesOnly) {
   opts_.enable_bfloat16_sendrecv = true;
-  Build({MakeNode("a", "PartTestFloat", kA),
-         MakeNode("b", "PartTestNeg", kB, {"a"}),
-         MakeNode("i", "PartTestInt", kA),
-         MakeNode("j", "PartTestIntId", kB, {"i", "^a"})});
+  Build({MakeNode("a", "PartTestFloat", kA), MakeNode("b", "PartTestNeg", kB, {"a"}),
+         MakeNode("i", "PartTestInt", kA), MakeNode("j", "PartTestIntId", kB, {"i", "^a"})});
   Run();
   const GraphDef& pa = Part(kA);
   const GraphDef& pb = Part(kB);
@@ -361,13 +345,11 @@ TEST_F(PartitionTest, Bfloat16OnTheWireCastsFloatEdgesOnly) {
   EXPECT_EQ(Attr<DataType>(*int_recv, "tensor_type"), DT_INT32);
   const NodeDef* control_id = Named(pb, j->input(1).substr(1));
   EXPECT_EQ(control_id->op(), "Identity");
-  EXPECT_EQ(Attr<DataType>(*Named(pb, control_id->input(0)), "tensor_type"),
-            DT_FLOAT);
+  EXPECT_EQ(Attr<DataType>(*Named(pb, control_id->input(0)), "tensor_type"), DT_FLOAT);
 }
 
 TEST_F(PartitionTest, DropsSourceAndSinkAndWritesAssignedDevices) {
-  Build({MakeNode("a", "PartTestFloat", kA),
-         MakeNode("b", "PartTestNeg", kA, {"a"}),
+  Build({MakeNode("a", "PartTestFloat", kA), MakeNode("b", "PartTestNeg", kA, {"a"}),
          MakeNode("lonely", "PartTestFloat", kB)});
   // The assigned device wins over the requested one.
   for (Node* n : graph_->op_nodes()) {
@@ -389,18 +371,15 @@ TEST_F(PartitionTest, NodesMustBePlacedAndOptionsComplete) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("'a'"));
   graph_->op_nodes()[0]->set_assigned_device_name("/job:");
-  EXPECT_EQ(Partition(opts_, graph_.get(), &parts_).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Partition(opts_, graph_.get(), &parts_).code(), absl::StatusCode::kInvalidArgument);
   graph_->op_nodes()[0]->set_assigned_device_name(kA);
   opts_.new_name = nullptr;
-  EXPECT_EQ(Partition(opts_, graph_.get(), &parts_).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Partition(opts_, graph_.get(), &parts_).code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(PartitionTest, PartitionByTaskKeepsEdgesWithinATask) {
   opts_.node_to_loc = SplitByTask;
-  Build({MakeNode("a", "PartTestFloat", kA),
-         MakeNode("b", "PartTestNeg", kAccel, {"a"}),
+  Build({MakeNode("a", "PartTestFloat", kA), MakeNode("b", "PartTestNeg", kAccel, {"a"}),
          MakeNode("c", "PartTestNeg", kB, {"b"})});
   Run();
   const std::string task0 = "/job:w/replica:0/task:0";
@@ -418,8 +397,7 @@ TEST_F(PartitionTest, PartitionByTaskKeepsEdgesWithinATask) {
 }
 
 TEST_F(PartitionTest, ValidatePartitionsNamesAMissingLocation) {
-  Build({MakeNode("a", "PartTestFloat", kA),
-         MakeNode("b", "PartTestNeg", kB, {"a"})});
+  Build({MakeNode("a", "PartTestFloat", kA), MakeNode("b", "PartTestNeg", kB, {"a"})});
   Run();
   EXPECT_TRUE(ValidatePartitions(parts_, {kA, kB}).ok());
   absl::Status s = ValidatePartitions(parts_, {kA, kC});
@@ -440,15 +418,9 @@ TEST(PartitionLoopTest, LoopsMustStayInOneLocationUnlessAlreadyRewritten) {
   OpRegistry ops;
   for (const OpDefBuilder& b :
        {OpDefBuilder("Src").Output("o: float"),
-        OpDefBuilder("Enter")
-            .Input("data: T")
-            .Output("output: T")
-            .Attr("T: type"),
+        OpDefBuilder("Enter").Input("data: T").Output("output: T").Attr("T: type"),
         OpDefBuilder("Body").Input("x: float").Output("y: float"),
-        OpDefBuilder("Exit")
-            .Input("data: T")
-            .Output("output: T")
-            .Attr("T: type")}) {
+        OpDefBuilder("Exit").Input("data: T").Output("output: T").Attr("T: type")}) {
     OpRegistrationData data;
     ASSERT_TRUE(b.Finalize(&data).ok());
     ASSERT_TRUE(ops.Register(std::move(data)).ok());
@@ -464,14 +436,11 @@ TEST(PartitionLoopTest, LoopsMustStayInOneLocationUnlessAlreadyRewritten) {
   }
   Graph g(&ops);
   ASSERT_TRUE(ConvertGraphDefToGraph({}, gdef, &g).ok());
-  for (Node* n : g.op_nodes())
-    n->set_assigned_device_name(n->requested_device());
+  for (Node* n : g.op_nodes()) n->set_assigned_device_name(n->requested_device());
   PartitionOptions opts;
   opts.node_to_loc = SplitByDevice;
   int id = 0;
-  opts.new_name = [&id](absl::string_view p) {
-    return absl::StrCat(p, "/_", id++);
-  };
+  opts.new_name = [&id](absl::string_view p) { return absl::StrCat(p, "/_", id++); };
   opts.get_incarnation = [](const std::string&) -> uint64_t { return 1; };
   std::unordered_map<std::string, GraphDef> parts;
   absl::Status s = Partition(opts, &g, &parts);

@@ -19,10 +19,7 @@ using ::testing::UnorderedElementsAre;
 
 REGISTER_OP("SubgraphTestFloat").Output("o: float");
 REGISTER_OP("SubgraphTestTwo").Output("a: float").Output("b: int32");
-REGISTER_OP("SubgraphTestAdd")
-    .Input("a: float")
-    .Input("b: float")
-    .Output("c: float");
+REGISTER_OP("SubgraphTestAdd").Input("a: float").Input("b: float").Output("c: float");
 REGISTER_OP("SubgraphTestStateful").Input("a: float").SetIsStateful();
 REGISTER_OP("SubgraphTestRefVar").Output("ref: Ref(float)").SetIsStateful();
 REGISTER_OP("SubgraphTestAssign")
@@ -61,16 +58,11 @@ DeviceAttributes ClientDevice() {
 
 class SubgraphTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    ASSERT_TRUE(ConvertGraphDefToGraph({}, TestGraphDef(), &g_).ok());
-  }
+  void SetUp() override { ASSERT_TRUE(ConvertGraphDefToGraph({}, TestGraphDef(), &g_).ok()); }
 
-  absl::Status Rewrite(std::vector<std::string> feeds,
-                       std::vector<std::string> fetches,
-                       std::vector<std::string> targets,
-                       bool function_convention = false) {
-    return subgraph::RewriteGraphForExecution(&g_, feeds, fetches, targets,
-                                              ClientDevice(),
+  absl::Status Rewrite(std::vector<std::string> feeds, std::vector<std::string> fetches,
+                       std::vector<std::string> targets, bool function_convention = false) {
+    return subgraph::RewriteGraphForExecution(&g_, feeds, fetches, targets, ClientDevice(),
                                               function_convention, &meta_);
   }
 
@@ -115,8 +107,7 @@ class SubgraphTest : public ::testing::Test {
 TEST_F(SubgraphTest, FeedBecomesClientRecvAndFetchBecomesClientSend) {
   ASSERT_TRUE(Rewrite({"a:0"}, {"c:0"}, {}).ok());
   // a is replaced by its recv; s, t and d are not needed.
-  EXPECT_THAT(OpNames(),
-              UnorderedElementsAre("b", "c", "a/_recv_0", "c/_send_0"));
+  EXPECT_THAT(OpNames(), UnorderedElementsAre("b", "c", "a/_recv_0", "c/_send_0"));
   EXPECT_EQ(InputOf("c", 0), "a/_recv_0:0");
   EXPECT_EQ(InputOf("c", 1), "b:0");
   EXPECT_EQ(InputOf("c/_send_0", 0), "c:0");
@@ -169,8 +160,7 @@ TEST_F(SubgraphTest, TensorNameKeepsTheCallersSpellingAndIndexPicksOutput) {
   ASSERT_TRUE(GetNodeAttr(recv->attrs(), "tensor_type", &t).ok());
   EXPECT_EQ(t, DT_INT32);
   std::string name;
-  ASSERT_TRUE(
-      GetNodeAttr(Find("d/_send_0")->attrs(), "tensor_name", &name).ok());
+  ASSERT_TRUE(GetNodeAttr(Find("d/_send_0")->attrs(), "tensor_name", &name).ok());
   EXPECT_EQ(name, "d");
   EXPECT_THAT(meta_.fetch_types, ElementsAre(DT_INT32, DT_FLOAT));
   // t:0 still feeds d, so t stays.
@@ -203,12 +193,9 @@ TEST_F(SubgraphTest, BadNamesAreInvalidArgumentAndLeaveTheGraphAlone) {
     std::string message;
   };
   const std::vector<Case> cases = {
-      {{"nope:0"}, {"c"}, {}, "feed 'nope:0'"},
-      {{}, {"c:1"}, {}, "fetch 'c:1'"},
-      {{"a", "a:0"}, {"c"}, {}, "feed 'a:0'"},
-      {{}, {"c", "c:0"}, {}, "fetch 'c:0'"},
-      {{}, {"c"}, {"ghost"}, "target 'ghost'"},
-      {{"^a"}, {"c"}, {}, "feed '^a'"},
+      {{"nope:0"}, {"c"}, {}, "feed 'nope:0'"}, {{}, {"c:1"}, {}, "fetch 'c:1'"},
+      {{"a", "a:0"}, {"c"}, {}, "feed 'a:0'"},  {{}, {"c", "c:0"}, {}, "fetch 'c:0'"},
+      {{}, {"c"}, {"ghost"}, "target 'ghost'"}, {{"^a"}, {"c"}, {}, "feed '^a'"},
       {{}, {"c:x"}, {}, "fetch 'c:x'"},
   };
   for (const Case& c : cases) {
@@ -227,15 +214,15 @@ TEST(SubgraphRefTest, FeedingATensorReadByARefInputFails) {
   *gdef.add_node() = MakeNode("assign", "SubgraphTestAssign", {"v", "x"});
   Graph g;
   ASSERT_TRUE(ConvertGraphDefToGraph({}, gdef, &g).ok());
-  absl::Status s = subgraph::RewriteGraphForExecution(
-      &g, {"v:0"}, {}, {"assign"}, ClientDevice(), false, nullptr);
+  absl::Status s = subgraph::RewriteGraphForExecution(&g, {"v:0"}, {}, {"assign"}, ClientDevice(),
+                                                      false, nullptr);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("assign"));
   // Fetching the ref output sends its value type.
   subgraph::RewriteGraphMetadata meta;
-  ASSERT_TRUE(subgraph::RewriteGraphForExecution(&g, {}, {"assign:0"}, {},
-                                                 ClientDevice(), false, &meta)
-                  .ok());
+  ASSERT_TRUE(
+      subgraph::RewriteGraphForExecution(&g, {}, {"assign:0"}, {}, ClientDevice(), false, &meta)
+          .ok());
   EXPECT_THAT(meta.fetch_types, ElementsAre(DT_FLOAT));
 }
 
@@ -244,22 +231,11 @@ TEST(SubgraphRefTest, FeedingATensorReadByARefInputFails) {
 class PrivateOpsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    Register(OpDefBuilder("Placeholder")
-                 .Output("output: dtype")
-                 .Attr("dtype: type"));
-    Register(OpDefBuilder("Add2")
-                 .Input("a: float")
-                 .Input("b: float")
-                 .Output("c: float"));
+    Register(OpDefBuilder("Placeholder").Output("output: dtype").Attr("dtype: type"));
+    Register(OpDefBuilder("Add2").Input("a: float").Input("b: float").Output("c: float"));
     Register(OpDefBuilder("Sink1").Input("a: float").SetIsStateful());
-    Register(OpDefBuilder("_Arg")
-                 .Output("output: T")
-                 .Attr("T: type")
-                 .Attr("index: int"));
-    Register(OpDefBuilder("_Retval")
-                 .Input("input: T")
-                 .Attr("T: type")
-                 .Attr("index: int"));
+    Register(OpDefBuilder("_Arg").Output("output: T").Attr("T: type").Attr("index: int"));
+    Register(OpDefBuilder("_Retval").Input("input: T").Attr("T: type").Attr("index: int"));
     GraphDef gdef;
     NodeDef p = MakeNode("p", "Placeholder");
     AddNodeAttr("dtype", DT_FLOAT, &p);
@@ -290,8 +266,8 @@ class PrivateOpsTest : public ::testing::Test {
 TEST_F(PrivateOpsTest, FedPlaceholderHandsItsControlEdgesToTheRecv) {
   ASSERT_TRUE(ops_.LookUp("_Recv") == nullptr);
   // _Send/_Recv are missing from this registry: a clear error, no change.
-  absl::Status s = subgraph::RewriteGraphForExecution(
-      &g_, {"p:0"}, {}, {"after"}, ClientDevice(), false, nullptr);
+  absl::Status s = subgraph::RewriteGraphForExecution(&g_, {"p:0"}, {}, {"after"}, ClientDevice(),
+                                                      false, nullptr);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
   EXPECT_NE(Find("p"), nullptr);
 
@@ -303,24 +279,22 @@ TEST_F(PrivateOpsTest, FedPlaceholderHandsItsControlEdgesToTheRecv) {
                .Attr("send_device_incarnation: int")
                .Attr("recv_device: string")
                .Attr("client_terminated: bool = false"));
-  ASSERT_TRUE(subgraph::RewriteGraphForExecution(&g_, {"p:0"}, {}, {"after"},
-                                                 ClientDevice(), false, nullptr)
+  ASSERT_TRUE(subgraph::RewriteGraphForExecution(&g_, {"p:0"}, {}, {"after"}, ClientDevice(), false,
+                                                 nullptr)
                   .ok());
   EXPECT_EQ(Find("p"), nullptr);
   Node* after = Find("after");
   bool has_recv_control = false;
   for (const Edge* e : after->in_edges()) {
-    if (e->IsControlEdge() && e->src()->name() == "p/_recv_0")
-      has_recv_control = true;
+    if (e->IsControlEdge() && e->src()->name() == "p/_recv_0") has_recv_control = true;
   }
   EXPECT_TRUE(has_recv_control);
 }
 
 TEST_F(PrivateOpsTest, FunctionConventionUsesArgAndRetval) {
   subgraph::RewriteGraphMetadata meta;
-  ASSERT_TRUE(subgraph::RewriteGraphForExecution(&g_, {"q:0", "p:0"}, {"sum:0"},
-                                                 {}, ClientDevice(), true,
-                                                 &meta)
+  ASSERT_TRUE(subgraph::RewriteGraphForExecution(&g_, {"q:0", "p:0"}, {"sum:0"}, {}, ClientDevice(),
+                                                 true, &meta)
                   .ok());
   EXPECT_THAT(meta.feed_node_names, ElementsAre("q/_arg_0_0", "p/_arg_0_1"));
   EXPECT_THAT(meta.fetch_node_names, ElementsAre("sum/_retval_0_0"));

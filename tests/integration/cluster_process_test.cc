@@ -55,7 +55,7 @@ class ServerProcess {
       close(fds[1]);
       const std::string task_str = std::to_string(task);
       std::vector<std::string> args = {DISTFLOW_BINARY, "server", "--cluster", cluster,
-                                       "--job", job, "--task", task_str};
+                                       "--job",         job,      "--task",    task_str};
       args.insert(args.end(), extra.begin(), extra.end());
       std::vector<char*> argv;
       for (std::string& a : args) argv.push_back(a.data());
@@ -104,13 +104,46 @@ class ServerProcess {
 // b = a x a on worker:0, c = b + a on worker:1, with a on ps:0; the fetch
 // "big" is a long chain on worker:1 used to kill mid-step.
 constexpr char kGraph[] = R"pb(
-node { name: "a" op: "Placeholder" device: "/job:ps/task:0"
-       attr { key: "dtype" value { type: DT_FLOAT } }
-       attr { key: "shape" value { shape { dim { size: -1 } dim { size: -1 } } } } }
-node { name: "b" op: "MatMul" input: "a" input: "a" device: "/job:worker/task:0"
-       attr { key: "T" value { type: DT_FLOAT } } }
-node { name: "c" op: "AddV2" input: "b" input: "a" device: "/job:worker/task:1"
-       attr { key: "T" value { type: DT_FLOAT } } }
+  node {
+    name: "a"
+    op: "Placeholder"
+    device: "/job:ps/task:0"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "shape"
+      value {
+        shape {
+          dim { size: -1 }
+          dim { size: -1 }
+        }
+      }
+    }
+  }
+  node {
+    name: "b"
+    op: "MatMul"
+    input: "a"
+    input: "a"
+    device: "/job:worker/task:0"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "c"
+    op: "AddV2"
+    input: "b"
+    input: "a"
+    device: "/job:worker/task:1"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
 )pb";
 
 class ClusterProcessTest : public ::testing::Test {
@@ -127,8 +160,8 @@ class ClusterProcessTest : public ::testing::Test {
   }
 
   ConfigProto Config(int64_t timeout_ms = 20000) {
-    auto spec = ClusterSpec::FromFlag(absl::StrCat("ps=", ps_->address(), ";worker=",
-                                                   w0_->address(), ",", w1_->address()));
+    auto spec = ClusterSpec::FromFlag(
+        absl::StrCat("ps=", ps_->address(), ";worker=", w0_->address(), ",", w1_->address()));
     EXPECT_TRUE(spec.ok());
     ConfigProto config;
     *config.mutable_cluster_def() = spec->def();
@@ -191,9 +224,8 @@ TEST_F(ClusterProcessTest, ConcurrentClients) {
       for (int i = 0; i < 10; ++i) {
         const float v = static_cast<float>(t * 100 + i);
         std::vector<Tensor> out;
-        absl::Status s =
-            session->Run({{"a", Tensor::FromVector<float>({v}, TensorShape({1, 1}))}}, {"c"}, {},
-                         &out);
+        absl::Status s = session->Run({{"a", Tensor::FromVector<float>({v}, TensorShape({1, 1}))}},
+                                      {"c"}, {}, &out);
         EXPECT_TRUE(s.ok()) << "client " << t << " step " << i << ": " << s;
         if (!s.ok()) continue;
         if (out[0].flat<float>()[0] == v * v + v) good++;
@@ -210,9 +242,9 @@ TEST_F(ClusterProcessTest, KilledWorkerFailsTheStepWithinTheTimeout) {
   Tensor a(DT_FLOAT, TensorShape({1500, 1500}));
   for (float& x : a.flat<float>()) x = 1.0f;
   std::vector<Tensor> warm;
-  ASSERT_TRUE(session->Run({{"a", Tensor::FromVector<float>({1}, TensorShape({1, 1}))}}, {"c"},
-                           {}, &warm)
-                  .ok());
+  ASSERT_TRUE(
+      session->Run({{"a", Tensor::FromVector<float>({1}, TensorShape({1, 1}))}}, {"c"}, {}, &warm)
+          .ok());
   absl::Status s;
   const auto start = std::chrono::steady_clock::now();
   std::thread runner([&] {

@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <limits>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <string>
 #include <vector>
@@ -36,10 +36,9 @@ Outcome RunDemo(const std::vector<std::string>& args,
                 const std::function<bool(const std::string&)>& on_line = nullptr) {
   // Per test and per call: ctest runs these tests in parallel.
   static int calls = 0;
-  const std::string err_path =
-      ::testing::TempDir() + "/demo_stderr_" +
-      ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
-      std::to_string(++calls) + ".txt";
+  const std::string err_path = ::testing::TempDir() + "/demo_stderr_" +
+                               ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                               "_" + std::to_string(++calls) + ".txt";
   int fds[2];
   EXPECT_EQ(pipe(fds), 0);
   const pid_t pid = fork();
@@ -90,8 +89,8 @@ nlohmann::json LastJsonLine(const std::string& out) {
 }
 
 TEST(DemoTest, AsyncConverges) {
-  Outcome o = RunDemo({"--mode", "async", "--workers", "2", "--ps", "1", "--steps", "300",
-                       "--output", "json"});
+  Outcome o = RunDemo(
+      {"--mode", "async", "--workers", "2", "--ps", "1", "--steps", "300", "--output", "json"});
   ASSERT_EQ(o.exit_code, 0) << o.err;
   nlohmann::json j = LastJsonLine(o.out);
   EXPECT_EQ(j["mode"], "async");
@@ -106,7 +105,8 @@ TEST(DemoTest, SyncConvergesWithOneUpdatePerStep) {
   Outcome o = RunDemo({"--mode", "sync", "--workers", "2", "--ps", "1", "--steps", "200"});
   ASSERT_EQ(o.exit_code, 0) << o.err;
   std::smatch m;
-  std::regex done(R"(done: (\d+) steps \((\d+) updates in this run\).*weight ([-0-9.]+).*bias ([-0-9.]+))");
+  std::regex done(
+      R"(done: (\d+) steps \((\d+) updates in this run\).*weight ([-0-9.]+).*bias ([-0-9.]+))");
   ASSERT_TRUE(std::regex_search(o.out, m, done)) << o.out;
   EXPECT_EQ(m[1], "200");
   EXPECT_EQ(m[2], "200");  // one aggregated update per global step
@@ -231,7 +231,8 @@ TEST(DemoTest, DamagedCheckpointStateIsAnErrorAndNothingIsPruned) {
       {"model_checkpoint_path: \"/etc/model.ckpt-5\"\n"
        "all_model_checkpoint_paths: \"/etc/model.ckpt-5\"\n",
        "names '/etc/model.ckpt-5', which is not a checkpoint"},
-      {"all_model_checkpoint_paths: \"" + dir + "/../model.ckpt-5\"\n", "which is not a checkpoint"},
+      {"all_model_checkpoint_paths: \"" + dir + "/../model.ckpt-5\"\n",
+       "which is not a checkpoint"},
       {"all_model_checkpoint_paths: \"" + dir + "/model.ckpt-x\"\n", "which is not a checkpoint"},
   };
   for (const auto& [text, message] : damaged) {
@@ -347,8 +348,8 @@ TEST(DemoTest, CheckpointedGlobalStepOutOfRangeIsRefused) {
     Outcome o = RunDemo({"--steps", "100", "--checkpoint-dir", dir});
     EXPECT_EQ(o.exit_code, 1) << o.out;
     EXPECT_THAT(o.err, HasSubstr("error: OutOfRange: checkpoint "));
-    EXPECT_THAT(o.err, HasSubstr("has global_step " + std::to_string(step) +
-                                 ", outside [0, 2^62]"));
+    EXPECT_THAT(o.err,
+                HasSubstr("has global_step " + std::to_string(step) + ", outside [0, 2^62]"));
   }
 }
 

@@ -115,8 +115,7 @@ class DistflowRunTest : public ::testing::Test {
   // Runs `distflow <args>` (args are passed through the shell, so quote them).
   Result Run(const std::string& args) {
     const std::string err_path = dir_ + "/cli_stderr.txt";
-    const std::string cmd =
-        absl::StrCat(DISTFLOW_BINARY, " ", args, " 2>", err_path);
+    const std::string cmd = absl::StrCat(DISTFLOW_BINARY, " ", args, " 2>", err_path);
     Result r;
     FILE* p = popen(cmd.c_str(), "r");
     if (p == nullptr) return r;
@@ -134,8 +133,7 @@ class DistflowRunTest : public ::testing::Test {
 };
 
 TEST_F(DistflowRunTest, JsonOutputOnTwoDevices) {
-  Result r = Run(absl::StrCat("run ", graph_,
-                              " --feed 'x=[[1,2],[3,4]]' --fetch z --fetch y:0",
+  Result r = Run(absl::StrCat("run ", graph_, " --feed 'x=[[1,2],[3,4]]' --fetch z --fetch y:0",
                               " --devices 2 --output json"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
@@ -146,8 +144,7 @@ TEST_F(DistflowRunTest, JsonOutputOnTwoDevices) {
   EXPECT_EQ(z["shape"], nlohmann::json::array({2, 2}));
   EXPECT_EQ(z["values"], nlohmann::json::array({121.0, 484.0, 169.0, 576.0}));
   EXPECT_EQ(j["fetches"][1]["name"], "y:0");
-  EXPECT_EQ(j["fetches"][1]["values"],
-            nlohmann::json::array({11.0, 22.0, 13.0, 24.0}));
+  EXPECT_EQ(j["fetches"][1]["values"], nlohmann::json::array({11.0, 22.0, 13.0, 24.0}));
 }
 
 TEST_F(DistflowRunTest, BinaryGraphDef) {
@@ -155,8 +152,7 @@ TEST_F(DistflowRunTest, BinaryGraphDef) {
   ASSERT_TRUE(distflow::ParseGraphDefText(kGraph, &def).ok());
   const std::string pb = dir_ + "/cli_graph.pb";
   ASSERT_TRUE(distflow::WriteGraphDefToFile(pb, def, /*text=*/false).ok());
-  Result r = Run(absl::StrCat(
-      "run ", pb, " --feed 'x=[[0,0],[0,0]]' --fetch y --output json"));
+  Result r = Run(absl::StrCat("run ", pb, " --feed 'x=[[0,0],[0,0]]' --fetch y --output json"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["fetches"][0]["values"],
             nlohmann::json::array({10.0, 20.0, 10.0, 20.0}));
@@ -186,16 +182,14 @@ TEST_F(DistflowRunTest, TruncatedOrGarbageGraphFilesAreErrorsNotCrashes) {
 }
 
 TEST_F(DistflowRunTest, TextOutputIsOneLinePerFetch) {
-  Result r = Run(absl::StrCat("run ", graph_,
-                              " --feed 'n=[[1,2,3]]' --fetch n --fetch n"));
+  Result r = Run(absl::StrCat("run ", graph_, " --feed 'n=[[1,2,3]]' --fetch n --fetch n"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "n int64 [1,3] [[1,2,3]]\nn int64 [1,3] [[1,2,3]]\n");
 }
 
 TEST_F(DistflowRunTest, NpyFeedAndTrace) {
   // A version 1 .npy file holding float32 [[1, 2], [3, 4]].
-  std::string header =
-      "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }";
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }";
   header.append(63 - (10 + header.size()) % 64, ' ');
   header += '\n';
   std::string npy = "\x93NUMPY\x01";
@@ -209,22 +203,18 @@ TEST_F(DistflowRunTest, NpyFeedAndTrace) {
   std::ofstream(npy_path, std::ios::binary) << npy;
   const std::string trace_path = dir_ + "/cli_trace.json";
   Result r = Run(absl::StrCat("run ", graph_, " --feed x=@", npy_path,
-                              " --fetch z --output json --devices 2 --trace ",
-                              trace_path));
+                              " --fetch z --output json --devices 2 --trace ", trace_path));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["fetches"][0]["values"],
-            nlohmann::json::array({121.0, 484.0, 169.0, 576.0}));
+  EXPECT_EQ(j["fetches"][0]["values"], nlohmann::json::array({121.0, 484.0, 169.0, 576.0}));
   nlohmann::json trace = nlohmann::json::parse(ReadAll(trace_path));
   bool saw_z = false;
-  for (const auto& e : trace["traceEvents"])
-    saw_z |= e["ph"] == "X" && e["name"] == "z";
+  for (const auto& e : trace["traceEvents"]) saw_z |= e["ph"] == "X" && e["name"] == "z";
   EXPECT_TRUE(saw_z);
 }
 
 TEST_F(DistflowRunTest, ErrorsGoToStderrWithTheCode) {
-  Result ragged =
-      Run(absl::StrCat("run ", graph_, " --feed 'x=[[1,2],[3]]' --fetch y"));
+  Result ragged = Run(absl::StrCat("run ", graph_, " --feed 'x=[[1,2],[3]]' --fetch y"));
   EXPECT_EQ(ragged.exit_code, 1);
   EXPECT_TRUE(ragged.out.empty());
   EXPECT_THAT(ragged.err, StartsWith("error: InvalidArgument: feed 'x'"));
@@ -238,8 +228,7 @@ TEST_F(DistflowRunTest, ErrorsGoToStderrWithTheCode) {
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_THAT(missing.err, StartsWith("error: NotFound: "));
 
-  Result npy = Run(absl::StrCat("run ", graph_, " --feed x=@", dir_,
-                                "/missing.npy --fetch y"));
+  Result npy = Run(absl::StrCat("run ", graph_, " --feed x=@", dir_, "/missing.npy --fetch y"));
   EXPECT_EQ(npy.exit_code, 1);
   EXPECT_THAT(npy.err, HasSubstr("missing.npy"));
 
@@ -369,7 +358,8 @@ TEST_F(DistflowRunTest, TimeoutEndsAStuckStep) {
 
 TEST_F(DistflowRunTest, HugeNpyShapeIsAnError) {
   const std::string path = dir_ + "/huge.npy";
-  std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904,), }";
+  std::string header =
+      "{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904,), }";
   header.append(118 - header.size(), ' ');
   header.push_back('\n');
   std::string data = "\x93NUMPY";
@@ -420,12 +410,10 @@ TEST_F(DistflowRunTest, CtrlCExitsWith130) {
   // so the signal is sent until the process (having installed its handler)
   // exits; --timeout bounds the test should it never do so.
   const std::string cmd = absl::StrCat(
-      DISTFLOW_BINARY, " run ", graph,
-      " --fetch dequeue --timeout 60 >/dev/null 2>&1 & pid=$!; ",
+      DISTFLOW_BINARY, " run ", graph, " --fetch dequeue --timeout 60 >/dev/null 2>&1 & pid=$!; ",
       "for i in $(seq 300); do kill -INT $pid 2>/dev/null || break; sleep 0.1; ",
       "grep -q '^State:.*Z' /proc/$pid/status 2>/dev/null && break; ",
-      "[ -e /proc/$pid ] || break; done; ",
-      "wait $pid; echo $? >", ready);
+      "[ -e /proc/$pid ] || break; done; ", "wait $pid; echo $? >", ready);
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   EXPECT_EQ(ReadAll(ready), "130\n");
 }

@@ -13,17 +13,14 @@ using test::ExpectTensorEqual;
 using test::RunOne;
 
 Tensor Transpose(const Tensor& in, std::vector<int32_t> perm) {
-  return RunOne("Transpose", {in, AsTensor<int32_t>(perm)},
-                {{"T", in.dtype()}});
+  return RunOne("Transpose", {in, AsTensor<int32_t>(perm)}, {{"T", in.dtype()}});
 }
 
 TEST(TransposeOpTest, Matrix) {
-  ExpectTensorEqual(
-      AsTensor<float>({1, 4, 2, 5, 3, 6}, {3, 2}),
-      Transpose(AsTensor<float>({1, 2, 3, 4, 5, 6}, {2, 3}), {1, 0}));
-  ExpectTensorEqual(
-      AsTensor<float>({1, 2, 3, 4, 5, 6}, {2, 3}),
-      Transpose(AsTensor<float>({1, 2, 3, 4, 5, 6}, {2, 3}), {0, 1}));
+  ExpectTensorEqual(AsTensor<float>({1, 4, 2, 5, 3, 6}, {3, 2}),
+                    Transpose(AsTensor<float>({1, 2, 3, 4, 5, 6}, {2, 3}), {1, 0}));
+  ExpectTensorEqual(AsTensor<float>({1, 2, 3, 4, 5, 6}, {2, 3}),
+                    Transpose(AsTensor<float>({1, 2, 3, 4, 5, 6}, {2, 3}), {0, 1}));
 }
 
 TEST(TransposeOpTest, ThreeDims) {
@@ -71,33 +68,25 @@ TEST(TransposeOpTest, LargeBlockedShapes) {
 }
 
 TEST(TransposeOpTest, EveryElementSize) {
-  ExpectTensorEqual(
-      AsTensor<std::string>({"a", "c", "b", "d"}, {2, 2}),
-      Transpose(AsTensor<std::string>({"a", "b", "c", "d"}, {2, 2}), {1, 0}));
-  ExpectTensorEqual(
-      test::AsBoolTensor({true, false, true, false}, {2, 2}),
-      Transpose(test::AsBoolTensor({true, true, false, false}, {2, 2}),
-                {1, 0}));
+  ExpectTensorEqual(AsTensor<std::string>({"a", "c", "b", "d"}, {2, 2}),
+                    Transpose(AsTensor<std::string>({"a", "b", "c", "d"}, {2, 2}), {1, 0}));
+  ExpectTensorEqual(test::AsBoolTensor({true, false, true, false}, {2, 2}),
+                    Transpose(test::AsBoolTensor({true, true, false, false}, {2, 2}), {1, 0}));
   ExpectTensorEqual(AsTensor<uint8_t>({1, 3, 2, 4}, {2, 2}),
                     Transpose(AsTensor<uint8_t>({1, 2, 3, 4}, {2, 2}), {1, 0}));
   ExpectTensorEqual(
-      AsTensor<bfloat16>(
-          {bfloat16(1.0f), bfloat16(3.0f), bfloat16(2.0f), bfloat16(4.0f)},
-          {2, 2}),
-      Transpose(AsTensor<bfloat16>({bfloat16(1.0f), bfloat16(2.0f),
-                                    bfloat16(3.0f), bfloat16(4.0f)},
+      AsTensor<bfloat16>({bfloat16(1.0f), bfloat16(3.0f), bfloat16(2.0f), bfloat16(4.0f)}, {2, 2}),
+      Transpose(AsTensor<bfloat16>({bfloat16(1.0f), bfloat16(2.0f), bfloat16(3.0f), bfloat16(4.0f)},
                                    {2, 2}),
                 {1, 0}));
-  ExpectTensorEqual(AsTensor<double>({1, 3, 2, 4}, {2, 2}),
-                    RunOne("Transpose",
-                           {AsTensor<double>({1, 2, 3, 4}, {2, 2}),
-                            AsTensor<int64_t>({1, 0})},
-                           {{"T", DT_DOUBLE}, {"Tperm", DT_INT64}}));
+  ExpectTensorEqual(
+      AsTensor<double>({1, 3, 2, 4}, {2, 2}),
+      RunOne("Transpose", {AsTensor<double>({1, 2, 3, 4}, {2, 2}), AsTensor<int64_t>({1, 0})},
+             {{"T", DT_DOUBLE}, {"Tperm", DT_INT64}}));
 }
 
 TEST(TransposeOpTest, ScalarsEmptyAndSizeOneDims) {
-  ExpectTensorEqual(Tensor::Scalar<float>(3),
-                    Transpose(Tensor::Scalar<float>(3), {}));
+  ExpectTensorEqual(Tensor::Scalar<float>(3), Transpose(Tensor::Scalar<float>(3), {}));
   ExpectTensorEqual(Tensor(DT_FLOAT, TensorShape({2, 0})),
                     Transpose(Tensor(DT_FLOAT, TensorShape({0, 2})), {1, 0}));
   Tensor row = AsTensor<int64_t>({1, 2, 3}, {1, 3});
@@ -114,42 +103,31 @@ TEST(TransposeOpTest, Errors) {
                 "perm [0,2] is not a permutation of [0, 2): 2 is out of range");
   ExpectInvalid("Transpose", {m, AsTensor<int32_t>({-1, 0})}, {{"T", DT_FLOAT}},
                 "-1 is out of range");
-  ExpectInvalid("Transpose", {m, AsTensor<int32_t>({0, 1, 2})},
-                {{"T", DT_FLOAT}},
+  ExpectInvalid("Transpose", {m, AsTensor<int32_t>({0, 1, 2})}, {{"T", DT_FLOAT}},
                 "perm [0,1,2] has 3 entries but the input has rank 2");
 }
 
 Tensor Tile(const Tensor& in, std::vector<int32_t> multiples) {
-  return RunOne("Tile", {in, AsTensor<int32_t>(multiples)},
-                {{"T", in.dtype()}});
+  return RunOne("Tile", {in, AsTensor<int32_t>(multiples)}, {{"T", in.dtype()}});
 }
 
 TEST(TileOpTest, RepeatsAlongEachDim) {
   Tensor m = AsTensor<int32_t>({1, 2, 3, 4}, {2, 2});
-  ExpectTensorEqual(AsTensor<int32_t>({1, 2, 3, 4, 1, 2, 3, 4}, {4, 2}),
-                    Tile(m, {2, 1}));
-  ExpectTensorEqual(AsTensor<int32_t>({1, 2, 1, 2, 3, 4, 3, 4}, {2, 4}),
-                    Tile(m, {1, 2}));
-  ExpectTensorEqual(
-      AsTensor<int32_t>({1, 2, 1, 2, 3, 4, 3, 4, 1, 2, 1, 2, 3, 4, 3, 4},
-                        {4, 4}),
-      Tile(m, {2, 2}));
-  ExpectTensorEqual(AsTensor<float>({1, 2, 1, 2, 1, 2}),
-                    Tile(AsTensor<float>({1, 2}), {3}));
-  ExpectTensorEqual(AsTensor<float>({5, 5, 5}, {3, 1}),
-                    Tile(AsTensor<float>({5}, {1, 1}), {3, 1}));
-  ExpectTensorEqual(
-      AsTensor<int64_t>({1, 2, 1, 2}, {2, 2}),
-      RunOne("Tile",
-             {AsTensor<int64_t>({1, 2}, {1, 2}), AsTensor<int64_t>({2, 1})},
-             {{"T", DT_INT64}, {"Tmultiples", DT_INT64}}));
+  ExpectTensorEqual(AsTensor<int32_t>({1, 2, 3, 4, 1, 2, 3, 4}, {4, 2}), Tile(m, {2, 1}));
+  ExpectTensorEqual(AsTensor<int32_t>({1, 2, 1, 2, 3, 4, 3, 4}, {2, 4}), Tile(m, {1, 2}));
+  ExpectTensorEqual(AsTensor<int32_t>({1, 2, 1, 2, 3, 4, 3, 4, 1, 2, 1, 2, 3, 4, 3, 4}, {4, 4}),
+                    Tile(m, {2, 2}));
+  ExpectTensorEqual(AsTensor<float>({1, 2, 1, 2, 1, 2}), Tile(AsTensor<float>({1, 2}), {3}));
+  ExpectTensorEqual(AsTensor<float>({5, 5, 5}, {3, 1}), Tile(AsTensor<float>({5}, {1, 1}), {3, 1}));
+  ExpectTensorEqual(AsTensor<int64_t>({1, 2, 1, 2}, {2, 2}),
+                    RunOne("Tile", {AsTensor<int64_t>({1, 2}, {1, 2}), AsTensor<int64_t>({2, 1})},
+                           {{"T", DT_INT64}, {"Tmultiples", DT_INT64}}));
 }
 
 TEST(TileOpTest, StringsScalarsAndEmpty) {
   ExpectTensorEqual(AsTensor<std::string>({"a", "b", "a", "b"}, {4}),
                     Tile(AsTensor<std::string>({"a", "b"}), {2}));
-  ExpectTensorEqual(Tensor::Scalar<float>(2),
-                    Tile(Tensor::Scalar<float>(2), {}));
+  ExpectTensorEqual(Tensor::Scalar<float>(2), Tile(Tensor::Scalar<float>(2), {}));
   ExpectTensorEqual(Tensor(DT_FLOAT, TensorShape({0, 4})),
                     Tile(AsTensor<float>({1, 2, 3, 4}, {2, 2}), {0, 2}));
   ExpectTensorEqual(Tensor(DT_FLOAT, TensorShape({0, 6})),

@@ -113,10 +113,17 @@ void ExpectTensorNear(const Tensor& expected, const Tensor& actual, double tol) 
     }
   };
   switch (expected.dtype()) {
-    case DT_FLOAT: check(float{}); break;
-    case DT_DOUBLE: check(double{}); break;
-    case DT_BFLOAT16: check(bfloat16{}); break;
-    default: ExpectTensorEqual(expected, actual);
+    case DT_FLOAT:
+      check(float{});
+      break;
+    case DT_DOUBLE:
+      check(double{});
+      break;
+    case DT_BFLOAT16:
+      check(bfloat16{});
+      break;
+    default:
+      ExpectTensorEqual(expected, actual);
   }
 }
 

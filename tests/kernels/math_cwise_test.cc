@@ -16,8 +16,7 @@ using test::ExpectTensorNear;
 using test::RunKernel;
 using ::testing::HasSubstr;
 
-Tensor Run1(const std::string& op, const std::vector<Tensor>& inputs,
-            DataType t) {
+Tensor Run1(const std::string& op, const std::vector<Tensor>& inputs, DataType t) {
   auto out = RunKernel(op, inputs, {{"T", t}});
   EXPECT_TRUE(out.ok()) << op << ": " << out.status();
   if (!out.ok() || out->size() != 1) return Tensor();
@@ -34,52 +33,44 @@ TEST(MathBinaryTest, AddSameShapeFloat) {
 
 TEST(MathBinaryTest, BroadcastRowVector) {
   // [2,3] with [3].
-  ExpectTensorEqual(AsTensor<int32_t>({11, 22, 33, 14, 25, 36}, {2, 3}),
-                    Run1("Add",
-                         {AsTensor<int32_t>({1, 2, 3, 4, 5, 6}, {2, 3}),
-                          AsTensor<int32_t>({10, 20, 30}, {3})},
-                         DT_INT32));
-  ExpectTensorEqual(AsTensor<int32_t>({-9, -18, -27, -6, -15, -24}, {2, 3}),
-                    Run1("Sub",
-                         {AsTensor<int32_t>({1, 2, 3, 4, 5, 6}, {2, 3}),
-                          AsTensor<int32_t>({10, 20, 30}, {3})},
-                         DT_INT32));
+  ExpectTensorEqual(
+      AsTensor<int32_t>({11, 22, 33, 14, 25, 36}, {2, 3}),
+      Run1("Add",
+           {AsTensor<int32_t>({1, 2, 3, 4, 5, 6}, {2, 3}), AsTensor<int32_t>({10, 20, 30}, {3})},
+           DT_INT32));
+  ExpectTensorEqual(
+      AsTensor<int32_t>({-9, -18, -27, -6, -15, -24}, {2, 3}),
+      Run1("Sub",
+           {AsTensor<int32_t>({1, 2, 3, 4, 5, 6}, {2, 3}), AsTensor<int32_t>({10, 20, 30}, {3})},
+           DT_INT32));
 }
 
 TEST(MathBinaryTest, BroadcastColumnWithRow) {
   // [2,1] with [1,3] -> [2,3].
-  ExpectTensorNear(AsTensor<double>({10, 20, 30, 20, 40, 60}, {2, 3}),
-                   Run1("Mul",
-                        {AsTensor<double>({1, 2}, {2, 1}),
-                         AsTensor<double>({10, 20, 30}, {1, 3})},
-                        DT_DOUBLE));
+  ExpectTensorNear(
+      AsTensor<double>({10, 20, 30, 20, 40, 60}, {2, 3}),
+      Run1("Mul", {AsTensor<double>({1, 2}, {2, 1}), AsTensor<double>({10, 20, 30}, {1, 3})},
+           DT_DOUBLE));
 }
 
 TEST(MathBinaryTest, ScalarWithTensorBothSides) {
   ExpectTensorNear(
       AsTensor<float>({1, 0.5, 0.25}, {3}),
-      Run1("RealDiv",
-           {Tensor::Scalar<float>(1), AsTensor<float>({1, 2, 4}, {3})},
-           DT_FLOAT));
+      Run1("RealDiv", {Tensor::Scalar<float>(1), AsTensor<float>({1, 2, 4}, {3})}, DT_FLOAT));
   ExpectTensorNear(
       AsTensor<float>({0.5, 1, 2}, {3}),
-      Run1("RealDiv",
-           {AsTensor<float>({1, 2, 4}, {3}), Tensor::Scalar<float>(2)},
-           DT_FLOAT));
+      Run1("RealDiv", {AsTensor<float>({1, 2, 4}, {3}), Tensor::Scalar<float>(2)}, DT_FLOAT));
   ExpectTensorEqual(
       Tensor::Scalar<int64_t>(7),
-      Run1("AddV2", {Tensor::Scalar<int64_t>(3), Tensor::Scalar<int64_t>(4)},
-           DT_INT64));
+      Run1("AddV2", {Tensor::Scalar<int64_t>(3), Tensor::Scalar<int64_t>(4)}, DT_INT64));
 }
 
 TEST(MathBinaryTest, MiddleDimensionBroadcast) {
   // [2,1,2] with [3,1] -> [2,3,2]: several segments per row.
   Tensor a = AsTensor<int64_t>({1, 2, 3, 4}, {2, 1, 2});
   Tensor b = AsTensor<int64_t>({10, 20, 30}, {3, 1});
-  ExpectTensorEqual(
-      AsTensor<int64_t>({11, 12, 21, 22, 31, 32, 13, 14, 23, 24, 33, 34},
-                        {2, 3, 2}),
-      Run1("AddV2", {a, b}, DT_INT64));
+  ExpectTensorEqual(AsTensor<int64_t>({11, 12, 21, 22, 31, 32, 13, 14, 23, 24, 33, 34}, {2, 3, 2}),
+                    Run1("AddV2", {a, b}, DT_INT64));
 }
 
 TEST(MathBinaryTest, LargeBroadcastMatchesScalarLoop) {
@@ -95,26 +86,21 @@ TEST(MathBinaryTest, LargeBroadcastMatchesScalarLoop) {
   }
   ExpectTensorNear(
       AsTensor<float>(want, {rows, cols}),
-      Run1("Sub",
-           {AsTensor<float>(a, {rows, cols}), AsTensor<float>(b, {cols})},
-           DT_FLOAT));
+      Run1("Sub", {AsTensor<float>(a, {rows, cols}), AsTensor<float>(b, {cols})}, DT_FLOAT));
 }
 
 TEST(MathBinaryTest, EmptyTensors) {
-  Tensor out = Run1(
-      "AddV2", {AsTensor<float>({}, {0, 3}), AsTensor<float>({1, 2, 3}, {3})},
-      DT_FLOAT);
+  Tensor out =
+      Run1("AddV2", {AsTensor<float>({}, {0, 3}), AsTensor<float>({1, 2, 3}, {3})}, DT_FLOAT);
   EXPECT_EQ(out.shape().DebugString(), "[0,3]");
-  out = Run1("Mul", {AsTensor<int32_t>({}, {0, 3}), Tensor::Scalar<int32_t>(2)},
-             DT_INT32);
+  out = Run1("Mul", {AsTensor<int32_t>({}, {0, 3}), Tensor::Scalar<int32_t>(2)}, DT_INT32);
   EXPECT_EQ(out.shape().DebugString(), "[0,3]");
 }
 
 TEST(MathBinaryTest, IncompatibleShapes) {
-  auto out = RunKernel("AddV2",
-                       {AsTensor<float>({1, 2, 3, 4, 5, 6}, {2, 3}),
-                        AsTensor<float>({1, 2, 3, 4}, {4})},
-                       {{"T", DT_FLOAT}});
+  auto out = RunKernel(
+      "AddV2", {AsTensor<float>({1, 2, 3, 4, 5, 6}, {2, 3}), AsTensor<float>({1, 2, 3, 4}, {4})},
+      {{"T", DT_FLOAT}});
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(out.status().message()),
@@ -122,15 +108,13 @@ TEST(MathBinaryTest, IncompatibleShapes) {
 }
 
 TEST(MathBinaryTest, DivisionIntegerAndFloat) {
-  ExpectTensorEqual(AsTensor<int32_t>({3, -3, -3, 3}, {4}),
-                    Run1("Div",
-                         {AsTensor<int32_t>({7, -7, 7, -7}, {4}),
-                          AsTensor<int32_t>({2, 2, -2, -2}, {4})},
-                         DT_INT32));
+  ExpectTensorEqual(
+      AsTensor<int32_t>({3, -3, -3, 3}, {4}),
+      Run1("Div", {AsTensor<int32_t>({7, -7, 7, -7}, {4}), AsTensor<int32_t>({2, 2, -2, -2}, {4})},
+           DT_INT32));
   ExpectTensorNear(
       AsTensor<double>({3.5, -3.5}, {2}),
-      Run1("Div", {AsTensor<double>({7, -7}, {2}), Tensor::Scalar<double>(2)},
-           DT_DOUBLE));
+      Run1("Div", {AsTensor<double>({7, -7}, {2}), Tensor::Scalar<double>(2)}, DT_DOUBLE));
 }
 
 TEST(MathBinaryTest, FloorDivAndFloorModFollowPython) {
@@ -144,33 +128,26 @@ TEST(MathBinaryTest, FloorDivAndFloorModFollowPython) {
                     Run1("FloorMod", {x, y}, DT_INT64));
   Tensor xf = AsTensor<float>({7, -7, 7, -7, 5.5f}, {5});
   Tensor yf = AsTensor<float>({2, 2, -2, -2, 2}, {5});
-  ExpectTensorNear(AsTensor<float>({3, -4, -4, 3, 2}, {5}),
-                   Run1("FloorDiv", {xf, yf}, DT_FLOAT));
+  ExpectTensorNear(AsTensor<float>({3, -4, -4, 3, 2}, {5}), Run1("FloorDiv", {xf, yf}, DT_FLOAT));
   ExpectTensorNear(AsTensor<float>({1, 1, -1, -1, 1.5f}, {5}),
                    Run1("FloorMod", {xf, yf}, DT_FLOAT));
 }
 
 TEST(MathBinaryTest, IntegerDivisionByZeroIsAnError) {
   for (const char* op : {"Div", "FloorDiv", "FloorMod", "RealDiv"}) {
-    auto out = RunKernel(
-        op, {AsTensor<int32_t>({1, 2}, {2}), AsTensor<int32_t>({1, 0}, {2})},
-        {{"T", DT_INT32}});
+    auto out = RunKernel(op, {AsTensor<int32_t>({1, 2}, {2}), AsTensor<int32_t>({1, 0}, {2})},
+                         {{"T", DT_INT32}});
     ASSERT_FALSE(out.ok()) << op;
     EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument) << op;
-    EXPECT_THAT(std::string(out.status().message()),
-                HasSubstr("Integer division by zero"))
-        << op;
+    EXPECT_THAT(std::string(out.status().message()), HasSubstr("Integer division by zero")) << op;
   }
-  auto out = RunKernel(
-      "FloorDiv", {AsTensor<int64_t>({5}, {1}), Tensor::Scalar<int64_t>(0)},
-      {{"T", DT_INT64}});
+  auto out = RunKernel("FloorDiv", {AsTensor<int64_t>({5}, {1}), Tensor::Scalar<int64_t>(0)},
+                       {{"T", DT_INT64}});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(MathBinaryTest, FloatDivisionByZeroIsInfinite) {
-  Tensor out =
-      Run1("RealDiv", {AsTensor<float>({1, -1}, {2}), Tensor::Scalar<float>(0)},
-           DT_FLOAT);
+  Tensor out = Run1("RealDiv", {AsTensor<float>({1, -1}, {2}), Tensor::Scalar<float>(0)}, DT_FLOAT);
   EXPECT_TRUE(std::isinf(out.flat<float>()[0]));
   EXPECT_LT(out.flat<float>()[1], 0);
 }
@@ -179,47 +156,37 @@ TEST(MathBinaryTest, MostNegativeDividedByMinusOneWraps) {
   const int32_t lo = std::numeric_limits<int32_t>::min();
   ExpectTensorEqual(
       AsTensor<int32_t>({lo}, {1}),
-      Run1("Div", {AsTensor<int32_t>({lo}, {1}), AsTensor<int32_t>({-1}, {1})},
-           DT_INT32));
+      Run1("Div", {AsTensor<int32_t>({lo}, {1}), AsTensor<int32_t>({-1}, {1})}, DT_INT32));
 }
 
 TEST(MathBinaryTest, Pow) {
-  ExpectTensorEqual(AsTensor<int32_t>({1, 2, 9, 1024}, {4}),
-                    Run1("Pow",
-                         {AsTensor<int32_t>({5, 2, 3, 2}, {4}),
-                          AsTensor<int32_t>({0, 1, 2, 10}, {4})},
-                         DT_INT32));
-  ExpectTensorNear(AsTensor<float>({1, 0.5f, 3}, {3}),
-                   Run1("Pow",
-                        {AsTensor<float>({1, 4, 9}, {3}),
-                         AsTensor<float>({3, -0.5f, 0.5f}, {3})},
-                        DT_FLOAT));
-  auto out = RunKernel(
-      "Pow", {AsTensor<int64_t>({2}, {1}), AsTensor<int64_t>({-1}, {1})},
-      {{"T", DT_INT64}});
-  EXPECT_THAT(std::string(out.status().message()),
-              HasSubstr("negative integer powers"));
+  ExpectTensorEqual(
+      AsTensor<int32_t>({1, 2, 9, 1024}, {4}),
+      Run1("Pow", {AsTensor<int32_t>({5, 2, 3, 2}, {4}), AsTensor<int32_t>({0, 1, 2, 10}, {4})},
+           DT_INT32));
+  ExpectTensorNear(
+      AsTensor<float>({1, 0.5f, 3}, {3}),
+      Run1("Pow", {AsTensor<float>({1, 4, 9}, {3}), AsTensor<float>({3, -0.5f, 0.5f}, {3})},
+           DT_FLOAT));
+  auto out = RunKernel("Pow", {AsTensor<int64_t>({2}, {1}), AsTensor<int64_t>({-1}, {1})},
+                       {{"T", DT_INT64}});
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("negative integer powers"));
 }
 
 TEST(MathBinaryTest, MaximumMinimumSquaredDifference) {
   Tensor x = AsTensor<float>({1, 5, -3, NAN}, {4});
   Tensor y = AsTensor<float>({2, 4, -3, 1}, {4});
-  ExpectTensorNear(AsTensor<float>({2, 5, -3, NAN}, {4}),
-                   Run1("Maximum", {x, y}, DT_FLOAT));
-  ExpectTensorNear(AsTensor<float>({1, 4, -3, NAN}, {4}),
-                   Run1("Minimum", {x, y}, DT_FLOAT));
+  ExpectTensorNear(AsTensor<float>({2, 5, -3, NAN}, {4}), Run1("Maximum", {x, y}, DT_FLOAT));
+  ExpectTensorNear(AsTensor<float>({1, 4, -3, NAN}, {4}), Run1("Minimum", {x, y}, DT_FLOAT));
   ExpectTensorNear(AsTensor<float>({1, 1, 0, NAN}, {4}),
                    Run1("SquaredDifference", {x, y}, DT_FLOAT));
   ExpectTensorEqual(
       AsTensor<int64_t>({3, 3, 9}, {3}),
-      Run1("Maximum",
-           {AsTensor<int64_t>({1, 2, 9}, {3}), Tensor::Scalar<int64_t>(3)},
-           DT_INT64));
-  ExpectTensorEqual(AsTensor<int32_t>({9, 0, 25}, {3}),
-                    Run1("SquaredDifference",
-                         {AsTensor<int32_t>({1, 2, 3}, {3}),
-                          AsTensor<int32_t>({4, 2, -2}, {3})},
-                         DT_INT32));
+      Run1("Maximum", {AsTensor<int64_t>({1, 2, 9}, {3}), Tensor::Scalar<int64_t>(3)}, DT_INT64));
+  ExpectTensorEqual(
+      AsTensor<int32_t>({9, 0, 25}, {3}),
+      Run1("SquaredDifference",
+           {AsTensor<int32_t>({1, 2, 3}, {3}), AsTensor<int32_t>({4, 2, -2}, {3})}, DT_INT32));
 }
 
 TEST(MathBinaryTest, Bfloat16AndStrings) {
@@ -232,65 +199,50 @@ TEST(MathBinaryTest, Bfloat16AndStrings) {
   ExpectTensorNear(want, Run1("AddV2", {a, a}, DT_BFLOAT16));
 
   Tensor s = Tensor::FromVector<std::string>({"a", "bc"});
-  ExpectTensorEqual(
-      Tensor::FromVector<std::string>({"ax", "bcx"}),
-      Run1("Add", {s, Tensor::Scalar<std::string>("x")}, DT_STRING));
+  ExpectTensorEqual(Tensor::FromVector<std::string>({"ax", "bcx"}),
+                    Run1("Add", {s, Tensor::Scalar<std::string>("x")}, DT_STRING));
 }
 
 TEST(MathBinaryTest, InPlaceWhenInputIsUnshared) {
   // The harness hands the kernel sole copies of its inputs, so the output
   // may reuse input 0's buffer; values must still be right.
-  ExpectTensorNear(AsTensor<float>({2, 4, 6, 5, 7, 9}, {2, 3}),
-                   Run1("AddV2",
-                        {AsTensor<float>({1, 2, 3, 4, 5, 6}, {2, 3}),
-                         AsTensor<float>({1, 2, 3}, {1, 3})},
-                        DT_FLOAT));
+  ExpectTensorNear(
+      AsTensor<float>({2, 4, 6, 5, 7, 9}, {2, 3}),
+      Run1("AddV2",
+           {AsTensor<float>({1, 2, 3, 4, 5, 6}, {2, 3}), AsTensor<float>({1, 2, 3}, {1, 3})},
+           DT_FLOAT));
 }
 
 TEST(MathUnaryTest, FloatFunctions) {
   Tensor x = AsTensor<float>({0.25f, 1, 4}, {3});
-  ExpectTensorNear(AsTensor<float>({0.5f, 1, 2}, {3}),
-                   Run1("Sqrt", {x}, DT_FLOAT));
-  ExpectTensorNear(AsTensor<float>({2, 1, 0.5f}, {3}),
-                   Run1("Rsqrt", {x}, DT_FLOAT));
-  ExpectTensorNear(AsTensor<float>({4, 1, 0.25f}, {3}),
-                   Run1("Reciprocal", {x}, DT_FLOAT));
+  ExpectTensorNear(AsTensor<float>({0.5f, 1, 2}, {3}), Run1("Sqrt", {x}, DT_FLOAT));
+  ExpectTensorNear(AsTensor<float>({2, 1, 0.5f}, {3}), Run1("Rsqrt", {x}, DT_FLOAT));
+  ExpectTensorNear(AsTensor<float>({4, 1, 0.25f}, {3}), Run1("Reciprocal", {x}, DT_FLOAT));
   ExpectTensorNear(AsTensor<float>({std::log(0.25f), 0, std::log(4.0f)}, {3}),
                    Run1("Log", {x}, DT_FLOAT));
-  ExpectTensorNear(
-      AsTensor<float>({std::exp(0.25f), std::exp(1.0f), std::exp(4.0f)}, {3}),
-      Run1("Exp", {x}, DT_FLOAT));
+  ExpectTensorNear(AsTensor<float>({std::exp(0.25f), std::exp(1.0f), std::exp(4.0f)}, {3}),
+                   Run1("Exp", {x}, DT_FLOAT));
   Tensor z = AsTensor<double>({-1, 0, 2}, {3});
   ExpectTensorNear(AsTensor<double>({std::tanh(-1.0), 0, std::tanh(2.0)}, {3}),
                    Run1("Tanh", {z}, DT_DOUBLE));
-  ExpectTensorNear(
-      AsTensor<double>({1 / (1 + std::exp(1.0)), 0.5, 1 / (1 + std::exp(-2.0))},
-                       {3}),
-      Run1("Sigmoid", {z}, DT_DOUBLE));
+  ExpectTensorNear(AsTensor<double>({1 / (1 + std::exp(1.0)), 0.5, 1 / (1 + std::exp(-2.0))}, {3}),
+                   Run1("Sigmoid", {z}, DT_DOUBLE));
 }
 
 TEST(MathUnaryTest, SignedFunctionsOnIntsAndFloats) {
   Tensor i = AsTensor<int32_t>({-3, 0, 2}, {3});
-  ExpectTensorEqual(AsTensor<int32_t>({3, 0, -2}, {3}),
-                    Run1("Neg", {i}, DT_INT32));
-  ExpectTensorEqual(AsTensor<int32_t>({3, 0, 2}, {3}),
-                    Run1("Abs", {i}, DT_INT32));
-  ExpectTensorEqual(AsTensor<int32_t>({-1, 0, 1}, {3}),
-                    Run1("Sign", {i}, DT_INT32));
-  ExpectTensorEqual(AsTensor<int32_t>({9, 0, 4}, {3}),
-                    Run1("Square", {i}, DT_INT32));
+  ExpectTensorEqual(AsTensor<int32_t>({3, 0, -2}, {3}), Run1("Neg", {i}, DT_INT32));
+  ExpectTensorEqual(AsTensor<int32_t>({3, 0, 2}, {3}), Run1("Abs", {i}, DT_INT32));
+  ExpectTensorEqual(AsTensor<int32_t>({-1, 0, 1}, {3}), Run1("Sign", {i}, DT_INT32));
+  ExpectTensorEqual(AsTensor<int32_t>({9, 0, 4}, {3}), Run1("Square", {i}, DT_INT32));
   Tensor f = AsTensor<float>({-1.5f, 0, 2}, {3});
-  ExpectTensorNear(AsTensor<float>({1.5f, 0, -2}, {3}),
-                   Run1("Neg", {f}, DT_FLOAT));
-  ExpectTensorNear(AsTensor<float>({-1, 0, 1}, {3}),
-                   Run1("Sign", {f}, DT_FLOAT));
-  ExpectTensorNear(AsTensor<float>({2.25f, 0, 4}, {3}),
-                   Run1("Square", {f}, DT_FLOAT));
+  ExpectTensorNear(AsTensor<float>({1.5f, 0, -2}, {3}), Run1("Neg", {f}, DT_FLOAT));
+  ExpectTensorNear(AsTensor<float>({-1, 0, 1}, {3}), Run1("Sign", {f}, DT_FLOAT));
+  ExpectTensorNear(AsTensor<float>({2.25f, 0, 4}, {3}), Run1("Square", {f}, DT_FLOAT));
 }
 
 TEST(MathUnaryTest, ScalarsEmptyAndBfloat16) {
-  ExpectTensorNear(Tensor::Scalar<float>(3),
-                   Run1("Sqrt", {Tensor::Scalar<float>(9)}, DT_FLOAT));
+  ExpectTensorNear(Tensor::Scalar<float>(3), Run1("Sqrt", {Tensor::Scalar<float>(9)}, DT_FLOAT));
   Tensor empty = Run1("Exp", {AsTensor<float>({}, {0, 3})}, DT_FLOAT);
   EXPECT_EQ(empty.shape().DebugString(), "[0,3]");
   Tensor b(DT_BFLOAT16, TensorShape({2}));
@@ -315,20 +267,16 @@ TEST(MathUnaryTest, LargeInputIsSharded) {
 TEST(MathUnaryGradTest, GradientsFromOutputs) {
   Tensor y = AsTensor<float>({0.5f, 0.25f}, {2});
   Tensor dy = AsTensor<float>({2, 4}, {2});
-  ExpectTensorNear(AsTensor<float>({0.5f, 0.75f}, {2}),
-                   Run1("SigmoidGrad", {y, dy}, DT_FLOAT));
-  ExpectTensorNear(AsTensor<float>({1.5f, 3.75f}, {2}),
-                   Run1("TanhGrad", {y, dy}, DT_FLOAT));
-  ExpectTensorNear(AsTensor<float>({2, 8}, {2}),
-                   Run1("SqrtGrad", {y, dy}, DT_FLOAT));
+  ExpectTensorNear(AsTensor<float>({0.5f, 0.75f}, {2}), Run1("SigmoidGrad", {y, dy}, DT_FLOAT));
+  ExpectTensorNear(AsTensor<float>({1.5f, 3.75f}, {2}), Run1("TanhGrad", {y, dy}, DT_FLOAT));
+  ExpectTensorNear(AsTensor<float>({2, 8}, {2}), Run1("SqrtGrad", {y, dy}, DT_FLOAT));
   ExpectTensorNear(AsTensor<float>({-0.125f, -0.03125f}, {2}),
                    Run1("RsqrtGrad", {y, dy}, DT_FLOAT));
 }
 
 TEST(MathUnaryGradTest, ShapesMustMatch) {
   auto out =
-      RunKernel("SigmoidGrad",
-                {AsTensor<float>({1, 2}, {2}), AsTensor<float>({1, 2, 3}, {3})},
+      RunKernel("SigmoidGrad", {AsTensor<float>({1, 2}, {2}), AsTensor<float>({1, 2, 3}, {3})},
                 {{"T", DT_FLOAT}});
   ASSERT_FALSE(out.ok());
   EXPECT_THAT(std::string(out.status().message()), HasSubstr("[2] vs [3]"));

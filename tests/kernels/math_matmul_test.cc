@@ -14,11 +14,9 @@ using test::ExpectTensorNear;
 using test::RunKernel;
 using ::testing::HasSubstr;
 
-Tensor MatMul(const Tensor& a, const Tensor& b, bool ta = false,
-              bool tb = false) {
+Tensor MatMul(const Tensor& a, const Tensor& b, bool ta = false, bool tb = false) {
   auto out =
-      RunKernel("MatMul", {a, b},
-                {{"T", a.dtype()}, {"transpose_a", ta}, {"transpose_b", tb}});
+      RunKernel("MatMul", {a, b}, {{"T", a.dtype()}, {"transpose_a", ta}, {"transpose_b", tb}});
   EXPECT_TRUE(out.ok()) << out.status();
   return out.ok() ? (*out)[0] : Tensor();
 }
@@ -32,21 +30,18 @@ std::vector<float> Pattern(int64_t rows, int64_t cols, int seed) {
   return v;
 }
 
-std::vector<float> NaiveMatMul(const std::vector<float>& a,
-                               const std::vector<float>& b, int64_t m,
+std::vector<float> NaiveMatMul(const std::vector<float>& a, const std::vector<float>& b, int64_t m,
                                int64_t k, int64_t n) {
   std::vector<float> c(m * n, 0);
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t p = 0; p < k; ++p) {
-      for (int64_t j = 0; j < n; ++j)
-        c[i * n + j] += a[i * k + p] * b[p * n + j];
+      for (int64_t j = 0; j < n; ++j) c[i * n + j] += a[i * k + p] * b[p * n + j];
     }
   }
   return c;
 }
 
-std::vector<float> Transpose(const std::vector<float>& v, int64_t rows,
-                             int64_t cols) {
+std::vector<float> Transpose(const std::vector<float>& v, int64_t rows, int64_t cols) {
   std::vector<float> t(v.size());
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t j = 0; j < cols; ++j) t[j * rows + i] = v[i * cols + j];
@@ -70,15 +65,12 @@ TEST(MathMatMulTest, IntegerTypes) {
   Tensor a = AsTensor<int32_t>({1, 2, 3, 4}, {2, 2});
   Tensor b = AsTensor<int32_t>({5, 6, 7, 8}, {2, 2});
   ExpectTensorEqual(AsTensor<int32_t>({19, 22, 43, 50}, {2, 2}), MatMul(a, b));
-  ExpectTensorEqual(AsTensor<int32_t>({23, 31, 34, 46}, {2, 2}),
-                    MatMul(a, b, true, true));
-  ExpectTensorEqual(
-      AsTensor<int64_t>({17, 23, 39, 53}, {2, 2}),
-      MatMul(AsTensor<int64_t>({1, 2, 3, 4}, {2, 2}),
-             AsTensor<int64_t>({5, 6, 7, 8}, {2, 2}), false, true));
+  ExpectTensorEqual(AsTensor<int32_t>({23, 31, 34, 46}, {2, 2}), MatMul(a, b, true, true));
+  ExpectTensorEqual(AsTensor<int64_t>({17, 23, 39, 53}, {2, 2}),
+                    MatMul(AsTensor<int64_t>({1, 2, 3, 4}, {2, 2}),
+                           AsTensor<int64_t>({5, 6, 7, 8}, {2, 2}), false, true));
   ExpectTensorNear(AsTensor<double>({11}, {1, 1}),
-                   MatMul(AsTensor<double>({1, 2}, {1, 2}),
-                          AsTensor<double>({3, 4}, {2, 1})));
+                   MatMul(AsTensor<double>({1, 2}, {1, 2}), AsTensor<double>({3, 4}, {2, 1})));
 }
 
 TEST(MathMatMulTest, Bfloat16) {
@@ -94,13 +86,10 @@ TEST(MathMatMulTest, Bfloat16) {
 }
 
 TEST(MathMatMulTest, EmptyInnerDimensionGivesZeros) {
-  ExpectTensorNear(
-      AsTensor<float>({0, 0, 0, 0, 0, 0}, {2, 3}),
-      MatMul(AsTensor<float>({}, {2, 0}), AsTensor<float>({}, {0, 3})));
+  ExpectTensorNear(AsTensor<float>({0, 0, 0, 0, 0, 0}, {2, 3}),
+                   MatMul(AsTensor<float>({}, {2, 0}), AsTensor<float>({}, {0, 3})));
   EXPECT_EQ(
-      MatMul(AsTensor<float>({}, {0, 3}), AsTensor<float>({1, 2, 3}, {3, 1}))
-          .shape()
-          .DebugString(),
+      MatMul(AsTensor<float>({}, {0, 3}), AsTensor<float>({1, 2, 3}, {3, 1})).shape().DebugString(),
       "[0,1]");
 }
 
@@ -110,8 +99,7 @@ TEST(MathMatMulTest, LargeProductsSplitAcrossThePool) {
        {std::tuple<int64_t, int64_t, int64_t>{320, 128, 100}, {40, 128, 900}}) {
     const std::vector<float> a = Pattern(m, k, 1), b = Pattern(k, n, 2);
     const Tensor want = AsTensor<float>(NaiveMatMul(a, b, m, k, n), {m, n});
-    const Tensor ta = AsTensor<float>(a, {m, k}),
-                 tb = AsTensor<float>(b, {k, n});
+    const Tensor ta = AsTensor<float>(a, {m, k}), tb = AsTensor<float>(b, {k, n});
     const Tensor ta_t = AsTensor<float>(Transpose(a, m, k), {k, m});
     const Tensor tb_t = AsTensor<float>(Transpose(b, k, n), {n, k});
     ExpectTensorNear(want, MatMul(ta, tb), 1e-4);
@@ -130,9 +118,8 @@ TEST(MathMatMulTest, InnerDimensionMismatch) {
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(out.status().message()),
               HasSubstr("inner dimensions must agree: [2,3] vs [4,5]"));
-  out = RunKernel(
-      "MatMul", {AsTensor<float>({1, 2}, {2}), AsTensor<float>({1, 2}, {2, 1})},
-      {{"T", DT_FLOAT}});
+  out = RunKernel("MatMul", {AsTensor<float>({1, 2}, {2}), AsTensor<float>({1, 2}, {2, 1})},
+                  {{"T", DT_FLOAT}});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
@@ -158,11 +145,9 @@ TEST(MathBatchMatMulTest, BroadcastsBatchDimensions) {
   Tensor y = AsTensor<int32_t>({1, 0, 0, 1, 1, 1}, {3, 2, 1});
   auto out = RunKernel("BatchMatMulV2", {x, y}, {{"T", DT_INT32}});
   ASSERT_TRUE(out.ok()) << out.status();
-  ExpectTensorEqual(AsTensor<int32_t>({1, 2, 3, 3, 4, 7}, {2, 3, 1, 1}),
-                    (*out)[0]);
+  ExpectTensorEqual(AsTensor<int32_t>({1, 2, 3, 3, 4, 7}, {2, 3, 1, 1}), (*out)[0]);
   // Plain matrices broadcast against a batch.
-  out = RunKernel("BatchMatMulV2", {AsTensor<int32_t>({1, 2}, {1, 2}), y},
-                  {{"T", DT_INT32}});
+  out = RunKernel("BatchMatMulV2", {AsTensor<int32_t>({1, 2}, {1, 2}), y}, {{"T", DT_INT32}});
   ASSERT_TRUE(out.ok()) << out.status();
   ExpectTensorEqual(AsTensor<int32_t>({1, 2, 3}, {3, 1, 1}), (*out)[0]);
 }
@@ -179,8 +164,7 @@ TEST(MathBatchMatMulTest, ManyBatchesInParallel) {
     want.insert(want.end(), c.begin(), c.end());
   }
   auto out = RunKernel("BatchMatMulV2",
-                       {AsTensor<float>(x, {batches, m, k}),
-                        AsTensor<float>(y, {batches, k, n})},
+                       {AsTensor<float>(x, {batches, m, k}), AsTensor<float>(y, {batches, k, n})},
                        {{"T", DT_FLOAT}});
   ASSERT_TRUE(out.ok()) << out.status();
   ExpectTensorNear(AsTensor<float>(want, {batches, m, n}), (*out)[0], 1e-4);
@@ -199,8 +183,7 @@ TEST(MathBatchMatMulTest, Errors) {
                    AsTensor<float>(std::vector<float>(8, 1), {2, 2, 2})},
                   {{"T", DT_FLOAT}});
   ASSERT_FALSE(out.ok());
-  EXPECT_THAT(std::string(out.status().message()),
-              HasSubstr("batch dimensions are incompatible"));
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("batch dimensions are incompatible"));
 }
 
 }  // namespace

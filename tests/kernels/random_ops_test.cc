@@ -15,14 +15,10 @@ namespace {
 using ::testing::HasSubstr;
 
 // Runs `op` once (a fresh kernel) for a float/double/bfloat16 `dtype`.
-absl::StatusOr<Tensor> RunRandom(const std::string& op, DataType dtype,
-                                 const Tensor& shape, int64_t seed,
-                                 int64_t seed2) {
-  auto out = test::RunKernel(op, {shape},
-                             {{"dtype", dtype},
-                              {"T", shape.dtype()},
-                              {"seed", seed},
-                              {"seed2", seed2}});
+absl::StatusOr<Tensor> RunRandom(const std::string& op, DataType dtype, const Tensor& shape,
+                                 int64_t seed, int64_t seed2) {
+  auto out = test::RunKernel(
+      op, {shape}, {{"dtype", dtype}, {"T", shape.dtype()}, {"seed", seed}, {"seed2", seed2}});
   if (!out.ok()) return out.status();
   return (*out)[0];
 }
@@ -74,8 +70,7 @@ TEST_P(RandomDistributionTest, UniformRangeAndMoments) {
 }
 
 TEST_P(RandomDistributionTest, StandardNormalMoments) {
-  auto out =
-      RunRandom("RandomStandardNormal", GetParam(), Shape({100000}), 87, 4);
+  auto out = RunRandom("RandomStandardNormal", GetParam(), Shape({100000}), 87, 4);
   ASSERT_TRUE(out.ok()) << out.status();
   const Moments m = ComputeMoments(AsDoubles(*out));
   EXPECT_NEAR(m.mean, 0.0, 0.02);
@@ -96,8 +91,7 @@ TEST_P(RandomDistributionTest, TruncatedNormalWithinTwoStddevs) {
 }
 
 TEST_P(RandomDistributionTest, SameSeedsSameValuesDifferentSeedsDiffer) {
-  for (const char* op :
-       {"RandomUniform", "RandomStandardNormal", "TruncatedNormal"}) {
+  for (const char* op : {"RandomUniform", "RandomStandardNormal", "TruncatedNormal"}) {
     auto a = RunRandom(op, GetParam(), Shape({4, 8}), 1, 2);
     auto b = RunRandom(op, GetParam(), Shape({4, 8}), 1, 2);
     auto c = RunRandom(op, GetParam(), Shape({4, 8}), 1, 3);
@@ -111,9 +105,7 @@ TEST_P(RandomDistributionTest, SameSeedsSameValuesDifferentSeedsDiffer) {
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, RandomDistributionTest,
                          ::testing::Values(DT_FLOAT, DT_DOUBLE, DT_BFLOAT16),
-                         [](const auto& info) {
-                           return DataTypeString(info.param);
-                         });
+                         [](const auto& info) { return DataTypeString(info.param); });
 
 TEST(RandomOpsTest, ZeroSeedsAreNondeterministic) {
   auto a = RunRandom("RandomUniform", DT_DOUBLE, Shape({16}), 0, 0);
@@ -123,8 +115,8 @@ TEST(RandomOpsTest, ZeroSeedsAreNondeterministic) {
 }
 
 TEST(RandomOpsTest, Int64ShapeAndScalarAndEmpty) {
-  auto out = RunRandom("RandomStandardNormal", DT_FLOAT,
-                       test::AsTensor<int64_t>({2, 3, 4}, {3}), 7, 7);
+  auto out =
+      RunRandom("RandomStandardNormal", DT_FLOAT, test::AsTensor<int64_t>({2, 3, 4}, {3}), 7, 7);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->shape().DebugString(), "[2,3,4]");
   auto scalar = RunRandom("RandomUniform", DT_FLOAT, Shape({}), 7, 7);
@@ -143,15 +135,14 @@ TEST(RandomOpsTest, BadShapes) {
   auto unknown = RunRandom("RandomUniform", DT_FLOAT, Shape({-1}), 1, 1);
   ASSERT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(unknown.status().message(), HasSubstr("-1"));
-  auto matrix = RunRandom("RandomUniform", DT_FLOAT,
-                          test::AsTensor<int32_t>({1, 2, 3, 4}, {2, 2}), 1, 1);
+  auto matrix =
+      RunRandom("RandomUniform", DT_FLOAT, test::AsTensor<int32_t>({1, 2, 3, 4}, {2, 2}), 1, 1);
   ASSERT_EQ(matrix.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(matrix.status().message(), HasSubstr("[2,2]"));
 }
 
 TEST(RandomOpsTest, OpsAreStateful) {
-  for (const char* op :
-       {"RandomUniform", "RandomStandardNormal", "TruncatedNormal"}) {
+  for (const char* op : {"RandomUniform", "RandomStandardNormal", "TruncatedNormal"}) {
     const OpRegistrationData* reg = OpRegistry::Global()->LookUp(op);
     ASSERT_NE(reg, nullptr) << op;
     EXPECT_TRUE(reg->op_def.is_stateful()) << op;
@@ -205,13 +196,11 @@ class KernelInstance {
 };
 
 TEST(RandomOpsTest, SuccessiveComputesContinueTheStream) {
-  for (const char* op :
-       {"RandomUniform", "RandomStandardNormal", "TruncatedNormal"}) {
+  for (const char* op : {"RandomUniform", "RandomStandardNormal", "TruncatedNormal"}) {
     KernelInstance stepwise(op, 11, 12);
     const std::vector<double> first = AsDoubles(stepwise.Compute(3));
     const std::vector<double> second = AsDoubles(stepwise.Compute(5));
-    EXPECT_NE(first, std::vector<double>(second.begin(), second.begin() + 3))
-        << op;
+    EXPECT_NE(first, std::vector<double>(second.begin(), second.begin() + 3)) << op;
     KernelInstance at_once(op, 11, 12);
     std::vector<double> joined = first;
     joined.insert(joined.end(), second.begin(), second.end());

@@ -12,9 +12,9 @@
 namespace distflow {
 namespace {
 
-using ::testing::HasSubstr;
 using test::AsTensor;
 using test::RunKernel;
+using ::testing::HasSubstr;
 
 constexpr int64_t k2p40 = int64_t{1} << 40;
 
@@ -35,19 +35,19 @@ TEST(SizeOverflowTest, MatMulOfEmptyMatricesWithHugeOuterDims) {
 }
 
 TEST(SizeOverflowTest, RangeCountBeyondInt64) {
-  auto r = RunKernel("Range",
-                     {Tensor::Scalar<int64_t>(std::numeric_limits<int64_t>::min()),
-                      Tensor::Scalar<int64_t>(std::numeric_limits<int64_t>::max()),
-                      Tensor::Scalar<int64_t>(1)},
-                     {{"Tidx", DT_INT64}});
+  auto r = RunKernel(
+      "Range",
+      {Tensor::Scalar<int64_t>(std::numeric_limits<int64_t>::min()),
+       Tensor::Scalar<int64_t>(std::numeric_limits<int64_t>::max()), Tensor::Scalar<int64_t>(1)},
+      {{"Tidx", DT_INT64}});
   ExpectCode(r, absl::StatusCode::kInvalidArgument, "too many elements");
 }
 
 TEST(SizeOverflowTest, RangeTooBigToAllocate) {
-  auto r = RunKernel("Range",
-                     {Tensor::Scalar<int64_t>(0), Tensor::Scalar<int64_t>(k2p40),
-                      Tensor::Scalar<int64_t>(1)},
-                     {{"Tidx", DT_INT64}});
+  auto r = RunKernel(
+      "Range",
+      {Tensor::Scalar<int64_t>(0), Tensor::Scalar<int64_t>(k2p40), Tensor::Scalar<int64_t>(1)},
+      {{"Tidx", DT_INT64}});
   ExpectCode(r, absl::StatusCode::kResourceExhausted,
              "OOM when allocating tensor of shape [1099511627776] and type int64");
 }

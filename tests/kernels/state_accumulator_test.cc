@@ -22,44 +22,32 @@ using test::StateKernelRunner;
 // the resource form (true).
 class AccumulatorTest : public ::testing::TestWithParam<bool> {
  protected:
-  std::string Op(const std::string& base) const {
-    return GetParam() ? "Resource" + base : base;
-  }
-  KernelInput Accumulator(const std::string& reduction = "MEAN",
-                          const std::string& name = "acc") {
-    auto run = r_.RunToEnd(GetParam() ? "ResourceConditionalAccumulator"
-                                      : "ConditionalAccumulator",
-                           {},
-                           {{"dtype", DT_FLOAT},
-                            {"shape", PartialTensorShape({2})},
-                            {"reduction_type", reduction}},
-                           name);
+  std::string Op(const std::string& base) const { return GetParam() ? "Resource" + base : base; }
+  KernelInput Accumulator(const std::string& reduction = "MEAN", const std::string& name = "acc") {
+    auto run = r_.RunToEnd(
+        GetParam() ? "ResourceConditionalAccumulator" : "ConditionalAccumulator", {},
+        {{"dtype", DT_FLOAT}, {"shape", PartialTensorShape({2})}, {"reduction_type", reduction}},
+        name);
     EXPECT_TRUE(run->status().ok()) << run->status();
     if (GetParam()) return run->outputs()[0];
     return run->ref_output(0);
   }
-  absl::Status Apply(const KernelInput& acc, int64_t local_step,
-                     const Tensor& grad) {
+  absl::Status Apply(const KernelInput& acc, int64_t local_step, const Tensor& grad) {
     return r_
-        .Run(Op("AccumulatorApplyGradient"),
-             {acc, Tensor::Scalar<int64_t>(local_step), grad},
+        .Run(Op("AccumulatorApplyGradient"), {acc, Tensor::Scalar<int64_t>(local_step), grad},
              {{"dtype", DT_FLOAT}})
         .status();
   }
-  std::shared_ptr<KernelRun> StartTake(const KernelInput& acc,
-                                       int32_t num_required,
+  std::shared_ptr<KernelRun> StartTake(const KernelInput& acc, int32_t num_required,
                                        CancellationManager* cm = nullptr) {
-    return r_.Start(Op("AccumulatorTakeGradient"),
-                    {acc, Tensor::Scalar<int32_t>(num_required)},
+    return r_.Start(Op("AccumulatorTakeGradient"), {acc, Tensor::Scalar<int32_t>(num_required)},
                     {{"dtype", DT_FLOAT}}, "take", cm);
   }
   int32_t NumAccumulated(const KernelInput& acc) {
-    return r_.RunOne(Op("AccumulatorNumAccumulated"), {acc}, {})
-        .scalar<int32_t>();
+    return r_.RunOne(Op("AccumulatorNumAccumulated"), {acc}, {}).scalar<int32_t>();
   }
   void SetGlobalStep(const KernelInput& acc, int64_t step) {
-    r_.RunOk(Op("AccumulatorSetGlobalStep"),
-             {acc, Tensor::Scalar<int64_t>(step)}, {});
+    r_.RunOk(Op("AccumulatorSetGlobalStep"), {acc, Tensor::Scalar<int64_t>(step)}, {});
   }
   StateKernelRunner r_;
 };
@@ -89,9 +77,7 @@ TEST_P(AccumulatorTest, TakeWaitsForEnoughGradients) {
   auto take = StartTake(acc, 2);
   ASSERT_TRUE(Apply(acc, 0, AsTensor<float>({1, 1})).ok());
   EXPECT_FALSE(take->WaitFor(absl::Milliseconds(50)));
-  std::thread replica([&] {
-    EXPECT_TRUE(Apply(acc, 0, AsTensor<float>({3, 3})).ok());
-  });
+  std::thread replica([&] { EXPECT_TRUE(Apply(acc, 0, AsTensor<float>({3, 3})).ok()); });
   ASSERT_TRUE(take->WaitFor(absl::Seconds(10)));
   replica.join();
   ASSERT_TRUE(take->status().ok()) << take->status();
@@ -120,26 +106,20 @@ TEST_P(AccumulatorTest, SumReductionAndGlobalStep) {
   auto take = StartTake(acc, 2);
   ASSERT_TRUE(take->WaitFor(absl::Seconds(10)));
   ExpectTensorNear(AsTensor<float>({2, 4}), take->outputs()[0]);
-  ASSERT_TRUE(
-      Apply(acc, 10, AsTensor<float>({1, 2})).ok());  // stale: step is 11
+  ASSERT_TRUE(Apply(acc, 10, AsTensor<float>({1, 2})).ok());  // stale: step is 11
   EXPECT_EQ(NumAccumulated(acc), 0);
 }
 
 TEST_P(AccumulatorTest, Errors) {
   KernelInput acc = Accumulator();
-  ExpectError(Apply(acc, 0, AsTensor<float>({1, 2, 3})),
-              absl::StatusCode::kInvalidArgument, {"'acc'", "[2]", "[3]"});
+  ExpectError(Apply(acc, 0, AsTensor<float>({1, 2, 3})), absl::StatusCode::kInvalidArgument,
+              {"'acc'", "[2]", "[3]"});
   auto take = StartTake(acc, 0);
   ASSERT_TRUE(take->WaitFor(absl::Seconds(10)));
-  ExpectError(take->status(), absl::StatusCode::kInvalidArgument,
-              {"num_required"});
+  ExpectError(take->status(), absl::StatusCode::kInvalidArgument, {"num_required"});
   auto other = r_.Run(
-      GetParam() ? "ResourceConditionalAccumulator" : "ConditionalAccumulator",
-      {},
-      {{"dtype", DT_DOUBLE},
-       {"shape", PartialTensorShape({2})},
-       {"shared_name", "acc"}},
-      "other");
+      GetParam() ? "ResourceConditionalAccumulator" : "ConditionalAccumulator", {},
+      {{"dtype", DT_DOUBLE}, {"shape", PartialTensorShape({2})}, {"shared_name", "acc"}}, "other");
   ExpectError(other.status(), absl::StatusCode::kInvalidArgument, {"'acc'"});
 }
 

@@ -27,29 +27,25 @@ TEST(Crc32cTest, KnownValues) {
   EXPECT_EQ(crc32c::Value(std::string(32, '\0')), 0x8A9136AAu);
   EXPECT_EQ(crc32c::Value(std::string(32, '\xff')), 0x62A8AB43u);
   const std::string text = "hello, checkpoint";
-  EXPECT_EQ(crc32c::Extend(crc32c::Value(text.substr(0, 5)), text.data() + 5,
-                           text.size() - 5),
+  EXPECT_EQ(crc32c::Extend(crc32c::Value(text.substr(0, 5)), text.data() + 5, text.size() - 5),
             crc32c::Value(text));
 }
 
 class CheckpointTest : public ::testing::Test {
  protected:
   CheckpointTest() {
-    dir_ =
-        std::filesystem::path(::testing::TempDir()) /
-        ("state_ckpt_" +
-         std::string(
-             ::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("state_ckpt_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     std::filesystem::remove_all(dir_);
     prefix_ = (dir_ / "sub" / "model.ckpt").string();
   }
   ~CheckpointTest() override { std::filesystem::remove_all(dir_); }
 
-  absl::Status Save(const std::vector<std::string>& names,
-                    const std::vector<Tensor>& tensors) {
-    std::vector<test::KernelInput> inputs = {
-        Tensor::Scalar<std::string>(prefix_), StringVector(names),
-        StringVector(std::vector<std::string>(names.size()))};
+  absl::Status Save(const std::vector<std::string>& names, const std::vector<Tensor>& tensors) {
+    std::vector<test::KernelInput> inputs = {Tensor::Scalar<std::string>(prefix_),
+                                             StringVector(names),
+                                             StringVector(std::vector<std::string>(names.size()))};
     DataTypeVector dtypes;
     for (const Tensor& t : tensors) {
       inputs.push_back(t);
@@ -57,13 +53,12 @@ class CheckpointTest : public ::testing::Test {
     }
     return r_.Run("SaveV2", inputs, {{"dtypes", dtypes}}).status();
   }
-  absl::StatusOr<std::vector<Tensor>> Restore(
-      const std::vector<std::string>& names, const DataTypeVector& dtypes,
-      std::vector<std::string> specs = {}) {
+  absl::StatusOr<std::vector<Tensor>> Restore(const std::vector<std::string>& names,
+                                              const DataTypeVector& dtypes,
+                                              std::vector<std::string> specs = {}) {
     specs.resize(names.size());
     return r_.Run("RestoreV2",
-                  {Tensor::Scalar<std::string>(prefix_), StringVector(names),
-                   StringVector(specs)},
+                  {Tensor::Scalar<std::string>(prefix_), StringVector(names), StringVector(specs)},
                   {{"dtypes", dtypes}});
   }
   // Flips one byte of `file` at `offset` (negative: from the end).
@@ -99,8 +94,8 @@ TEST_F(CheckpointTest, RoundTripEveryDtype) {
       Tensor(DT_FLOAT, TensorShape({0, 3})),
       Tensor::Scalar<bfloat16>(bfloat16(0.5f)),
   };
-  std::vector<std::string> names = {
-      "w", "scope/d", "ints", "step", "bytes", "flags", "words", "empty", "bf"};
+  std::vector<std::string> names = {"w",     "scope/d", "ints",  "step", "bytes",
+                                    "flags", "words",   "empty", "bf"};
   ASSERT_TRUE(Save(names, tensors).ok());
   EXPECT_TRUE(std::filesystem::exists(BundleIndexFilename(prefix_)));
   EXPECT_TRUE(std::filesystem::exists(BundleDataFilename(prefix_)));
@@ -109,8 +104,7 @@ TEST_F(CheckpointTest, RoundTripEveryDtype) {
   for (const Tensor& t : tensors) dtypes.push_back(t.dtype());
   auto restored = Restore(names, dtypes);
   ASSERT_TRUE(restored.ok()) << restored.status();
-  for (size_t i = 0; i < tensors.size(); ++i)
-    ExpectTensorEqual(tensors[i], (*restored)[i]);
+  for (size_t i = 0; i < tensors.size(); ++i) ExpectTensorEqual(tensors[i], (*restored)[i]);
 
   // A subset, in another order, with full-tensor shape_and_slices.
   auto some = Restore({"step", "w"}, {DT_INT64, DT_FLOAT}, {"", "2 2 -:-"});
@@ -126,8 +120,7 @@ TEST_F(CheckpointTest, RoundTripEveryDtype) {
 
 TEST_F(CheckpointTest, SaveReplacesAnOlderCheckpoint) {
   ASSERT_TRUE(Save({"w"}, {AsTensor<float>({1})}).ok());
-  ASSERT_TRUE(
-      Save({"w", "b"}, {AsTensor<float>({2}), AsTensor<float>({3})}).ok());
+  ASSERT_TRUE(Save({"w", "b"}, {AsTensor<float>({2}), AsTensor<float>({3})}).ok());
   auto restored = Restore({"w", "b"}, {DT_FLOAT, DT_FLOAT});
   ASSERT_TRUE(restored.ok()) << restored.status();
   ExpectTensorEqual(AsTensor<float>({2}), (*restored)[0]);
@@ -144,42 +137,37 @@ TEST_F(CheckpointTest, SaveErrors) {
   ExpectError(Save({"w", "w"}, {AsTensor<float>({1}), AsTensor<float>({2})}),
               absl::StatusCode::kInvalidArgument, {"'w'", "twice"});
   Tensor handle(DT_RESOURCE, TensorShape());
-  ExpectError(Save({"h"}, {handle}), absl::StatusCode::kInvalidArgument,
-              {"'h'", "resource"});
-  auto sliced =
-      r_.Run("SaveV2",
-             {Tensor::Scalar<std::string>(prefix_), StringVector({"w"}),
-              StringVector({"2 0,1"}), AsTensor<float>({1, 2})},
-             {{"dtypes", DataTypeVector{DT_FLOAT}}});
+  ExpectError(Save({"h"}, {handle}), absl::StatusCode::kInvalidArgument, {"'h'", "resource"});
+  auto sliced = r_.Run("SaveV2",
+                       {Tensor::Scalar<std::string>(prefix_), StringVector({"w"}),
+                        StringVector({"2 0,1"}), AsTensor<float>({1, 2})},
+                       {{"dtypes", DataTypeVector{DT_FLOAT}}});
   ExpectError(sliced.status(), absl::StatusCode::kUnimplemented, {"'w'"});
   EXPECT_FALSE(std::filesystem::exists(BundleIndexFilename(prefix_)));
 }
 
 TEST_F(CheckpointTest, MissingCheckpointIsNotFound) {
-  ExpectError(Restore({"w"}, {DT_FLOAT}).status(), absl::StatusCode::kNotFound,
-              {prefix_});
+  ExpectError(Restore({"w"}, {DT_FLOAT}).status(), absl::StatusCode::kNotFound, {prefix_});
 }
 
 TEST_F(CheckpointTest, MissingTensorIsNotFound) {
   ASSERT_TRUE(Save({"w"}, {AsTensor<float>({1})}).ok());
-  ExpectError(Restore({"w", "bias"}, {DT_FLOAT, DT_FLOAT}).status(),
-              absl::StatusCode::kNotFound, {"'bias'"});
+  ExpectError(Restore({"w", "bias"}, {DT_FLOAT, DT_FLOAT}).status(), absl::StatusCode::kNotFound,
+              {"'bias'"});
 }
 
 TEST_F(CheckpointTest, WrongDtypeOrShapeIsInvalidArgument) {
   ASSERT_TRUE(Save({"w"}, {AsTensor<float>({1, 2})}).ok());
-  ExpectError(Restore({"w"}, {DT_INT32}).status(),
-              absl::StatusCode::kInvalidArgument, {"'w'", "float32", "int32"});
-  ExpectError(Restore({"w"}, {DT_FLOAT}, {"3 -"}).status(),
-              absl::StatusCode::kInvalidArgument, {"'w'", "[2]", "[3]"});
-  ExpectError(Restore({"w"}, {DT_FLOAT}, {"2 0,1"}).status(),
-              absl::StatusCode::kUnimplemented, {"'w'"});
+  ExpectError(Restore({"w"}, {DT_INT32}).status(), absl::StatusCode::kInvalidArgument,
+              {"'w'", "float32", "int32"});
+  ExpectError(Restore({"w"}, {DT_FLOAT}, {"3 -"}).status(), absl::StatusCode::kInvalidArgument,
+              {"'w'", "[2]", "[3]"});
+  ExpectError(Restore({"w"}, {DT_FLOAT}, {"2 0,1"}).status(), absl::StatusCode::kUnimplemented,
+              {"'w'"});
 }
 
 TEST_F(CheckpointTest, CorruptedDataByteIsDataLossNamingTheTensor) {
-  ASSERT_TRUE(
-      Save({"a", "b"}, {AsTensor<float>({1, 2}), AsTensor<float>({3, 4})})
-          .ok());
+  ASSERT_TRUE(Save({"a", "b"}, {AsTensor<float>({1, 2}), AsTensor<float>({3, 4})}).ok());
   // The data file holds a's 8 bytes, then b's.
   CorruptByte(BundleDataFilename(prefix_), 9);
   // Even a restore of only "a" refuses a checkpoint with a corrupted tensor.
@@ -195,23 +183,19 @@ TEST_F(CheckpointTest, CorruptedIndexIsDataLoss) {
 }
 
 TEST_F(CheckpointTest, TruncatedDataFileIsDataLossNamingTheTensor) {
-  ASSERT_TRUE(
-      Save({"a", "b"}, {AsTensor<float>({1, 2}), AsTensor<float>({3, 4})})
-          .ok());
+  ASSERT_TRUE(Save({"a", "b"}, {AsTensor<float>({1, 2}), AsTensor<float>({3, 4})}).ok());
   Truncate(BundleDataFilename(prefix_), 12);
-  ExpectError(Restore({"a", "b"}, {DT_FLOAT, DT_FLOAT}).status(),
-              absl::StatusCode::kDataLoss, {"truncated", "'b'"});
+  ExpectError(Restore({"a", "b"}, {DT_FLOAT, DT_FLOAT}).status(), absl::StatusCode::kDataLoss,
+              {"truncated", "'b'"});
 }
 
 TEST_F(CheckpointTest, TruncatedIndexIsDataLoss) {
   ASSERT_TRUE(Save({"a"}, {AsTensor<float>({1, 2})}).ok());
   const std::string index = BundleIndexFilename(prefix_);
   Truncate(index, ReadFileToString(index)->size() - 6);
-  ExpectError(Restore({"a"}, {DT_FLOAT}).status(), absl::StatusCode::kDataLoss,
-              {index});
+  ExpectError(Restore({"a"}, {DT_FLOAT}).status(), absl::StatusCode::kDataLoss, {index});
   Truncate(index, 5);
-  ExpectError(Restore({"a"}, {DT_FLOAT}).status(), absl::StatusCode::kDataLoss,
-              {"truncated"});
+  ExpectError(Restore({"a"}, {DT_FLOAT}).status(), absl::StatusCode::kDataLoss, {"truncated"});
 }
 
 TEST_F(CheckpointTest, DataFileOfAnotherSaveIsDataLoss) {
@@ -219,10 +203,8 @@ TEST_F(CheckpointTest, DataFileOfAnotherSaveIsDataLoss) {
   const std::string old_data = *ReadFileToString(BundleDataFilename(prefix_));
   ASSERT_TRUE(Save({"a"}, {AsTensor<float>({5, 6})}).ok());
   // As if a save stopped between its two renames.
-  ASSERT_TRUE(
-      WriteStringToFileAtomic(BundleDataFilename(prefix_), old_data).ok());
-  ExpectError(Restore({"a"}, {DT_FLOAT}).status(), absl::StatusCode::kDataLoss,
-              {"'a'"});
+  ASSERT_TRUE(WriteStringToFileAtomic(BundleDataFilename(prefix_), old_data).ok());
+  ExpectError(Restore({"a"}, {DT_FLOAT}).status(), absl::StatusCode::kDataLoss, {"'a'"});
 }
 
 TEST(ShapeAndSliceTest, Parse) {
@@ -230,15 +212,11 @@ TEST(ShapeAndSliceTest, Parse) {
   ASSERT_TRUE(ParseShapeAndSlice("4 5 -:-", &shape).ok());
   EXPECT_EQ(shape, TensorShape({4, 5}));
   ASSERT_TRUE(ParseShapeAndSlice("4 5 0,4:-", &shape).ok());
-  EXPECT_EQ(ParseShapeAndSlice("4 5 1,2:-", &shape).code(),
-            absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(ParseShapeAndSlice("4 5 1,2:-", &shape).code(), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(ParseShapeAndSlice("4 -", &shape).code(), absl::StatusCode::kOk);
-  EXPECT_EQ(ParseShapeAndSlice("4 5 -", &shape).code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ParseShapeAndSlice("x -", &shape).code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ParseShapeAndSlice("-", &shape).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseShapeAndSlice("4 5 -", &shape).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseShapeAndSlice("x -", &shape).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseShapeAndSlice("-", &shape).code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -23,36 +23,29 @@ constexpr absl::Duration kLong = absl::Seconds(10);
 class QueueTest : public ::testing::Test {
  protected:
   // A queue of (int32, string) elements of shapes ([], []).
-  Tensor Queue(int64_t capacity = -1, bool with_shapes = true,
-               const std::string& name = "q") {
+  Tensor Queue(int64_t capacity = -1, bool with_shapes = true, const std::string& name = "q") {
     std::vector<PartialTensorShape> shapes;
     if (with_shapes) shapes = {PartialTensorShape({}), PartialTensorShape({})};
     return r_.RunOne("FIFOQueueV2", {},
-                     {{"component_types", types_},
-                      {"shapes", shapes},
-                      {"capacity", capacity}},
+                     {{"component_types", types_}, {"shapes", shapes}, {"capacity", capacity}},
                      name);
   }
-  std::shared_ptr<KernelRun> StartEnqueue(const Tensor& q, int32_t i,
-                                          const std::string& s,
+  std::shared_ptr<KernelRun> StartEnqueue(const Tensor& q, int32_t i, const std::string& s,
                                           CancellationManager* cm = nullptr) {
-    return r_.Start(
-        "QueueEnqueueV2",
-        {q, Tensor::Scalar<int32_t>(i), Tensor::Scalar<std::string>(s)},
-        {{"Tcomponents", types_}}, "enqueue", cm);
+    return r_.Start("QueueEnqueueV2",
+                    {q, Tensor::Scalar<int32_t>(i), Tensor::Scalar<std::string>(s)},
+                    {{"Tcomponents", types_}}, "enqueue", cm);
   }
   void Enqueue(const Tensor& q, int32_t i, const std::string& s) {
     auto run = StartEnqueue(q, i, s);
     ASSERT_TRUE(run->WaitFor(kLong));
     ASSERT_TRUE(run->status().ok()) << run->status();
   }
-  std::shared_ptr<KernelRun> StartDequeue(const Tensor& q,
-                                          CancellationManager* cm = nullptr) {
-    return r_.Start("QueueDequeueV2", {q}, {{"component_types", types_}},
-                    "dequeue", cm);
+  std::shared_ptr<KernelRun> StartDequeue(const Tensor& q, CancellationManager* cm = nullptr) {
+    return r_.Start("QueueDequeueV2", {q}, {{"component_types", types_}}, "dequeue", cm);
   }
-  std::shared_ptr<KernelRun> StartDequeueMany(
-      const Tensor& q, int32_t n, CancellationManager* cm = nullptr) {
+  std::shared_ptr<KernelRun> StartDequeueMany(const Tensor& q, int32_t n,
+                                              CancellationManager* cm = nullptr) {
     return r_.Start("QueueDequeueManyV2", {q, Tensor::Scalar<int32_t>(n)},
                     {{"component_types", types_}}, "dequeue_many", cm);
   }
@@ -64,12 +57,9 @@ class QueueTest : public ::testing::Test {
     EXPECT_EQ(run->outputs()[0].scalar<int32_t>(), i);
     EXPECT_EQ(run->outputs()[1].scalar<std::string>(), s);
   }
-  int32_t Size(const Tensor& q) {
-    return r_.RunOne("QueueSizeV2", {q}, {}).scalar<int32_t>();
-  }
+  int32_t Size(const Tensor& q) { return r_.RunOne("QueueSizeV2", {q}, {}).scalar<int32_t>(); }
   void Close(const Tensor& q, bool cancel_pending_enqueues = false) {
-    r_.RunOk("QueueCloseV2", {q},
-             {{"cancel_pending_enqueues", cancel_pending_enqueues}});
+    r_.RunOk("QueueCloseV2", {q}, {{"cancel_pending_enqueues", cancel_pending_enqueues}});
   }
 
   DataTypeVector types_ = {DT_INT32, DT_STRING};
@@ -93,10 +83,9 @@ TEST_F(QueueTest, FirstInFirstOut) {
 
 TEST_F(QueueTest, EnqueueManyDequeueMany) {
   Tensor q = Queue();
-  auto many = r_.Run(
-      "QueueEnqueueManyV2",
-      {q, AsTensor<int32_t>({1, 2, 3}), test::StringVector({"a", "b", "c"})},
-      {{"Tcomponents", types_}});
+  auto many = r_.Run("QueueEnqueueManyV2",
+                     {q, AsTensor<int32_t>({1, 2, 3}), test::StringVector({"a", "b", "c"})},
+                     {{"Tcomponents", types_}});
   ASSERT_TRUE(many.ok()) << many.status();
   EXPECT_EQ(Size(q), 3);
   auto two = StartDequeueMany(q, 2);
@@ -195,8 +184,7 @@ TEST_F(QueueTest, CloseSemantics) {
   // Enqueues fail; what is left can still be dequeued; then OutOfRange.
   auto enqueue = StartEnqueue(q, 3, "c");
   ASSERT_TRUE(enqueue->WaitFor(kLong));
-  ExpectError(enqueue->status(), absl::StatusCode::kCancelled,
-              {"'q'", "closed"});
+  ExpectError(enqueue->status(), absl::StatusCode::kCancelled, {"'q'", "closed"});
   ExpectDequeue(q, 2, "b");
   auto empty = StartDequeue(q);
   ASSERT_TRUE(empty->WaitFor(kLong));
@@ -226,40 +214,30 @@ TEST_F(QueueTest, CloseLetsPendingEnqueuesFinishUnlessCancelled) {
 TEST_F(QueueTest, ValidationErrors) {
   Tensor q = Queue();
   auto wrong_type =
-      r_.Run("QueueEnqueueV2",
-             {q, Tensor::Scalar<float>(1), Tensor::Scalar<std::string>("a")},
+      r_.Run("QueueEnqueueV2", {q, Tensor::Scalar<float>(1), Tensor::Scalar<std::string>("a")},
              {{"Tcomponents", DataTypeVector{DT_FLOAT, DT_STRING}}});
-  ExpectError(wrong_type.status(), absl::StatusCode::kInvalidArgument,
-              {"'q'", "int32", "float32"});
+  ExpectError(wrong_type.status(), absl::StatusCode::kInvalidArgument, {"'q'", "int32", "float32"});
   auto wrong_shape =
-      r_.Run("QueueEnqueueV2",
-             {q, AsTensor<int32_t>({1, 2}), Tensor::Scalar<std::string>("a")},
+      r_.Run("QueueEnqueueV2", {q, AsTensor<int32_t>({1, 2}), Tensor::Scalar<std::string>("a")},
              {{"Tcomponents", types_}});
-  ExpectError(wrong_shape.status(), absl::StatusCode::kInvalidArgument,
-              {"'q'", "[2]"});
+  ExpectError(wrong_shape.status(), absl::StatusCode::kInvalidArgument, {"'q'", "[2]"});
   auto ragged =
-      r_.Run("QueueEnqueueManyV2",
-             {q, AsTensor<int32_t>({1, 2}), test::StringVector({"a"})},
+      r_.Run("QueueEnqueueManyV2", {q, AsTensor<int32_t>({1, 2}), test::StringVector({"a"})},
              {{"Tcomponents", types_}});
-  ExpectError(ragged.status(), absl::StatusCode::kInvalidArgument,
-              {"'q'", "elements"});
+  ExpectError(ragged.status(), absl::StatusCode::kInvalidArgument, {"'q'", "elements"});
   EXPECT_EQ(Size(q), 0);
 
   Tensor shapeless = Queue(-1, /*with_shapes=*/false, "shapeless");
   auto many = StartDequeueMany(shapeless, 1);
   ASSERT_TRUE(many->WaitFor(kLong));
-  ExpectError(many->status(), absl::StatusCode::kInvalidArgument,
-              {"'shapeless'", "shapes"});
+  ExpectError(many->status(), absl::StatusCode::kInvalidArgument, {"'shapeless'", "shapes"});
 
-  auto other_attrs = r_.Run(
-      "FIFOQueueV2", {},
-      {{"component_types", DataTypeVector{DT_FLOAT}}, {"shared_name", "q"}},
-      "other");
-  ExpectError(other_attrs.status(), absl::StatusCode::kInvalidArgument,
-              {"'q'"});
+  auto other_attrs =
+      r_.Run("FIFOQueueV2", {},
+             {{"component_types", DataTypeVector{DT_FLOAT}}, {"shared_name", "q"}}, "other");
+  ExpectError(other_attrs.status(), absl::StatusCode::kInvalidArgument, {"'q'"});
   auto timeout =
-      r_.Run("QueueDequeueV2", {q},
-             {{"component_types", types_}, {"timeout_ms", int64_t{5}}});
+      r_.Run("QueueDequeueV2", {q}, {{"component_types", types_}, {"timeout_ms", int64_t{5}}});
   EXPECT_EQ(timeout.status().code(), absl::StatusCode::kUnimplemented);
 }
 

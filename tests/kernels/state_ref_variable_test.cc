@@ -18,11 +18,9 @@ using test::StateKernelRunner;
 class RefVariableTest : public ::testing::Test {
  protected:
   // Runs VariableV2 node `name` (one "step") and returns its reference.
-  KernelInput Variable(const std::string& name,
-                       PartialTensorShape shape = PartialTensorShape({2}),
+  KernelInput Variable(const std::string& name, PartialTensorShape shape = PartialTensorShape({2}),
                        DataType dtype = DT_FLOAT) {
-    auto run = r_.RunToEnd("VariableV2", {},
-                           {{"dtype", dtype}, {"shape", shape}}, name);
+    auto run = r_.RunToEnd("VariableV2", {}, {{"dtype", dtype}, {"shape", shape}}, name);
     EXPECT_TRUE(run->status().ok()) << run->status();
     return run->ref_output(0);
   }
@@ -31,8 +29,7 @@ class RefVariableTest : public ::testing::Test {
     return *ref.ref;
   }
   bool Initialized(const KernelInput& ref) {
-    return r_.RunOne("IsVariableInitialized", {ref}, {{"dtype", DT_FLOAT}})
-        .scalar<bool>();
+    return r_.RunOne("IsVariableInitialized", {ref}, {{"dtype", DT_FLOAT}}).scalar<bool>();
   }
   StateKernelRunner r_;
 };
@@ -40,8 +37,7 @@ class RefVariableTest : public ::testing::Test {
 TEST_F(RefVariableTest, PersistsAcrossSteps) {
   KernelInput v = Variable("w");
   EXPECT_FALSE(Initialized(v));
-  auto assigned =
-      r_.Run("Assign", {v, AsTensor<float>({1, 2})}, {{"T", DT_FLOAT}});
+  auto assigned = r_.Run("Assign", {v, AsTensor<float>({1, 2})}, {{"T", DT_FLOAT}});
   ASSERT_TRUE(assigned.ok()) << assigned.status();
   // Assign outputs the reference: its value is the new one.
   ExpectTensorEqual(AsTensor<float>({1, 2}), (*assigned)[0]);
@@ -59,25 +55,20 @@ TEST_F(RefVariableTest, PersistsAcrossSteps) {
   // name.
   KernelInput other = Variable("u");
   EXPECT_NE(other.ref, v.ref);
-  auto shared = r_.RunToEnd("VariableV2", {},
-                            {{"dtype", DT_FLOAT},
-                             {"shape", PartialTensorShape({2})},
-                             {"shared_name", "w"}},
-                            "elsewhere");
+  auto shared = r_.RunToEnd(
+      "VariableV2", {},
+      {{"dtype", DT_FLOAT}, {"shape", PartialTensorShape({2})}, {"shared_name", "w"}}, "elsewhere");
   EXPECT_EQ(shared->ref_output(0).ref, v.ref);
 }
 
 TEST_F(RefVariableTest, AssignValidatesShape) {
   KernelInput v = Variable("w");
-  auto bad =
-      r_.Run("Assign", {v, AsTensor<float>({1, 2, 3})}, {{"T", DT_FLOAT}});
+  auto bad = r_.Run("Assign", {v, AsTensor<float>({1, 2, 3})}, {{"T", DT_FLOAT}});
   ExpectError(bad.status(), absl::StatusCode::kInvalidArgument, {"[2]", "[3]"});
   EXPECT_FALSE(Initialized(v));
-  r_.RunOk("Assign", {v, AsTensor<float>({1, 2, 3})},
-           {{"T", DT_FLOAT}, {"validate_shape", false}});
+  r_.RunOk("Assign", {v, AsTensor<float>({1, 2, 3})}, {{"T", DT_FLOAT}, {"validate_shape", false}});
   ExpectTensorEqual(AsTensor<float>({1, 2, 3}), Value(v));
-  auto add =
-      r_.Run("AssignAdd", {v, AsTensor<float>({1, 2})}, {{"T", DT_FLOAT}});
+  auto add = r_.Run("AssignAdd", {v, AsTensor<float>({1, 2})}, {{"T", DT_FLOAT}});
   ExpectError(add.status(), absl::StatusCode::kInvalidArgument, {"[3]", "[2]"});
 }
 
@@ -90,29 +81,24 @@ TEST_F(RefVariableTest, UpdateCopiesASharedBuffer) {
   ExpectTensorEqual(AsTensor<float>({1, 2}), value);
   ExpectTensorEqual(AsTensor<float>({1, 2}), snapshot);
   ExpectTensorEqual(AsTensor<float>({2, 3}), Value(v));
-  r_.RunOk("ApplyGradientDescent",
-           {v, Tensor::Scalar<float>(1), AsTensor<float>({2, 3})},
+  r_.RunOk("ApplyGradientDescent", {v, Tensor::Scalar<float>(1), AsTensor<float>({2, 3})},
            {{"T", DT_FLOAT}});
   ExpectTensorEqual(AsTensor<float>({0, 0}), Value(v));
 }
 
 TEST_F(RefVariableTest, SameNameOtherDtypeIsRejected) {
   Variable("w");
-  auto run = r_.RunToEnd("VariableV2", {},
-                         {{"dtype", DT_INT32},
-                          {"shape", PartialTensorShape({2})},
-                          {"shared_name", "w"}},
-                         "w_int");
-  ExpectError(run->status(), absl::StatusCode::kInvalidArgument,
-              {"'w'", "float32", "int32"});
+  auto run = r_.RunToEnd(
+      "VariableV2", {},
+      {{"dtype", DT_INT32}, {"shape", PartialTensorShape({2})}, {"shared_name", "w"}}, "w_int");
+  ExpectError(run->status(), absl::StatusCode::kInvalidArgument, {"'w'", "float32", "int32"});
 }
 
 TEST_F(RefVariableTest, RefAndResourceVariablesDoNotCollide) {
   KernelInput v = Variable("w");
   r_.RunOk("Assign", {v, AsTensor<float>({1, 2})}, {{"T", DT_FLOAT}});
   Tensor h =
-      r_.RunOne("VarHandleOp", {},
-                {{"dtype", DT_FLOAT}, {"shape", PartialTensorShape({2})}}, "w");
+      r_.RunOne("VarHandleOp", {}, {{"dtype", DT_FLOAT}, {"shape", PartialTensorShape({2})}}, "w");
   auto read = r_.Run("ReadVariableOp", {h}, {{"dtype", DT_FLOAT}});
   EXPECT_EQ(read.status().code(), absl::StatusCode::kFailedPrecondition);
 }

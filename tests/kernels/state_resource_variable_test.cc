@@ -18,9 +18,7 @@ using test::StateKernelRunner;
 class Counter : public ResourceBase {
  public:
   explicit Counter(int v) : value(v) {}
-  std::string DebugString() const override {
-    return absl::StrCat("Counter ", value);
-  }
+  std::string DebugString() const override { return absl::StrCat("Counter ", value); }
   int value;
 };
 
@@ -41,8 +39,8 @@ TEST(ResourceMgrTest, CreateLookupDeleteCleanup) {
   absl::StatusOr<RefPtr<Counter>> c = rm.Lookup<Counter>("localhost", "c");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ((*c)->value, 1);
-  ExpectError(rm.Lookup<Counter>("", "missing").status(),
-              absl::StatusCode::kNotFound, {"localhost/missing", "Counter"});
+  ExpectError(rm.Lookup<Counter>("", "missing").status(), absl::StatusCode::kNotFound,
+              {"localhost/missing", "Counter"});
 
   int created = 0;
   auto make = [&]() -> absl::StatusOr<Counter*> {
@@ -55,8 +53,7 @@ TEST(ResourceMgrTest, CreateLookupDeleteCleanup) {
   EXPECT_EQ(first->get(), second->get());
   EXPECT_EQ(created, 1);
   auto failing = rm.LookupOrCreate<Counter>(
-      "other", "e",
-      []() -> absl::StatusOr<Counter*> { return errors::Aborted("no"); });
+      "other", "e", []() -> absl::StatusOr<Counter*> { return errors::Aborted("no"); });
   EXPECT_EQ(failing.status().code(), absl::StatusCode::kAborted);
 
   EXPECT_TRUE(rm.Delete<Counter>("", "c").ok());
@@ -72,8 +69,7 @@ TEST(ResourceMgrTest, CreateLookupDeleteCleanup) {
 }
 
 TEST(ResourceHandleTest, ProtoRoundTripAndTensor) {
-  ResourceHandle h =
-      ResourceHandle::Make<Counter>(test::kStateTestDevice, "ctr", "w");
+  ResourceHandle h = ResourceHandle::Make<Counter>(test::kStateTestDevice, "ctr", "w");
   h.set_dtypes_and_shapes({{DT_FLOAT, PartialTensorShape({2, -1})}});
   ResourceHandleProto proto;
   h.AsProto(&proto);
@@ -86,8 +82,7 @@ TEST(ResourceHandleTest, ProtoRoundTripAndTensor) {
   EXPECT_THAT(back.maybe_type_name(), ::testing::HasSubstr("Counter"));
   ASSERT_EQ(back.dtypes_and_shapes().size(), 1u);
   EXPECT_EQ(back.dtypes_and_shapes()[0].dtype, DT_FLOAT);
-  EXPECT_TRUE(back.dtypes_and_shapes()[0].shape.IsIdenticalTo(
-      PartialTensorShape({2, -1})));
+  EXPECT_TRUE(back.dtypes_and_shapes()[0].shape.IsIdenticalTo(PartialTensorShape({2, -1})));
 
   Tensor t(DT_RESOURCE, TensorShape({3}));
   t.flat<ResourceHandle>()[1] = h;
@@ -104,15 +99,11 @@ class ResourceVariableTest : public ::testing::Test {
  protected:
   Tensor Handle(const std::string& name = "w", DataType dtype = DT_FLOAT,
                 PartialTensorShape shape = PartialTensorShape({2})) {
-    return r_.RunOne(
-        "VarHandleOp", {},
-        {{"dtype", dtype}, {"shape", shape}, {"shared_name", name}},
-        "handle_" + name);
+    return r_.RunOne("VarHandleOp", {}, {{"dtype", dtype}, {"shape", shape}, {"shared_name", name}},
+                     "handle_" + name);
   }
   absl::Status Assign(const Tensor& handle, const Tensor& value) {
-    return r_
-        .Run("AssignVariableOp", {handle, value}, {{"dtype", value.dtype()}})
-        .status();
+    return r_.Run("AssignVariableOp", {handle, value}, {{"dtype", value.dtype()}}).status();
   }
   absl::StatusOr<Tensor> Read(const Tensor& handle, DataType dtype = DT_FLOAT) {
     DF_ASSIGN_OR_RETURN(std::vector<Tensor> out,
@@ -131,9 +122,8 @@ TEST_F(ResourceVariableTest, HandleNamesTheVariable) {
   EXPECT_EQ(rh.container(), "localhost");
   EXPECT_EQ(rh.device(), test::kStateTestDevice);
   // Empty shared_name: the node's name.
-  Tensor anon = r_.RunOne(
-      "VarHandleOp", {},
-      {{"dtype", DT_FLOAT}, {"shape", PartialTensorShape({})}}, "my_var");
+  Tensor anon = r_.RunOne("VarHandleOp", {},
+                          {{"dtype", DT_FLOAT}, {"shape", PartialTensorShape({})}}, "my_var");
   EXPECT_EQ(anon.scalar<ResourceHandle>().name(), "my_var");
 }
 
@@ -146,11 +136,9 @@ TEST_F(ResourceVariableTest, AssignReadAcrossSteps) {
   ASSERT_TRUE(v.ok()) << v.status();
   ExpectTensorEqual(AsTensor<float>({1, 2}), *v);
 
-  r_.RunOk("AssignAddVariableOp", {h2, AsTensor<float>({10, 20})},
-           {{"dtype", DT_FLOAT}});
+  r_.RunOk("AssignAddVariableOp", {h2, AsTensor<float>({10, 20})}, {{"dtype", DT_FLOAT}});
   ExpectTensorEqual(AsTensor<float>({11, 22}), *Read(h));
-  r_.RunOk("AssignSubVariableOp", {h, AsTensor<float>({1, 1})},
-           {{"dtype", DT_FLOAT}});
+  r_.RunOk("AssignSubVariableOp", {h, AsTensor<float>({1, 1})}, {{"dtype", DT_FLOAT}});
   ExpectTensorEqual(AsTensor<float>({10, 21}), *Read(h));
   ASSERT_TRUE(Assign(h, AsTensor<float>({5, 6})).ok());
   ExpectTensorEqual(AsTensor<float>({5, 6}), *Read(h));
@@ -161,8 +149,7 @@ TEST_F(ResourceVariableTest, ReadSnapshotDoesNotChangeAfterUpdate) {
   Tensor value = AsTensor<float>({1, 2});
   ASSERT_TRUE(Assign(h, value).ok());
   Tensor before = *Read(h);
-  r_.RunOk("AssignAddVariableOp", {h, AsTensor<float>({1, 1})},
-           {{"dtype", DT_FLOAT}});
+  r_.RunOk("AssignAddVariableOp", {h, AsTensor<float>({1, 1})}, {{"dtype", DT_FLOAT}});
   ExpectTensorEqual(AsTensor<float>({1, 2}), before);
   ExpectTensorEqual(AsTensor<float>({1, 2}), value);
   ExpectTensorEqual(AsTensor<float>({2, 3}), *Read(h));
@@ -173,10 +160,8 @@ TEST_F(ResourceVariableTest, UninitializedReadNamesTheVariable) {
   auto v = Read(h);
   ExpectError(v.status(), absl::StatusCode::kFailedPrecondition,
               {"Variable 'weights'", "localhost", "uninitialized"});
-  auto add = r_.Run("AssignAddVariableOp", {h, AsTensor<float>({1, 1})},
-                    {{"dtype", DT_FLOAT}});
-  ExpectError(add.status(), absl::StatusCode::kFailedPrecondition,
-              {"'weights'", "uninitialized"});
+  auto add = r_.Run("AssignAddVariableOp", {h, AsTensor<float>({1, 1})}, {{"dtype", DT_FLOAT}});
+  ExpectError(add.status(), absl::StatusCode::kFailedPrecondition, {"'weights'", "uninitialized"});
   auto init = r_.RunOne("VarIsInitializedOp", {h}, {});
   EXPECT_FALSE(init.scalar<bool>());
   ASSERT_TRUE(Assign(h, AsTensor<float>({0, 0})).ok());
@@ -186,13 +171,12 @@ TEST_F(ResourceVariableTest, UninitializedReadNamesTheVariable) {
 TEST_F(ResourceVariableTest, AssignWrongDtypeIsInvalidArgument) {
   Tensor h = Handle("w");
   absl::Status s = Assign(h, AsTensor<int32_t>({1, 2}));
-  ExpectError(s, absl::StatusCode::kInvalidArgument,
-              {"'w'", "int32", "float32"});
+  ExpectError(s, absl::StatusCode::kInvalidArgument, {"'w'", "int32", "float32"});
   ASSERT_TRUE(Assign(h, AsTensor<float>({1, 2})).ok());
   // A handle declaring another dtype for the same variable.
   Tensor other = Handle("w", DT_INT32);
-  ExpectError(Assign(other, AsTensor<int32_t>({1, 2})),
-              absl::StatusCode::kInvalidArgument, {"'w'", "int32", "float32"});
+  ExpectError(Assign(other, AsTensor<int32_t>({1, 2})), absl::StatusCode::kInvalidArgument,
+              {"'w'", "int32", "float32"});
   ExpectError(Read(h, DT_INT32).status(), absl::StatusCode::kInvalidArgument,
               {"'w'", "int32", "float32"});
   ExpectTensorEqual(AsTensor<float>({1, 2}), *Read(h));
@@ -203,10 +187,8 @@ TEST_F(ResourceVariableTest, AssignWrongShapeNamesBothShapes) {
   absl::Status s = Assign(h, AsTensor<float>({1, 2, 3}));
   ExpectError(s, absl::StatusCode::kInvalidArgument, {"'w'", "[3]", "[2]"});
   ASSERT_TRUE(Assign(h, AsTensor<float>({1, 2})).ok());
-  auto add = r_.Run("AssignAddVariableOp", {h, AsTensor<float>({1, 2, 3})},
-                    {{"dtype", DT_FLOAT}});
-  ExpectError(add.status(), absl::StatusCode::kInvalidArgument,
-              {"'w'", "[3]", "[2]"});
+  auto add = r_.Run("AssignAddVariableOp", {h, AsTensor<float>({1, 2, 3})}, {{"dtype", DT_FLOAT}});
+  ExpectError(add.status(), absl::StatusCode::kInvalidArgument, {"'w'", "[3]", "[2]"});
   ExpectTensorEqual(AsTensor<float>({1, 2}), *Read(h));
   // An unknown declared shape takes any value.
   Tensor free = Handle("free", DT_FLOAT, PartialTensorShape());
@@ -219,8 +201,7 @@ TEST_F(ResourceVariableTest, DestroyResource) {
   r_.RunOk("DestroyResourceOp", {h}, {});
   ExpectError(Read(h).status(), absl::StatusCode::kFailedPrecondition, {"'w'"});
   r_.RunOk("DestroyResourceOp", {h}, {});  // ignore_lookup_error
-  auto strict =
-      r_.Run("DestroyResourceOp", {h}, {{"ignore_lookup_error", false}});
+  auto strict = r_.Run("DestroyResourceOp", {h}, {{"ignore_lookup_error", false}});
   EXPECT_EQ(strict.status().code(), absl::StatusCode::kNotFound);
 }
 
@@ -230,8 +211,7 @@ TEST_F(ResourceVariableTest, HandleOfAnotherDeviceIsRejected) {
   moved.set_device("/job:ps/replica:0/task:1/device:CPU:0");
   Tensor other(DT_RESOURCE, TensorShape());
   other.scalar<ResourceHandle>() = moved;
-  ExpectError(Assign(other, AsTensor<float>({1, 2})),
-              absl::StatusCode::kInvalidArgument,
+  ExpectError(Assign(other, AsTensor<float>({1, 2})), absl::StatusCode::kInvalidArgument,
               {"'w'", "/job:ps/replica:0/task:1"});
 }
 
@@ -246,27 +226,21 @@ TEST_F(ResourceVariableTest, GatherAndScatterAdd) {
   ExpectTensorEqual(AsTensor<float>({10, 11}, {1, 1, 2}), g2);
   auto bad = r_.Run("ResourceGather", {h, AsTensor<int32_t>({3})},
                     {{"dtype", DT_FLOAT}, {"Tindices", DT_INT32}});
-  ExpectError(bad.status(), absl::StatusCode::kInvalidArgument,
-              {"'emb'", "indices[0] = 3"});
+  ExpectError(bad.status(), absl::StatusCode::kInvalidArgument, {"'emb'", "indices[0] = 3"});
 
   r_.RunOk("ResourceScatterAdd",
-           {h, AsTensor<int32_t>({0, 2, 0}),
-            AsTensor<float>({1, 1, 2, 2, 3, 3}, {3, 2})},
+           {h, AsTensor<int32_t>({0, 2, 0}), AsTensor<float>({1, 1, 2, 2, 3, 3}, {3, 2})},
            {{"dtype", DT_FLOAT}, {"Tindices", DT_INT32}});
   ExpectTensorEqual(AsTensor<float>({4, 5, 10, 11, 22, 23}, {3, 2}), *Read(h));
   // A bad index changes no row.
-  auto bad_add = r_.Run(
-      "ResourceScatterAdd",
-      {h, AsTensor<int32_t>({1, 5}), AsTensor<float>({1, 1, 1, 1}, {2, 2})},
-      {{"dtype", DT_FLOAT}, {"Tindices", DT_INT32}});
-  ExpectError(bad_add.status(), absl::StatusCode::kInvalidArgument,
-              {"indices[1] = 5"});
+  auto bad_add = r_.Run("ResourceScatterAdd",
+                        {h, AsTensor<int32_t>({1, 5}), AsTensor<float>({1, 1, 1, 1}, {2, 2})},
+                        {{"dtype", DT_FLOAT}, {"Tindices", DT_INT32}});
+  ExpectError(bad_add.status(), absl::StatusCode::kInvalidArgument, {"indices[1] = 5"});
   auto bad_shape =
-      r_.Run("ResourceScatterAdd",
-             {h, AsTensor<int32_t>({1}), AsTensor<float>({1, 1, 1}, {1, 3})},
+      r_.Run("ResourceScatterAdd", {h, AsTensor<int32_t>({1}), AsTensor<float>({1, 1, 1}, {1, 3})},
              {{"dtype", DT_FLOAT}, {"Tindices", DT_INT32}});
-  ExpectError(bad_shape.status(), absl::StatusCode::kInvalidArgument,
-              {"[1,2]", "[1,3]"});
+  ExpectError(bad_shape.status(), absl::StatusCode::kInvalidArgument, {"[1,2]", "[1,3]"});
   ExpectTensorEqual(AsTensor<float>({4, 5, 10, 11, 22, 23}, {3, 2}), *Read(h));
 }
 

@@ -33,8 +33,7 @@
 namespace distflow {
 namespace test {
 
-inline constexpr char kStateTestDevice[] =
-    "/job:localhost/replica:0/task:0/device:CPU:0";
+inline constexpr char kStateTestDevice[] = "/job:localhost/replica:0/task:0/device:CPU:0";
 
 class StateTestDevice : public DeviceBase {
  public:
@@ -61,17 +60,13 @@ struct KernelInput {
 class KernelRun {
  public:
   // Waits up to `timeout`; returns true iff the kernel finished.
-  bool WaitFor(absl::Duration timeout) {
-    return done_.WaitForNotificationWithTimeout(timeout);
-  }
+  bool WaitFor(absl::Duration timeout) { return done_.WaitForNotificationWithTimeout(timeout); }
   bool finished() const { return done_.HasBeenNotified(); }
   // REQUIRES: finished().
   const absl::Status& status() const { return status_; }
   const std::vector<Tensor>& outputs() const { return outputs_; }
   // Output i as a reference input for the next kernel.
-  KernelInput ref_output(int i) const {
-    return KernelInput(refs_[i].first, refs_[i].second);
-  }
+  KernelInput ref_output(int i) const { return KernelInput(refs_[i].first, refs_[i].second); }
 
  private:
   friend class StateKernelRunner;
@@ -92,14 +87,12 @@ class StateKernelRunner {
 
   // Builds node `node_name` of `op` and starts it. The run finishes at once
   // unless the kernel is asynchronous and waits.
-  std::shared_ptr<KernelRun> Start(const std::string& op,
-                                   const std::vector<KernelInput>& inputs,
+  std::shared_ptr<KernelRun> Start(const std::string& op, const std::vector<KernelInput>& inputs,
                                    const std::vector<KernelAttr>& attrs,
                                    const std::string& node_name = "test_node",
                                    CancellationManager* cm = nullptr) {
     auto run = std::make_shared<KernelRun>();
-    absl::StatusOr<OpKernel*> kernel =
-        MakeKernel(op, inputs.size(), attrs, node_name);
+    absl::StatusOr<OpKernel*> kernel = MakeKernel(op, inputs.size(), attrs, node_name);
     if (!kernel.ok()) {
       run->status_ = kernel.status();
       run->done_.Notify();
@@ -108,9 +101,8 @@ class StateKernelRunner {
     run->owned_.reserve(inputs.size());
     for (const KernelInput& in : inputs) {
       run->owned_.push_back(in.value);
-      run->inputs_.push_back(in.ref != nullptr
-                                 ? TensorValue(in.mu, in.ref)
-                                 : TensorValue(&run->owned_.back()));
+      run->inputs_.push_back(in.ref != nullptr ? TensorValue(in.mu, in.ref)
+                                               : TensorValue(&run->owned_.back()));
     }
     run->params_.op_kernel = *kernel;
     run->params_.device = &device_;
@@ -150,31 +142,28 @@ class StateKernelRunner {
   }
 
   // Runs a kernel to completion (waiting at most 10 s) and returns its run.
-  std::shared_ptr<KernelRun> RunToEnd(
-      const std::string& op, const std::vector<KernelInput>& inputs,
-      const std::vector<KernelAttr>& attrs,
-      const std::string& node_name = "test_node") {
+  std::shared_ptr<KernelRun> RunToEnd(const std::string& op, const std::vector<KernelInput>& inputs,
+                                      const std::vector<KernelAttr>& attrs,
+                                      const std::string& node_name = "test_node") {
     std::shared_ptr<KernelRun> run = Start(op, inputs, attrs, node_name);
     EXPECT_TRUE(run->WaitFor(absl::Seconds(10))) << op << " did not finish";
     return run;
   }
 
   // The outputs of a kernel run to completion, or its error.
-  absl::StatusOr<std::vector<Tensor>> Run(
-      const std::string& op, const std::vector<KernelInput>& inputs,
-      const std::vector<KernelAttr>& attrs,
-      const std::string& node_name = "test_node") {
+  absl::StatusOr<std::vector<Tensor>> Run(const std::string& op,
+                                          const std::vector<KernelInput>& inputs,
+                                          const std::vector<KernelAttr>& attrs,
+                                          const std::string& node_name = "test_node") {
     std::shared_ptr<KernelRun> run = RunToEnd(op, inputs, attrs, node_name);
-    if (!run->finished())
-      return errors::DeadlineExceeded(op, " did not finish");
+    if (!run->finished()) return errors::DeadlineExceeded(op, " did not finish");
     if (!run->status().ok()) return run->status();
     return run->outputs();
   }
 
   // Output 0 of a kernel that must succeed.
   Tensor RunOne(const std::string& op, const std::vector<KernelInput>& inputs,
-                const std::vector<KernelAttr>& attrs,
-                const std::string& node_name = "test_node") {
+                const std::vector<KernelAttr>& attrs, const std::string& node_name = "test_node") {
     absl::StatusOr<std::vector<Tensor>> out = Run(op, inputs, attrs, node_name);
     EXPECT_TRUE(out.ok()) << op << ": " << out.status();
     if (!out.ok() || out->empty()) return Tensor();
@@ -183,8 +172,7 @@ class StateKernelRunner {
 
   // A kernel that must succeed, for its effect.
   void RunOk(const std::string& op, const std::vector<KernelInput>& inputs,
-             const std::vector<KernelAttr>& attrs,
-             const std::string& node_name = "test_node") {
+             const std::vector<KernelAttr>& attrs, const std::string& node_name = "test_node") {
     absl::StatusOr<std::vector<Tensor>> out = Run(op, inputs, attrs, node_name);
     EXPECT_TRUE(out.ok()) << op << ": " << out.status();
   }
@@ -196,12 +184,10 @@ class StateKernelRunner {
     NodeDef def;
     def.set_name(node_name);
     def.set_op(op);
-    for (size_t i = 0; i < num_inputs; ++i)
-      def.add_input("in" + std::to_string(i));
+    for (size_t i = 0; i < num_inputs; ++i) def.add_input("in" + std::to_string(i));
     for (const KernelAttr& a : attrs) (*def.mutable_attr())[a.name] = a.value;
     const OpRegistrationData* reg = OpRegistry::Global()->LookUp(op);
-    if (reg == nullptr)
-      return errors::Unimplemented("op '", op, "' is not registered");
+    if (reg == nullptr) return errors::Unimplemented("op '", op, "' is not registered");
     AddDefaultsToNodeDef(reg->op_def, &def);
     DF_RETURN_IF_ERROR(ValidateNodeDef(def, reg->op_def));
     DF_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
@@ -221,8 +207,7 @@ inline void ExpectError(const absl::Status& status, absl::StatusCode code,
                         const std::vector<std::string>& substrings) {
   EXPECT_EQ(status.code(), code) << status;
   for (const std::string& s : substrings) {
-    EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr(s))
-        << status;
+    EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr(s)) << status;
   }
 }
 

@@ -20,9 +20,7 @@ using test::StateKernelRunner;
 class TrainingTest : public ::testing::TestWithParam<bool> {
  public:
   bool resource() const { return GetParam(); }
-  std::string Op(const std::string& base) const {
-    return resource() ? "Resource" + base : base;
-  }
+  std::string Op(const std::string& base) const { return resource() ? "Resource" + base : base; }
 
   // A variable `name` holding `init`, as the update ops take it.
   KernelInput Var(const std::string& name, const Tensor& init) {
@@ -35,10 +33,9 @@ class TrainingTest : public ::testing::TestWithParam<bool> {
       r_.RunOk("AssignVariableOp", {h, init}, {{"dtype", init.dtype()}});
       return h;
     }
-    auto v = r_.RunToEnd(
-        "VariableV2", {},
-        {{"dtype", init.dtype()}, {"shape", PartialTensorShape(init.shape())}},
-        name);
+    auto v =
+        r_.RunToEnd("VariableV2", {},
+                    {{"dtype", init.dtype()}, {"shape", PartialTensorShape(init.shape())}}, name);
     EXPECT_TRUE(v->status().ok()) << v->status();
     r_.RunOk("Assign", {v->ref_output(0), init}, {{"T", init.dtype()}});
     return v->ref_output(0);
@@ -46,14 +43,12 @@ class TrainingTest : public ::testing::TestWithParam<bool> {
 
   // The current value of a variable made by Var.
   Tensor Value(const KernelInput& var, DataType dtype) {
-    if (resource())
-      return r_.RunOne("ReadVariableOp", {var}, {{"dtype", dtype}});
+    if (resource()) return r_.RunOne("ReadVariableOp", {var}, {{"dtype", dtype}});
     absl::ReaderMutexLock l(var.mu);
     return *var.ref;
   }
 
-  absl::Status Apply(const std::string& base,
-                     const std::vector<KernelInput>& inputs,
+  absl::Status Apply(const std::string& base, const std::vector<KernelInput>& inputs,
                      std::vector<test::KernelAttr> attrs) {
     return r_.Run(Op(base), inputs, attrs).status();
   }
@@ -63,14 +58,11 @@ class TrainingTest : public ::testing::TestWithParam<bool> {
 
 TEST_P(TrainingTest, GradientDescent) {
   KernelInput w = Var("w", AsTensor<float>({1, 2}));
-  const std::vector<std::vector<float>> expected = {
-      {0.5f, 3}, {0, 4}, {-0.5f, 5}};
+  const std::vector<std::vector<float>> expected = {{0.5f, 3}, {0, 4}, {-0.5f, 5}};
   for (const auto& want : expected) {
-    ASSERT_TRUE(
-        Apply("ApplyGradientDescent",
-              {w, Tensor::Scalar<float>(0.5f), AsTensor<float>({1, -2})},
-              {{"T", DT_FLOAT}})
-            .ok());
+    ASSERT_TRUE(Apply("ApplyGradientDescent",
+                      {w, Tensor::Scalar<float>(0.5f), AsTensor<float>({1, -2})}, {{"T", DT_FLOAT}})
+                    .ok());
     ExpectTensorNear(AsTensor<float>(want), Value(w, DT_FLOAT));
   }
 }
@@ -79,20 +71,16 @@ TEST_P(TrainingTest, Momentum) {
   KernelInput w = Var("w", AsTensor<double>({1, 2}));
   KernelInput accum = Var("accum", AsTensor<double>({0, 0}));
   // accum = accum * 0.9 + g; w -= 0.1 * accum.
-  const std::vector<std::vector<double>> w_want = {
-      {0.9, 1.95}, {0.71, 1.855}, {0.439, 1.7195}};
-  const std::vector<std::vector<double>> accum_want = {
-      {1, 0.5}, {1.9, 0.95}, {2.71, 1.355}};
+  const std::vector<std::vector<double>> w_want = {{0.9, 1.95}, {0.71, 1.855}, {0.439, 1.7195}};
+  const std::vector<std::vector<double>> accum_want = {{1, 0.5}, {1.9, 0.95}, {2.71, 1.355}};
   for (size_t step = 0; step < 3; ++step) {
     ASSERT_TRUE(Apply("ApplyMomentum",
-                      {w, accum, Tensor::Scalar<double>(0.1),
-                       AsTensor<double>({1, 0.5}), Tensor::Scalar<double>(0.9)},
+                      {w, accum, Tensor::Scalar<double>(0.1), AsTensor<double>({1, 0.5}),
+                       Tensor::Scalar<double>(0.9)},
                       {{"T", DT_DOUBLE}})
                     .ok());
-    ExpectTensorNear(AsTensor<double>(w_want[step]), Value(w, DT_DOUBLE),
-                     1e-12);
-    ExpectTensorNear(AsTensor<double>(accum_want[step]),
-                     Value(accum, DT_DOUBLE), 1e-12);
+    ExpectTensorNear(AsTensor<double>(w_want[step]), Value(w, DT_DOUBLE), 1e-12);
+    ExpectTensorNear(AsTensor<double>(accum_want[step]), Value(accum, DT_DOUBLE), 1e-12);
   }
 }
 
@@ -104,19 +92,17 @@ TEST_P(TrainingTest, MomentumNesterov) {
       {0.81, 1.905}, {0.539, 1.7695}, {0.1951, 1.59755}};
   for (size_t step = 0; step < 3; ++step) {
     ASSERT_TRUE(Apply("ApplyMomentum",
-                      {w, accum, Tensor::Scalar<double>(0.1),
-                       AsTensor<double>({1, 0.5}), Tensor::Scalar<double>(0.9)},
+                      {w, accum, Tensor::Scalar<double>(0.1), AsTensor<double>({1, 0.5}),
+                       Tensor::Scalar<double>(0.9)},
                       {{"T", DT_DOUBLE}, {"use_nesterov", true}})
                     .ok());
-    ExpectTensorNear(AsTensor<double>(w_want[step]), Value(w, DT_DOUBLE),
-                     1e-12);
+    ExpectTensorNear(AsTensor<double>(w_want[step]), Value(w, DT_DOUBLE), 1e-12);
   }
 }
 
 // Adam with lr 0.1, beta1 0.9, beta2 0.999, epsilon 1e-8 and gradient
 // [0.5, -1] at every step; beta powers are beta^t.
-void RunAdam(TrainingTest* t, bool nesterov,
-             const std::vector<std::vector<double>>& w_want,
+void RunAdam(TrainingTest* t, bool nesterov, const std::vector<std::vector<double>>& w_want,
              const std::vector<std::vector<double>>& m_want) {
   KernelInput w = t->Var("w", AsTensor<double>({1, 2}));
   KernelInput m = t->Var("m", AsTensor<double>({0, 0}));
@@ -125,18 +111,15 @@ void RunAdam(TrainingTest* t, bool nesterov,
   for (size_t step = 0; step < 3; ++step) {
     b1p *= 0.9;
     b2p *= 0.999;
-    ASSERT_TRUE(
-        t->Apply("ApplyAdam",
-                 {w, m, v, Tensor::Scalar<double>(b1p),
-                  Tensor::Scalar<double>(b2p), Tensor::Scalar<double>(0.1),
-                  Tensor::Scalar<double>(0.9), Tensor::Scalar<double>(0.999),
-                  Tensor::Scalar<double>(1e-8), AsTensor<double>({0.5, -1})},
-                 {{"T", DT_DOUBLE}, {"use_nesterov", nesterov}})
-            .ok());
-    ExpectTensorNear(AsTensor<double>(w_want[step]), t->Value(w, DT_DOUBLE),
-                     1e-12);
-    ExpectTensorNear(AsTensor<double>(m_want[step]), t->Value(m, DT_DOUBLE),
-                     1e-12);
+    ASSERT_TRUE(t->Apply("ApplyAdam",
+                         {w, m, v, Tensor::Scalar<double>(b1p), Tensor::Scalar<double>(b2p),
+                          Tensor::Scalar<double>(0.1), Tensor::Scalar<double>(0.9),
+                          Tensor::Scalar<double>(0.999), Tensor::Scalar<double>(1e-8),
+                          AsTensor<double>({0.5, -1})},
+                         {{"T", DT_DOUBLE}, {"use_nesterov", nesterov}})
+                    .ok());
+    ExpectTensorNear(AsTensor<double>(w_want[step]), t->Value(w, DT_DOUBLE), 1e-12);
+    ExpectTensorNear(AsTensor<double>(m_want[step]), t->Value(m, DT_DOUBLE), 1e-12);
   }
 }
 
@@ -159,12 +142,10 @@ TEST_P(TrainingTest, AdamNesterov) {
 TEST_P(TrainingTest, ShapeMismatchNamesBothShapes) {
   KernelInput w = Var("w", AsTensor<float>({1, 2}));
   absl::Status s =
-      Apply("ApplyGradientDescent",
-            {w, Tensor::Scalar<float>(0.5f), AsTensor<float>({1, 2, 3})},
+      Apply("ApplyGradientDescent", {w, Tensor::Scalar<float>(0.5f), AsTensor<float>({1, 2, 3})},
             {{"T", DT_FLOAT}});
   ExpectError(s, absl::StatusCode::kInvalidArgument, {"[2]", "[3]"});
-  s = Apply("ApplyGradientDescent",
-            {w, AsTensor<float>({0.5f}), AsTensor<float>({1, 2})},
+  s = Apply("ApplyGradientDescent", {w, AsTensor<float>({0.5f}), AsTensor<float>({1, 2})},
             {{"T", DT_FLOAT}});
   ExpectError(s, absl::StatusCode::kInvalidArgument, {"alpha", "scalar"});
   ExpectTensorNear(AsTensor<float>({1, 2}), Value(w, DT_FLOAT));
@@ -177,42 +158,32 @@ INSTANTIATE_TEST_SUITE_P(RefAndResource, TrainingTest, ::testing::Bool(),
 
 TEST(TrainingErrorsTest, UninitializedResourceVariable) {
   StateKernelRunner r;
-  Tensor h = r.RunOne("VarHandleOp", {},
-                      {{"dtype", DT_FLOAT}, {"shape", PartialTensorShape({2})}},
+  Tensor h = r.RunOne("VarHandleOp", {}, {{"dtype", DT_FLOAT}, {"shape", PartialTensorShape({2})}},
                       "bias");
   auto s = r.Run("ResourceApplyGradientDescent",
-                 {h, Tensor::Scalar<float>(0.1f), AsTensor<float>({1, 1})},
-                 {{"T", DT_FLOAT}});
-  ExpectError(s.status(), absl::StatusCode::kFailedPrecondition,
-              {"'bias'", "uninitialized"});
+                 {h, Tensor::Scalar<float>(0.1f), AsTensor<float>({1, 1})}, {{"T", DT_FLOAT}});
+  ExpectError(s.status(), absl::StatusCode::kFailedPrecondition, {"'bias'", "uninitialized"});
 }
 
 TEST(TrainingErrorsTest, ResourceVariableOfAnotherDtype) {
   StateKernelRunner r;
   Tensor h =
-      r.RunOne("VarHandleOp", {},
-               {{"dtype", DT_DOUBLE}, {"shape", PartialTensorShape({1})}}, "w");
-  r.RunOk("AssignVariableOp", {h, AsTensor<double>({1})},
-          {{"dtype", DT_DOUBLE}});
+      r.RunOne("VarHandleOp", {}, {{"dtype", DT_DOUBLE}, {"shape", PartialTensorShape({1})}}, "w");
+  r.RunOk("AssignVariableOp", {h, AsTensor<double>({1})}, {{"dtype", DT_DOUBLE}});
   auto s = r.Run("ResourceApplyGradientDescent",
-                 {h, Tensor::Scalar<float>(0.1f), AsTensor<float>({1})},
-                 {{"T", DT_FLOAT}});
-  ExpectError(s.status(), absl::StatusCode::kInvalidArgument,
-              {"'w'", "float64", "float32"});
+                 {h, Tensor::Scalar<float>(0.1f), AsTensor<float>({1})}, {{"T", DT_FLOAT}});
+  ExpectError(s.status(), absl::StatusCode::kInvalidArgument, {"'w'", "float64", "float32"});
 }
 
 TEST(TrainingErrorsTest, UninitializedRefVariable) {
   StateKernelRunner r;
-  auto v = r.RunToEnd("VariableV2", {},
-                      {{"dtype", DT_FLOAT}, {"shape", PartialTensorShape({2})}},
-                      "w");
+  auto v =
+      r.RunToEnd("VariableV2", {}, {{"dtype", DT_FLOAT}, {"shape", PartialTensorShape({2})}}, "w");
   ASSERT_TRUE(v->status().ok());
-  auto s = r.Run(
-      "ApplyGradientDescent",
-      {v->ref_output(0), Tensor::Scalar<float>(0.1f), AsTensor<float>({1, 1})},
-      {{"T", DT_FLOAT}});
-  ExpectError(s.status(), absl::StatusCode::kFailedPrecondition,
-              {"uninitialized"});
+  auto s = r.Run("ApplyGradientDescent",
+                 {v->ref_output(0), Tensor::Scalar<float>(0.1f), AsTensor<float>({1, 1})},
+                 {{"T", DT_FLOAT}});
+  ExpectError(s.status(), absl::StatusCode::kFailedPrecondition, {"uninitialized"});
 }
 
 }  // namespace

@@ -73,7 +73,8 @@ absl::Status ValidateDemoFlags(const DemoFlags& flags) {
 
 std::string Bar(int64_t step, int64_t total) {
   constexpr int kWidth = 30;
-  const int filled = static_cast<int>(kWidth * std::min<int64_t>(step, total) / std::max<int64_t>(total, 1));
+  const int filled =
+      static_cast<int>(kWidth * std::min<int64_t>(step, total) / std::max<int64_t>(total, 1));
   return absl::StrCat("[", std::string(filled, '#'), std::string(kWidth - filled, '.'), "]");
 }
 
@@ -129,8 +130,8 @@ absl::Status RunDemo(const DemoFlags& flags, std::ostream& out, std::ostream& er
           << std::flush;
     } else if (p.step / every != last_printed / every || p.step >= o.steps) {
       last_printed = p.step;
-      out << absl::StrFormat("step %d  loss %.4f  weight %.4f  bias %.4f", p.step, p.loss,
-                             p.weight, p.bias)
+      out << absl::StrFormat("step %d  loss %.4f  weight %.4f  bias %.4f", p.step, p.loss, p.weight,
+                             p.bias)
           << std::endl;
     }
   };
@@ -146,9 +147,9 @@ absl::Status RunDemo(const DemoFlags& flags, std::ostream& out, std::ostream& er
   if (!result.ok()) return result.status();
 
   if (flags.output == "json") {
-    nlohmann::ordered_json j{{"mode", result->mode},     {"steps", result->steps},
-                             {"loss", result->loss},     {"weight", result->weight},
-                             {"bias", result->bias},     {"seconds", result->seconds}};
+    nlohmann::ordered_json j{{"mode", result->mode}, {"steps", result->steps},
+                             {"loss", result->loss}, {"weight", result->weight},
+                             {"bias", result->bias}, {"seconds", result->seconds}};
     out << j.dump() << std::endl;
   } else {
     if (!result->restored_from.empty()) {

@@ -81,7 +81,8 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(int num_ps, in
     ssize_t n = read(fds[0], buf, sizeof(buf) - 1);
     close(fds[0]);
     cluster->tasks_.push_back(task);
-    if (n <= 0 || !absl::SimpleAtoi(absl::StripAsciiWhitespace(buf), &cluster->tasks_.back().port) ||
+    if (n <= 0 ||
+        !absl::SimpleAtoi(absl::StripAsciiWhitespace(buf), &cluster->tasks_.back().port) ||
         cluster->tasks_.back().port == 0) {
       return errors::Unavailable("task ", task.name(), " failed to start a server");
     }

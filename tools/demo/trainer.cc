@@ -34,18 +34,18 @@ struct Model {
   Variable weight, bias, global_step;
   Output w_read, b_read, gs_read;
   Output x, y, loss;
-  Output initialized;             // all three variables initialized
-  Operation init_fresh;           // w = 0, b = 0, global_step = 0
+  Output initialized;    // all three variables initialized
+  Operation init_fresh;  // w = 0, b = 0, global_step = 0
   // async
-  Operation train;                // apply both gradients, global_step += 1
+  Operation train;  // apply both gradients, global_step += 1
   Output gs_after_train;
   // sync
   Output local_step;
-  Operation push_gradients;       // into the accumulators
-  Output token;                   // next step, from the token queue
-  Operation sync_round;           // chief: average, apply, step, release
+  Operation push_gradients;  // into the accumulators
+  Output token;              // next step, from the token queue
+  Operation sync_round;      // chief: average, apply, step, release
   Output gs_after_round;
-  Operation set_acc_steps;        // chief: accumulators' step = global_step
+  Operation set_acc_steps;  // chief: accumulators' step = global_step
   Operation close_tokens;
   std::unique_ptr<Saver> saver;
 };
@@ -86,7 +86,8 @@ absl::Status BuildModel(const TrainerOptions& o, int worker, Model* m) {
   m->x = ops::Placeholder(scope.WithOpName("x"), DT_FLOAT);
   m->y = ops::Placeholder(scope.WithOpName("y"), DT_FLOAT);
   auto pred = ops::AddV2(scope, ops::Mul(scope, m->x, m->w_read), m->b_read);
-  m->loss = ops::Mean(scope.WithOpName("loss"), ops::Square(scope, ops::Sub(scope, pred, m->y)), {0});
+  m->loss =
+      ops::Mean(scope.WithOpName("loss"), ops::Square(scope, ops::Sub(scope, pred, m->y)), {0});
   GradientDescentOptimizer optimizer(scope, o.learning_rate);
   const std::vector<Variable> vars = {m->weight, m->bias};
 
@@ -115,9 +116,8 @@ absl::Status BuildModel(const TrainerOptions& o, int worker, Model* m) {
   ops::AccumulatorTakeGradient avg_w(at_w, acc_w, n, DT_FLOAT);
   ops::AccumulatorTakeGradient avg_b(at_b, acc_b, n, DT_FLOAT);
   DF_ASSIGN_OR_RETURN(Operation update,
-                      optimizer.ApplyGradients({{avg_w.average, m->weight},
-                                                {avg_b.average, m->bias}},
-                                               &m->global_step));
+                      optimizer.ApplyGradients(
+                          {{avg_w.average, m->weight}, {avg_b.average, m->bias}}, &m->global_step));
   m->gs_after_round = m->global_step.Read(scope.WithControlDependencies({update}));
   ops::AccumulatorSetGlobalStep set_w(at_w, acc_w, m->gs_after_round);
   ops::AccumulatorSetGlobalStep set_b(at_b, acc_b, m->gs_after_round);
@@ -137,7 +137,9 @@ absl::Status BuildModel(const TrainerOptions& o, int worker, Model* m) {
 class DataSource {
  public:
   DataSource(const TrainerOptions& o, int worker)
-      : rng_(static_cast<uint64_t>(o.seed) * 7919 + worker), batch_(o.batch_size), noise_(o.noise) {}
+      : rng_(static_cast<uint64_t>(o.seed) * 7919 + worker),
+        batch_(o.batch_size),
+        noise_(o.noise) {}
   void Next(Tensor* x, Tensor* y) {
     *x = Tensor(DT_FLOAT, TensorShape({batch_}));
     *y = Tensor(DT_FLOAT, TensorShape({batch_}));
@@ -192,8 +194,7 @@ absl::Status CheckFinite(const TrainerOptions& o, absl::string_view where, doubl
 
 absl::StatusOr<TrainerResult> TrainLinearRegression(
     const TrainerOptions& o, const ClusterDef& cluster,
-    const std::function<void(const TrainerProgress&)>& on_progress,
-    const std::atomic<bool>* stop) {
+    const std::function<void(const TrainerProgress&)>& on_progress, const std::atomic<bool>* stop) {
   if (o.mode != "async" && o.mode != "sync") {
     return errors::InvalidArgument("--mode must be async or sync, got '", o.mode, "'");
   }
@@ -281,7 +282,8 @@ absl::StatusOr<TrainerResult> TrainLinearRegression(
   auto worker_loop = [&](int i) {
     Model& m = *models[i];
     auto fail = [&run, i](const absl::Status& s) {
-      run.Fail(errors::Annotate(s, absl::StrCat("worker ", i, " (/job:worker/replica:0/task:", i, "): ")));
+      run.Fail(errors::Annotate(
+          s, absl::StrCat("worker ", i, " (/job:worker/replica:0/task:", i, "): ")));
     };
     const ClientSession& session = *sessions[i];
     DataSource data(o, i);

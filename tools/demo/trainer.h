@@ -28,10 +28,10 @@ struct TrainerOptions {
   std::string mode = "async";  // "async" or "sync"
   int workers = 2;
   int ps = 1;
-  int64_t steps = 300;         // train until the global step reaches this
+  int64_t steps = 300;  // train until the global step reaches this
   int batch_size = 32;
   float learning_rate = 0.1f;
-  float noise = 0.33f;         // std dev of the noise added to y
+  float noise = 0.33f;  // std dev of the noise added to y
   int64_t seed = 1;
   std::string checkpoint_dir;  // empty: no checkpoints
   int64_t checkpoint_every = 50;
@@ -43,10 +43,10 @@ struct TrainerOptions {
 
 struct TrainerResult {
   std::string mode;
-  int64_t steps = 0;        // the final global step
-  int64_t start_step = 0;   // the step training started from (restored)
-  int64_t updates = 0;      // updates applied to the variables by this run
-  double loss = 0;          // the chief's loss at the end
+  int64_t steps = 0;       // the final global step
+  int64_t start_step = 0;  // the step training started from (restored)
+  int64_t updates = 0;     // updates applied to the variables by this run
+  double loss = 0;         // the chief's loss at the end
   double weight = 0, bias = 0;
   double seconds = 0;
   std::string restored_from;  // checkpoint prefix, empty when fresh
@@ -65,8 +65,7 @@ struct TrainerProgress {
 // worker (a task that died is Unavailable/Aborted naming the task).
 absl::StatusOr<TrainerResult> TrainLinearRegression(
     const TrainerOptions& options, const ClusterDef& cluster,
-    const std::function<void(const TrainerProgress&)>& on_progress,
-    const std::atomic<bool>* stop);
+    const std::function<void(const TrainerProgress&)>& on_progress, const std::atomic<bool>* stop);
 
 }  // namespace distflow
 

@@ -14,8 +14,7 @@ SessionOptions OptionsFor(const std::string& target) {
 ClientSession::ClientSession(const Scope& scope, const std::string& target)
     : ClientSession(scope, OptionsFor(target)) {}
 
-ClientSession::ClientSession(const Scope& scope, const SessionOptions& options)
-    : scope_(scope) {
+ClientSession::ClientSession(const Scope& scope, const SessionOptions& options) : scope_(scope) {
   absl::StatusOr<std::unique_ptr<Session>> s = NewSession(options);
   if (!s.ok()) {
     status_ = s.status();
@@ -71,8 +70,7 @@ absl::Status ClientSession::Run(const RunOptions& run_options, const FeedType& i
   DF_RETURN_IF_ERROR(MaybeExtend());
   std::vector<std::pair<std::string, Tensor>> feeds;
   for (const auto& [output, init] : inputs) {
-    DF_RETURN_IF_ERROR(errors::Annotate(init.status,
-                                        absl::StrCat("feed '", output.name(), "': ")));
+    DF_RETURN_IF_ERROR(errors::Annotate(init.status, absl::StrCat("feed '", output.name(), "': ")));
     feeds.emplace_back(output.name(), init.tensor);
   }
   std::vector<std::string> fetches;

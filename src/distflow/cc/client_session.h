@@ -36,8 +36,7 @@ class ClientSession {
   absl::Status Run(const FeedType& inputs, const std::vector<Output>& fetch_outputs,
                    std::vector<Tensor>* outputs) const;
   absl::Status Run(const FeedType& inputs, const std::vector<Output>& fetch_outputs,
-                   const std::vector<Operation>& run_outputs,
-                   std::vector<Tensor>* outputs) const;
+                   const std::vector<Operation>& run_outputs, std::vector<Tensor>* outputs) const;
   absl::Status Run(const RunOptions& run_options, const FeedType& inputs,
                    const std::vector<Output>& fetch_outputs,
                    const std::vector<Operation>& run_outputs, std::vector<Tensor>* outputs,

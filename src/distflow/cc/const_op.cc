@@ -12,8 +12,7 @@ namespace {
 // Every element of `out` set to the single element of `value`.
 void FillWith(const Tensor& value, Tensor* out) {
   if (value.dtype() == DT_STRING) {
-    for (std::string& s : out->flat<std::string>())
-      s = value.scalar<std::string>();
+    for (std::string& s : out->flat<std::string>()) s = value.scalar<std::string>();
     return;
   }
   const size_t size = DataTypeSize(value.dtype());
@@ -29,23 +28,19 @@ Output Const(const Scope& scope, const Input::Initializer& value) {
   if (!scope.ok()) return Output();
   if (!value.status.ok()) {
     scope.UpdateStatus(errors::Annotate(
-        value.status,
-        absl::StrCat("Const '", scope.GetUniqueNameForOp("Const"), "': ")));
+        value.status, absl::StrCat("Const '", scope.GetUniqueNameForOp("Const"), "': ")));
     return Output();
   }
-  return Output(internal::BuildOp(
-      scope, "Const", {},
-      {{"value", value.tensor}, {"dtype", value.tensor.dtype()}}));
+  return Output(internal::BuildOp(scope, "Const", {},
+                                  {{"value", value.tensor}, {"dtype", value.tensor.dtype()}}));
 }
 
-Output Const(const Scope& scope, const Input::Initializer& value,
-             const TensorShape& shape) {
+Output Const(const Scope& scope, const Input::Initializer& value, const TensorShape& shape) {
   if (!scope.ok() || !value.status.ok()) return Const(scope, value);
   const Tensor& v = value.tensor;
   Tensor t;
   if (v.NumElements() == 1) {
-    absl::Status s = Tensor::Allocate(v.dtype(), shape, &t,
-                                      scope.GetUniqueNameForOp("Const"));
+    absl::Status s = Tensor::Allocate(v.dtype(), shape, &t, scope.GetUniqueNameForOp("Const"));
     if (!s.ok()) {
       scope.UpdateStatus(s);
       return Output();
@@ -54,11 +49,11 @@ Output Const(const Scope& scope, const Input::Initializer& value,
   } else if (v.NumElements() == shape.num_elements()) {
     t.CopyFrom(v, shape);
   } else {
-    scope.UpdateStatus(errors::InvalidArgument(
-        "Const '", scope.GetUniqueNameForOp("Const"), "': a value of shape ",
-        v.shape().DebugString(), " (", v.NumElements(),
-        " elements) can neither fill nor be reshaped to ", shape.DebugString(),
-        " (", shape.num_elements(), " elements)"));
+    scope.UpdateStatus(
+        errors::InvalidArgument("Const '", scope.GetUniqueNameForOp("Const"),
+                                "': a value of shape ", v.shape().DebugString(), " (",
+                                v.NumElements(), " elements) can neither fill nor be reshaped to ",
+                                shape.DebugString(), " (", shape.num_elements(), " elements)"));
     return Output();
   }
   return Const(scope, t);
@@ -73,17 +68,16 @@ NodeBuilder::NodeOut AsNodeOut(const Scope& scope, const Input& input) {
     return NodeBuilder::NodeOut(input.node(), input.index());
   }
   if (!input.tensor().IsInitialized()) {
-    scope.UpdateStatus(errors::InvalidArgument(
-        "an input is neither an Output nor a constant (a null Output: did "
-        "building its op fail?)"));
+    scope.UpdateStatus(
+        errors::InvalidArgument("an input is neither an Output nor a constant (a null Output: did "
+                                "building its op fail?)"));
     return NodeBuilder::NodeOut();
   }
   const Output c = Const(scope.NewSubScope("Const"), input.tensor());
   return NodeBuilder::NodeOut(c.node(), c.index());
 }
 
-std::vector<NodeBuilder::NodeOut> AsNodeOutList(const Scope& scope,
-                                                const InputList& inputs) {
+std::vector<NodeBuilder::NodeOut> AsNodeOutList(const Scope& scope, const InputList& inputs) {
   std::vector<NodeBuilder::NodeOut> out;
   out.reserve(inputs.size());
   for (const Input& input : inputs) {

@@ -20,14 +20,12 @@ Output Const(const Scope& scope, const Input::Initializer& value);
 // `value` in `shape`: a single value is repeated into every element; a value
 // with shape.num_elements() elements is laid out row-major in `shape`; any
 // other count is an error naming both shapes.
-Output Const(const Scope& scope, const Input::Initializer& value,
-             const TensorShape& shape);
+Output Const(const Scope& scope, const Input::Initializer& value, const TensorShape& shape);
 
 // The tensor `input` denotes: its Output, or a new Const node (named under
 // the sub-scope "Const") holding its constant value.
 NodeBuilder::NodeOut AsNodeOut(const Scope& scope, const Input& input);
-std::vector<NodeBuilder::NodeOut> AsNodeOutList(const Scope& scope,
-                                                const InputList& inputs);
+std::vector<NodeBuilder::NodeOut> AsNodeOutList(const Scope& scope, const InputList& inputs);
 
 }  // namespace ops
 }  // namespace distflow

@@ -22,8 +22,8 @@ const absl::Status* ConstantError(const OpArg& arg) {
 }
 
 absl::Status AddOpNode(const Scope& scope, absl::string_view op_name,
-                       std::initializer_list<OpArg> inputs,
-                       std::initializer_list<OpAttr> attrs, Node** node) {
+                       std::initializer_list<OpArg> inputs, std::initializer_list<OpAttr> attrs,
+                       Node** node) {
   // Constants become Const nodes before this op takes its name, so they are
   // named in the scope's sub-scope "Const" whatever name the op asked for.
   std::vector<std::vector<NodeBuilder::NodeOut>> args;
@@ -31,8 +31,7 @@ absl::Status AddOpNode(const Scope& scope, absl::string_view op_name,
   for (const OpArg& arg : inputs) {
     if (const absl::Status* bad = ConstantError(arg)) {
       return errors::Annotate(
-          *bad, absl::StrCat("constant for input ", args.size(), " of ",
-                             op_name, ": "));
+          *bad, absl::StrCat("constant for input ", args.size(), " of ", op_name, ": "));
     }
     if (arg.single() != nullptr) {
       args.push_back({AsNodeOut(scope, *arg.single())});
@@ -59,8 +58,7 @@ absl::Status AddOpNode(const Scope& scope, absl::string_view op_name,
 
 }  // namespace
 
-Node* BuildOp(const Scope& scope, absl::string_view op_name,
-              std::initializer_list<OpArg> inputs,
+Node* BuildOp(const Scope& scope, absl::string_view op_name, std::initializer_list<OpArg> inputs,
               std::initializer_list<OpAttr> attrs) {
   if (!scope.ok()) return nullptr;
   Graph* graph = scope.graph();

@@ -48,8 +48,7 @@ struct OpAttr {
 // its shapes. Type attrs and list lengths come from the inputs. Returns the
 // node, or nullptr after recording the error (also when the scope already
 // has one).
-Node* BuildOp(const Scope& scope, absl::string_view op_name,
-              std::initializer_list<OpArg> inputs,
+Node* BuildOp(const Scope& scope, absl::string_view op_name, std::initializer_list<OpArg> inputs,
               std::initializer_list<OpAttr> attrs = {});
 
 // Every output of `op` in order; empty for a null operation.

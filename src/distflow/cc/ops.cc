@@ -17,19 +17,13 @@ Output Operation::input(int i) const {
 
 Output Operation::output(int o) const { return Output(node_, o); }
 
-std::string Output::name() const {
-  return absl::StrCat(node()->name(), ":", index_);
-}
+std::string Output::name() const { return absl::StrCat(node()->name(), ":", index_); }
 
-size_t OutputHash::operator()(const Output& o) const {
-  return absl::HashOf(o.node(), o.index());
-}
+size_t OutputHash::operator()(const Output& o) const { return absl::HashOf(o.node(), o.index()); }
 
-absl::Status Input::Initializer::CountMismatch(size_t count,
-                                               const TensorShape& shape) {
-  return errors::InvalidArgument("constant has ", count, " values but shape ",
-                                 shape.DebugString(), " needs ",
-                                 shape.num_elements());
+absl::Status Input::Initializer::CountMismatch(size_t count, const TensorShape& shape) {
+  return errors::InvalidArgument("constant has ", count, " values but shape ", shape.DebugString(),
+                                 " needs ", shape.num_elements());
 }
 
 Input::Initializer::Initializer(std::initializer_list<Initializer> v) {
@@ -48,18 +42,16 @@ Input::Initializer::Initializer(std::initializer_list<Initializer> v) {
     }
     if (e.tensor.dtype() != first.tensor.dtype()) {
       status = errors::InvalidArgument("initializer list element ", i, " is ",
-                                       DataTypeString(e.tensor.dtype()),
-                                       " but element 0 is ",
+                                       DataTypeString(e.tensor.dtype()), " but element 0 is ",
                                        DataTypeString(first.tensor.dtype()),
                                        "; all elements must have one type");
       return;
     }
     if (e.tensor.shape() != first.tensor.shape()) {
-      status = errors::InvalidArgument(
-          "ragged initializer list: element ", i, " has shape ",
-          e.tensor.shape().DebugString(), " but element 0 has shape ",
-          first.tensor.shape().DebugString(),
-          "; nested lists must all have the same length");
+      status = errors::InvalidArgument("ragged initializer list: element ", i, " has shape ",
+                                       e.tensor.shape().DebugString(), " but element 0 has shape ",
+                                       first.tensor.shape().DebugString(),
+                                       "; nested lists must all have the same length");
       return;
     }
     ++i;
@@ -77,9 +69,8 @@ Input::Initializer::Initializer(std::initializer_list<Initializer> v) {
       for (int64_t k = 0; k < per; ++k) dst[k] = src[k];
     } else if (per > 0) {
       const size_t bytes = static_cast<size_t>(per) * DataTypeSize(dtype);
-      std::memcpy(
-          static_cast<char*>(tensor.raw_data()) + offset * DataTypeSize(dtype),
-          e.tensor.raw_data(), bytes);
+      std::memcpy(static_cast<char*>(tensor.raw_data()) + offset * DataTypeSize(dtype),
+                  e.tensor.raw_data(), bytes);
     }
     offset += per;
   }

@@ -63,9 +63,7 @@ class Output {
   // "node:index"; REQUIRES: node() != nullptr.
   std::string name() const;
 
-  bool operator==(const Output& other) const {
-    return op_ == other.op_ && index_ == other.index_;
-  }
+  bool operator==(const Output& other) const { return op_ == other.op_ && index_ == other.index_; }
 
  private:
   Operation op_;
@@ -85,8 +83,7 @@ namespace internal {
 template <size_t Size>
 using SignedIntOfSize = std::conditional_t<
     Size == 1, int8_t,
-    std::conditional_t<Size == 2, int16_t,
-                       std::conditional_t<Size == 4, int32_t, int64_t>>>;
+    std::conditional_t<Size == 2, int16_t, std::conditional_t<Size == 4, int32_t, int64_t>>>;
 
 // The C++ type a constant written as a T is stored as: std::string for
 // string-like T, bool, float, double (for other floating types), or the
@@ -104,11 +101,9 @@ struct ConstElementType<T, std::enable_if_t<std::is_floating_point_v<T>>> {
   using type = std::conditional_t<std::is_same_v<T, float>, float, double>;
 };
 template <typename T>
-struct ConstElementType<
-    T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>>> {
-  using type =
-      std::conditional_t<std::is_signed_v<T>, SignedIntOfSize<sizeof(T)>,
-                         std::make_unsigned_t<SignedIntOfSize<sizeof(T)>>>;
+struct ConstElementType<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>>> {
+  using type = std::conditional_t<std::is_signed_v<T>, SignedIntOfSize<sizeof(T)>,
+                                  std::make_unsigned_t<SignedIntOfSize<sizeof(T)>>>;
 };
 
 // True for the element types a constant can be written with.
@@ -136,8 +131,7 @@ class Input {
         : Initializer(v, TensorShape({static_cast<int64_t>(v.size())})) {}
     // The values laid out row-major in `shape`; an error when the counts
     // differ.
-    template <typename T,
-              typename = std::enable_if_t<internal::kIsConstElement<T>>>
+    template <typename T, typename = std::enable_if_t<internal::kIsConstElement<T>>>
     Initializer(std::initializer_list<T> v, const TensorShape& shape) {
       using E = typename internal::ConstElementType<T>::type;
       if (static_cast<int64_t>(v.size()) != shape.num_elements()) {
@@ -160,8 +154,7 @@ class Input {
     static absl::Status CountMismatch(size_t count, const TensorShape& shape);
   };
 
-  template <typename T,
-            typename = std::enable_if_t<internal::kIsConstElement<T>>>
+  template <typename T, typename = std::enable_if_t<internal::kIsConstElement<T>>>
   Input(const T& v) : Input(Initializer(v)) {}  // NOLINT: implicit
   Input(const Initializer& init)                // NOLINT: implicit
       : status_(init.status), tensor_(init.tensor) {}

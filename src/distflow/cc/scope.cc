@@ -38,11 +38,9 @@ Scope Scope::WithOpNameImpl(std::string op_name) const {
   return scope;
 }
 
-Scope Scope::WithControlDependencies(
-    absl::Span<const Operation> control_deps) const {
+Scope Scope::WithControlDependencies(absl::Span<const Operation> control_deps) const {
   Scope scope = *this;
-  scope.control_deps_.insert(scope.control_deps_.end(), control_deps.begin(),
-                             control_deps.end());
+  scope.control_deps_.insert(scope.control_deps_.end(), control_deps.begin(), control_deps.end());
   return scope;
 }
 
@@ -67,16 +65,15 @@ Scope Scope::WithDevice(absl::string_view device) const {
 Scope Scope::WithDeviceFunction(DeviceFunction fn) const {
   Scope scope = *this;
   scope.device_.clear();
-  scope.device_function_ =
-      std::make_shared<const DeviceFunction>(std::move(fn));
+  scope.device_function_ = std::make_shared<const DeviceFunction>(std::move(fn));
   return scope;
 }
 
 Scope Scope::ColocateWith(const Operation& op) const {
   Scope scope = *this;
   if (op.node() == nullptr) {
-    UpdateStatus(errors::InvalidArgument(
-        "ColocateWith was given a null operation (did building it fail?)"));
+    UpdateStatus(
+        errors::InvalidArgument("ColocateWith was given a null operation (did building it fail?)"));
     return scope;
   }
   scope.colocation_ = absl::StrCat("loc:@", op.node()->name());
@@ -92,8 +89,7 @@ Scope Scope::ClearColocation() const {
 }
 
 std::string Scope::GetUniqueNameForOp(absl::string_view default_name) const {
-  const std::string unique =
-      UniqueName(op_name_.empty() ? default_name : op_name_);
+  const std::string unique = UniqueName(op_name_.empty() ? default_name : op_name_);
   return prefix_.empty() ? unique : absl::StrCat(prefix_, "/", unique);
 }
 
@@ -119,9 +115,7 @@ void Scope::UpdateBuilder(NodeBuilder* builder) const {
   }
 }
 
-absl::Status Scope::DoShapeInference(Node* node) const {
-  return state_->refiner.AddNode(node);
-}
+absl::Status Scope::DoShapeInference(Node* node) const { return state_->refiner.AddNode(node); }
 
 std::shared_ptr<Graph> Scope::graph_as_shared_ptr() const {
   return std::shared_ptr<Graph>(state_, &state_->graph);

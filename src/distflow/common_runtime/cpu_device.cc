@@ -8,8 +8,7 @@
 
 namespace distflow {
 
-CpuDevice::CpuDevice(DeviceAttributes attributes,
-                     std::shared_ptr<ThreadPool> intra_op_pool)
+CpuDevice::CpuDevice(DeviceAttributes attributes, std::shared_ptr<ThreadPool> intra_op_pool)
     : Device(std::move(attributes)), intra_op_pool_(std::move(intra_op_pool)) {}
 
 CpuDevice::~CpuDevice() = default;
@@ -20,17 +19,15 @@ absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateCpuDevices(
   auto it = config.device_count().find(kDeviceCpu);
   if (it != config.device_count().end()) count = it->second;
   if (count < 0) {
-    return errors::InvalidArgument("device_count[\"CPU\"] must be >= 0, got ",
-                                   count);
+    return errors::InvalidArgument("device_count[\"CPU\"] must be >= 0, got ", count);
   }
   if (config.intra_op_parallelism_threads() < 0) {
-    return errors::InvalidArgument(
-        "intra_op_parallelism_threads must be >= 0, got ",
-        config.intra_op_parallelism_threads());
+    return errors::InvalidArgument("intra_op_parallelism_threads must be >= 0, got ",
+                                   config.intra_op_parallelism_threads());
   }
   ParsedDeviceName prefix;
-  if (!device_name::Parse(task_prefix, &prefix) || !prefix.has_job ||
-      !prefix.has_replica || !prefix.has_task || prefix.has_type) {
+  if (!device_name::Parse(task_prefix, &prefix) || !prefix.has_job || !prefix.has_replica ||
+      !prefix.has_task || prefix.has_type) {
     return errors::InvalidArgument("Malformed task name '", task_prefix,
                                    "'; expected /job:J/replica:R/task:T");
   }
@@ -42,8 +39,7 @@ absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateCpuDevices(
   auto pool = std::make_shared<ThreadPool>("intra_op", threads);
   for (int i = 0; i < count; ++i) {
     DeviceAttributes attrs;
-    attrs.set_name(device_name::FullName(prefix.job, prefix.replica,
-                                         prefix.task, kDeviceCpu, i));
+    attrs.set_name(device_name::FullName(prefix.job, prefix.replica, prefix.task, kDeviceCpu, i));
     attrs.set_device_type(kDeviceCpu);
     attrs.set_memory_limit(kCpuMemoryLimit);
     attrs.set_physical_device_desc("host CPU");

@@ -19,13 +19,10 @@ namespace distflow {
 class CpuDevice : public Device {
  public:
   // `intra_op_pool` may be null (kernels then run single-threaded).
-  CpuDevice(DeviceAttributes attributes,
-            std::shared_ptr<ThreadPool> intra_op_pool);
+  CpuDevice(DeviceAttributes attributes, std::shared_ptr<ThreadPool> intra_op_pool);
   ~CpuDevice() override;
 
-  ThreadPool* intra_op_threadpool() const override {
-    return intra_op_pool_.get();
-  }
+  ThreadPool* intra_op_threadpool() const override { return intra_op_pool_.get(); }
 
  private:
   std::shared_ptr<ThreadPool> intra_op_pool_;

@@ -9,8 +9,7 @@
 namespace distflow {
 
 Device::Device(DeviceAttributes attributes)
-    : attributes_(std::move(attributes)),
-      resource_mgr_(std::make_unique<ResourceMgr>()) {
+    : attributes_(std::move(attributes)), resource_mgr_(std::make_unique<ResourceMgr>()) {
   if (attributes_.incarnation() == 0) {
     attributes_.set_incarnation(NewIncarnation());
   }

@@ -32,15 +32,11 @@ class Device : public DeviceBase {
   Device& operator=(const Device&) = delete;
 
   const std::string& name() const override { return attributes_.name(); }
-  const std::string& device_type() const override {
-    return attributes_.device_type();
-  }
+  const std::string& device_type() const override { return attributes_.device_type(); }
   const DeviceAttributes& attributes() const { return attributes_; }
   uint64_t incarnation() const { return attributes_.incarnation(); }
   const ParsedDeviceName& parsed_name() const { return parsed_name_; }
-  ResourceMgr* resource_manager() const override {
-    return resource_mgr_.get();
-  }
+  ResourceMgr* resource_manager() const override { return resource_mgr_.get(); }
 
   // Waits until work this device has queued is done. CPU kernels finish
   // inside Compute, so the default returns at once.

@@ -10,8 +10,7 @@
 
 namespace distflow {
 
-DeviceMgr::DeviceMgr(std::vector<std::unique_ptr<Device>> devices)
-    : owned_(std::move(devices)) {
+DeviceMgr::DeviceMgr(std::vector<std::unique_ptr<Device>> devices) : owned_(std::move(devices)) {
   for (const auto& d : owned_) {
     devices_.push_back(d.get());
     const bool inserted = by_full_name_.emplace(d->name(), d.get()).second;
@@ -28,9 +27,8 @@ absl::StatusOr<Device*> DeviceMgr::LookupDevice(absl::string_view name) const {
   // "CPU:1" is the local name of "/device:CPU:1".
   const bool parsed =
       !name.empty() &&
-      (name[0] == '/'
-           ? device_name::Parse(name, &pattern)
-           : device_name::Parse(absl::StrCat("/device:", name), &pattern));
+      (name[0] == '/' ? device_name::Parse(name, &pattern)
+                      : device_name::Parse(absl::StrCat("/device:", name), &pattern));
   if (!parsed) {
     return errors::InvalidArgument("Malformed device name '", name, "'");
   }
@@ -39,14 +37,13 @@ absl::StatusOr<Device*> DeviceMgr::LookupDevice(absl::string_view name) const {
     if (!device_name::Matches(pattern, d->parsed_name())) continue;
     if (found != nullptr) {
       return errors::InvalidArgument("Device name '", name,
-                                     "' matches more than one device: ",
-                                     found->name(), " and ", d->name());
+                                     "' matches more than one device: ", found->name(), " and ",
+                                     d->name());
     }
     found = d;
   }
   if (found == nullptr) {
-    return errors::NotFound("Unknown device '", name,
-                            "'; available devices: ", DeviceNames());
+    return errors::NotFound("Unknown device '", name, "'; available devices: ", DeviceNames());
   }
   return found;
 }
@@ -66,9 +63,8 @@ Device* DeviceMgr::HostCPU() const {
 }
 
 std::string DeviceMgr::DeviceNames() const {
-  return absl::StrJoin(devices_, ", ", [](std::string* out, const Device* d) {
-    out->append(d->name());
-  });
+  return absl::StrJoin(devices_, ", ",
+                       [](std::string* out, const Device* d) { out->append(d->name()); });
 }
 
 }  // namespace distflow

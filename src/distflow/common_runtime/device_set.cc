@@ -13,16 +13,13 @@ namespace {
 // Sort key of the preference order: CPU first, then other types by name,
 // then job, replica, task and id.
 auto PreferenceKey(const ParsedDeviceName& n) {
-  return std::make_tuple(n.type != kDeviceCpu, n.type, n.job, n.replica, n.task,
-                         n.id);
+  return std::make_tuple(n.type != kDeviceCpu, n.type, n.job, n.replica, n.task, n.id);
 }
 
 // The canonical spelling of a fully specified name; empty when `name` is not
 // a fully specified device name.
-std::string CanonicalFullName(absl::string_view name,
-                              ParsedDeviceName* parsed) {
-  if (!device_name::Parse(name, parsed) ||
-      !device_name::IsFullySpecified(*parsed)) {
+std::string CanonicalFullName(absl::string_view name, ParsedDeviceName* parsed) {
+  if (!device_name::Parse(name, parsed) || !device_name::IsFullySpecified(*parsed)) {
     return "";
   }
   return device_name::ToString(*parsed);
@@ -38,16 +35,13 @@ absl::Status DeviceSet::AddDevice(const DeviceAttributes& attributes) {
                                    "' is not a fully specified device name "
                                    "(/job:J/replica:R/task:T/device:TYPE:ID)");
   }
-  if (!attributes.device_type().empty() &&
-      attributes.device_type() != entry->parsed.type) {
-    return errors::InvalidArgument(
-        "device '", attributes.name(), "' has device_type '",
-        attributes.device_type(), "' but its name says '", entry->parsed.type,
-        "'");
+  if (!attributes.device_type().empty() && attributes.device_type() != entry->parsed.type) {
+    return errors::InvalidArgument("device '", attributes.name(), "' has device_type '",
+                                   attributes.device_type(), "' but its name says '",
+                                   entry->parsed.type, "'");
   }
   if (by_name_.contains(name)) {
-    return errors::InvalidArgument("device '", name,
-                                   "' is already in the device set");
+    return errors::InvalidArgument("device '", name, "' is already in the device set");
   }
   entry->attributes = attributes;
   entry->attributes.set_name(name);
@@ -56,11 +50,11 @@ absl::Status DeviceSet::AddDevice(const DeviceAttributes& attributes) {
   entries_.push_back(std::move(entry));
   by_name_[name] = raw;
   by_attributes_[&raw->attributes] = raw;
-  auto pos = std::upper_bound(
-      ordered_.begin(), ordered_.end(), &raw->attributes,
-      [this](const DeviceAttributes* a, const DeviceAttributes* b) {
-        return PreferenceKey(parsed_name(a)) < PreferenceKey(parsed_name(b));
-      });
+  auto pos =
+      std::upper_bound(ordered_.begin(), ordered_.end(), &raw->attributes,
+                       [this](const DeviceAttributes* a, const DeviceAttributes* b) {
+                         return PreferenceKey(parsed_name(a)) < PreferenceKey(parsed_name(b));
+                       });
   ordered_.insert(pos, &raw->attributes);
   return absl::OkStatus();
 }
@@ -68,8 +62,7 @@ absl::Status DeviceSet::AddDevice(const DeviceAttributes& attributes) {
 absl::Status DeviceSet::SetClientDevice(absl::string_view name) {
   const DeviceAttributes* device = FindDeviceByName(name);
   if (device == nullptr) {
-    return errors::InvalidArgument("client device '", name,
-                                   "' is not in the device set");
+    return errors::InvalidArgument("client device '", name, "' is not in the device set");
   }
   client_device_ = device;
   return absl::OkStatus();
@@ -81,8 +74,7 @@ const DeviceAttributes* DeviceSet::client_device() const {
   return ordered_.empty() ? nullptr : ordered_.front();
 }
 
-const DeviceAttributes* DeviceSet::FindDeviceByName(
-    absl::string_view name) const {
+const DeviceAttributes* DeviceSet::FindDeviceByName(absl::string_view name) const {
   ParsedDeviceName parsed;
   const std::string canonical = CanonicalFullName(name, &parsed);
   if (canonical.empty()) return nullptr;
@@ -106,8 +98,7 @@ std::vector<std::string> DeviceSet::DeviceNames() const {
   return names;
 }
 
-const ParsedDeviceName& DeviceSet::parsed_name(
-    const DeviceAttributes* device) const {
+const ParsedDeviceName& DeviceSet::parsed_name(const DeviceAttributes* device) const {
   auto it = by_attributes_.find(device);
   DF_CHECK(it != by_attributes_.end());
   return it->second->parsed;

@@ -52,13 +52,10 @@ class DeviceSet {
 
   // Every device whose name matches the (possibly partial) `spec`, in
   // preference order.
-  std::vector<const DeviceAttributes*> FindMatchingDevices(
-      const ParsedDeviceName& spec) const;
+  std::vector<const DeviceAttributes*> FindMatchingDevices(const ParsedDeviceName& spec) const;
 
   // All devices in preference order.
-  const std::vector<const DeviceAttributes*>& devices() const {
-    return ordered_;
-  }
+  const std::vector<const DeviceAttributes*>& devices() const { return ordered_; }
   // Their canonical names, in preference order.
   std::vector<std::string> DeviceNames() const;
   // The parsed form of a device of this set. REQUIRES: `device` was returned

@@ -28,25 +28,19 @@ namespace {
 
 constexpr char kTaskPrefix[] = "/job:localhost/replica:0/task:0";
 
-int ThreadsOrCores(int threads) {
-  return threads > 0 ? threads : NumSchedulableCPUs();
-}
+int ThreadsOrCores(int threads) { return threads > 0 ? threads : NumSchedulableCPUs(); }
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Session>> NewDirectSession(
-    const SessionOptions& options) {
-  DF_ASSIGN_OR_RETURN(std::unique_ptr<DirectSession> session,
-                      DirectSession::Make(options));
+absl::StatusOr<std::unique_ptr<Session>> NewDirectSession(const SessionOptions& options) {
+  DF_ASSIGN_OR_RETURN(std::unique_ptr<DirectSession> session, DirectSession::Make(options));
   return std::unique_ptr<Session>(std::move(session));
 }
 
-absl::StatusOr<std::unique_ptr<DirectSession>> DirectSession::Make(
-    const SessionOptions& options) {
+absl::StatusOr<std::unique_ptr<DirectSession>> DirectSession::Make(const SessionOptions& options) {
   if (options.config.inter_op_parallelism_threads() < 0) {
-    return errors::InvalidArgument(
-        "inter_op_parallelism_threads must be >= 0, got ",
-        options.config.inter_op_parallelism_threads());
+    return errors::InvalidArgument("inter_op_parallelism_threads must be >= 0, got ",
+                                   options.config.inter_op_parallelism_threads());
   }
   for (const auto& [type, count] : options.config.device_count()) {
     if (type != kDeviceCpu && count > 0) {
@@ -61,27 +55,20 @@ absl::StatusOr<std::unique_ptr<DirectSession>> DirectSession::Make(
         "A session needs at least one CPU device; device_count[\"CPU\"] is 0");
   }
   auto mgr = std::make_unique<DeviceMgr>(std::move(devices));
-  std::unique_ptr<DirectSession> session(
-      new DirectSession(options, std::move(mgr)));
+  std::unique_ptr<DirectSession> session(new DirectSession(options, std::move(mgr)));
   for (const Device* d : session->device_mgr_->ListDevices()) {
     DF_RETURN_IF_ERROR(session->device_set_.AddDevice(d->attributes()));
   }
-  DF_RETURN_IF_ERROR(
-      session->device_set_.SetClientDevice(session->client_device_->name()));
+  DF_RETURN_IF_ERROR(session->device_set_.SetClientDevice(session->client_device_->name()));
   return session;
 }
 
-DirectSession::DirectSession(const SessionOptions& options,
-                             std::unique_ptr<DeviceMgr> device_mgr)
+DirectSession::DirectSession(const SessionOptions& options, std::unique_ptr<DeviceMgr> device_mgr)
     : options_(options),
       device_mgr_(std::move(device_mgr)),
       client_device_(device_mgr_->HostCPU()),
-      inter_op_pool_(
-          "inter_op",
-          ThreadsOrCores(options.config.inter_op_parallelism_threads())),
-      runner_([this](Executor::Closure c) {
-        inter_op_pool_.Schedule(std::move(c));
-      }),
+      inter_op_pool_("inter_op", ThreadsOrCores(options.config.inter_op_parallelism_threads())),
+      runner_([this](Executor::Closure c) { inter_op_pool_.Schedule(std::move(c)); }),
       execution_state_(GraphExecutionState::Options{
           &device_set_, options.config.allow_soft_placement(),
           options.config.log_device_placement(),
@@ -111,8 +98,7 @@ absl::Status DirectSession::Extend(const GraphDef& graph) {
   return execution_state_.Extend(graph);
 }
 
-absl::Status DirectSession::ListDevices(
-    std::vector<DeviceAttributes>* response) {
+absl::Status DirectSession::ListDevices(std::vector<DeviceAttributes>* response) {
   *response = device_mgr_->ListDeviceAttributes();
   return absl::OkStatus();
 }
@@ -141,9 +127,8 @@ DirectSession::GetOrBuildExecutable(const RunSignature& signature) {
   if (auto found = find()) return found;
 
   auto exec = std::make_shared<Executable>();
-  DF_ASSIGN_OR_RETURN(
-      exec->client_graph,
-      execution_state_.BuildClientGraph(signature, PartitionBy::kDevice));
+  DF_ASSIGN_OR_RETURN(exec->client_graph,
+                      execution_state_.BuildClientGraph(signature, PartitionBy::kDevice));
   const ClientGraph& cg = *exec->client_graph;
   for (const ClientGraph::Feed& feed : cg.feeds) {
     DF_RETURN_IF_ERROR(Rendezvous::ParseKey(feed.key, &exec->feed_keys.emplace_back()));
@@ -151,9 +136,9 @@ DirectSession::GetOrBuildExecutable(const RunSignature& signature) {
   for (const std::string& key : cg.fetch_keys) {
     DF_RETURN_IF_ERROR(Rendezvous::ParseKey(key, &exec->fetch_keys.emplace_back()));
   }
-  DF_ASSIGN_OR_RETURN(exec->executors,
-                      ExecutorSet::Create(std::move(exec->client_graph->partitions),
-                                          device_mgr_.get(), kernels_));
+  DF_ASSIGN_OR_RETURN(
+      exec->executors,
+      ExecutorSet::Create(std::move(exec->client_graph->partitions), device_mgr_.get(), kernels_));
   exec->client_graph->partitions.clear();
   std::shared_ptr<const Executable> built = std::move(exec);
   absl::MutexLock cache_lock(&executables_mu_);
@@ -161,12 +146,11 @@ DirectSession::GetOrBuildExecutable(const RunSignature& signature) {
   return built;
 }
 
-absl::Status DirectSession::Run(
-    const RunOptions& run_options,
-    const std::vector<std::pair<std::string, Tensor>>& inputs,
-    const std::vector<std::string>& output_tensor_names,
-    const std::vector<std::string>& target_node_names,
-    std::vector<Tensor>* outputs, RunMetadata* run_metadata) {
+absl::Status DirectSession::Run(const RunOptions& run_options,
+                                const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                const std::vector<std::string>& output_tensor_names,
+                                const std::vector<std::string>& target_node_names,
+                                std::vector<Tensor>* outputs, RunMetadata* run_metadata) {
   if (outputs == nullptr && !output_tensor_names.empty()) {
     return errors::InvalidArgument("Run needs an outputs vector to fetch into");
   }
@@ -185,14 +169,12 @@ absl::Status DirectSession::Run(
   for (const auto& [name, value] : inputs) feed_names.push_back(name);
   RunSignature sig;
   RunSignatureIndex index;
-  DF_RETURN_IF_ERROR(NormalizeRunSignature(feed_names, output_tensor_names,
-                                           target_node_names, &sig, &index));
-  DF_ASSIGN_OR_RETURN(std::shared_ptr<const Executable> executable,
-                      GetOrBuildExecutable(sig));
+  DF_RETURN_IF_ERROR(
+      NormalizeRunSignature(feed_names, output_tensor_names, target_node_names, &sig, &index));
+  DF_ASSIGN_OR_RETURN(std::shared_ptr<const Executable> executable, GetOrBuildExecutable(sig));
 
   std::vector<Tensor> fetched;
-  DF_RETURN_IF_ERROR(RunStep(run_options, *executable, inputs, index, &fetched,
-                             run_metadata));
+  DF_RETURN_IF_ERROR(RunStep(run_options, *executable, inputs, index, &fetched, run_metadata));
   if (outputs != nullptr) {
     outputs->clear();
     outputs->reserve(output_tensor_names.size());
@@ -206,11 +188,10 @@ absl::Status DirectSession::Run(
   return absl::OkStatus();
 }
 
-absl::Status DirectSession::RunStep(
-    const RunOptions& run_options, const Executable& executable,
-    const std::vector<std::pair<std::string, Tensor>>& inputs,
-    const RunSignatureIndex& index, std::vector<Tensor>* fetched,
-    RunMetadata* run_metadata) {
+absl::Status DirectSession::RunStep(const RunOptions& run_options, const Executable& executable,
+                                    const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                    const RunSignatureIndex& index, std::vector<Tensor>* fetched,
+                                    RunMetadata* run_metadata) {
   const int64_t step_id = next_step_id_.fetch_add(1);
   RefPtr<Rendezvous> rendezvous(new IntraProcessRendezvous(device_mgr_.get()));
 
@@ -219,26 +200,20 @@ absl::Status DirectSession::RunStep(
   for (size_t i = 0; i < inputs.size(); ++i) {
     const auto& [name, value] = inputs[i];
     const int f = index.feed_index[i];
-    DF_RETURN_IF_ERROR(executable.client_graph->CheckFeed(f, name, value.dtype(),
-                                                          value.shape()));
-    DF_RETURN_IF_ERROR(
-        rendezvous->Send(executable.feed_keys[f], client_args, value, false));
+    DF_RETURN_IF_ERROR(executable.client_graph->CheckFeed(f, name, value.dtype(), value.shape()));
+    DF_RETURN_IF_ERROR(rendezvous->Send(executable.feed_keys[f], client_args, value, false));
   }
 
   CancellationManager step_cancellation;
-  const CancellationToken token =
-      session_cancellation_.get_cancellation_token();
+  const CancellationToken token = session_cancellation_.get_cancellation_token();
   if (!session_cancellation_.RegisterCallback(
           token, [&step_cancellation] { step_cancellation.StartCancel(); })) {
     return errors::Cancelled("Session has been closed");
   }
-  absl::Cleanup unlink = [this, token] {
-    session_cancellation_.DeregisterCallback(token);
-  };
+  absl::Cleanup unlink = [this, token] { session_cancellation_.DeregisterCallback(token); };
 
   std::unique_ptr<StepStatsCollector> collector;
-  if (run_options.trace_level() != RunOptions::NO_TRACE &&
-      run_metadata != nullptr) {
+  if (run_options.trace_level() != RunOptions::NO_TRACE && run_metadata != nullptr) {
     collector = std::make_unique<StepStatsCollector>();
   }
 
@@ -266,11 +241,10 @@ absl::Status DirectSession::RunStep(
                                    : options_.config.operation_timeout_in_ms();
     bool timed_out = false;
     if (timeout_ms > 0) {
-      if (!done->notification.WaitForNotificationWithTimeout(
-              absl::Milliseconds(timeout_ms))) {
+      if (!done->notification.WaitForNotificationWithTimeout(absl::Milliseconds(timeout_ms))) {
         timed_out = true;
-        const absl::Status deadline = errors::DeadlineExceeded(
-            "Step ", step_id, " timed out after ", timeout_ms, " ms");
+        const absl::Status deadline =
+            errors::DeadlineExceeded("Step ", step_id, " timed out after ", timeout_ms, " ms");
         step_cancellation.StartCancel();
         rendezvous->StartAbort(deadline);
       }
@@ -278,8 +252,7 @@ absl::Status DirectSession::RunStep(
     done->notification.WaitForNotification();
     status = done->status;
     if (timed_out) {
-      status = errors::DeadlineExceeded("Step ", step_id, " timed out after ",
-                                        timeout_ms, " ms");
+      status = errors::DeadlineExceeded("Step ", step_id, " timed out after ", timeout_ms, " ms");
     }
   }
   if (collector != nullptr) {
@@ -292,11 +265,9 @@ absl::Status DirectSession::RunStep(
   for (const Rendezvous::ParsedKey& key : executable.fetch_keys) {
     Tensor value;
     bool is_dead = false;
-    absl::Status s =
-        rendezvous->Recv(key, client_args, &value, &is_dead, /*timeout_ms=*/1);
+    absl::Status s = rendezvous->Recv(key, client_args, &value, &is_dead, /*timeout_ms=*/1);
     if (absl::IsDeadlineExceeded(s)) {
-      return errors::Internal("fetch '", key.edge_name,
-                              "' was not produced by the step");
+      return errors::Internal("fetch '", key.edge_name, "' was not produced by the step");
     }
     DF_RETURN_IF_ERROR(s);
     if (is_dead) {

@@ -29,8 +29,8 @@
 #include "distflow/common_runtime/executor.h"
 #include "distflow/common_runtime/graph_execution_state.h"
 #include "distflow/common_runtime/run_signature.h"
-#include "distflow/common_runtime/session_kernels.h"
 #include "distflow/common_runtime/session.h"
+#include "distflow/common_runtime/session_kernels.h"
 #include "distflow/core/threadpool.h"
 #include "distflow/framework/cancellation.h"
 #include "distflow/framework/tensor_shape.h"
@@ -41,8 +41,7 @@ class DirectSession : public Session {
  public:
   // Builds the devices and pools `options.config` asks for. InvalidArgument
   // for a negative device count or thread number or zero CPU devices.
-  static absl::StatusOr<std::unique_ptr<DirectSession>> Make(
-      const SessionOptions& options);
+  static absl::StatusOr<std::unique_ptr<DirectSession>> Make(const SessionOptions& options);
   // Closes the session and waits for running steps to finish.
   ~DirectSession() override;
 
@@ -51,8 +50,7 @@ class DirectSession : public Session {
   absl::Status Run(const RunOptions& run_options,
                    const std::vector<std::pair<std::string, Tensor>>& inputs,
                    const std::vector<std::string>& output_tensor_names,
-                   const std::vector<std::string>& target_node_names,
-                   std::vector<Tensor>* outputs,
+                   const std::vector<std::string>& target_node_names, std::vector<Tensor>* outputs,
                    RunMetadata* run_metadata) override;
   using Session::Run;
   absl::Status ListDevices(std::vector<DeviceAttributes>* response) override;
@@ -61,16 +59,14 @@ class DirectSession : public Session {
  private:
   struct Executable;
 
-  DirectSession(const SessionOptions& options,
-                std::unique_ptr<DeviceMgr> device_mgr);
+  DirectSession(const SessionOptions& options, std::unique_ptr<DeviceMgr> device_mgr);
   // The cached executable of a signature, building it on first use.
   absl::StatusOr<std::shared_ptr<const Executable>> GetOrBuildExecutable(
       const RunSignature& signature);
-  absl::Status RunStep(
-      const RunOptions& run_options, const Executable& executable,
-      const std::vector<std::pair<std::string, Tensor>>& inputs,
-      const RunSignatureIndex& index, std::vector<Tensor>* fetched,
-      RunMetadata* run_metadata);
+  absl::Status RunStep(const RunOptions& run_options, const Executable& executable,
+                       const std::vector<std::pair<std::string, Tensor>>& inputs,
+                       const RunSignatureIndex& index, std::vector<Tensor>* fetched,
+                       RunMetadata* run_metadata);
 
   const SessionOptions options_;
   const std::unique_ptr<DeviceMgr> device_mgr_;
@@ -86,8 +82,8 @@ class DirectSession : public Session {
   // Serialises builds, so one signature is built once.
   absl::Mutex build_mu_;
   absl::Mutex executables_mu_;
-  absl::flat_hash_map<std::string, std::shared_ptr<const Executable>>
-      executables_ ABSL_GUARDED_BY(executables_mu_);
+  absl::flat_hash_map<std::string, std::shared_ptr<const Executable>> executables_
+      ABSL_GUARDED_BY(executables_mu_);
 
   std::atomic<int64_t> next_step_id_{1};
   // Cancelled by Close; every step is linked to it.
@@ -98,8 +94,7 @@ class DirectSession : public Session {
 };
 
 // DirectSession::Make as a Session.
-absl::StatusOr<std::unique_ptr<Session>> NewDirectSession(
-    const SessionOptions& options);
+absl::StatusOr<std::unique_ptr<Session>> NewDirectSession(const SessionOptions& options);
 
 }  // namespace distflow
 

@@ -65,20 +65,15 @@ constexpr uint64_t kDeadInput = uint64_t{1} << 32;
 constexpr uint64_t kMergeLiveShift = 48;
 constexpr uint64_t kMergeDeadMask = 0xffffu;
 
-int MergeLiveInput(uint64_t pending) {
-  return static_cast<int>(pending >> kMergeLiveShift) - 1;
-}
+int MergeLiveInput(uint64_t pending) { return static_cast<int>(pending >> kMergeLiveShift) - 1; }
 
 bool IsUnsupportedControlFlow(const Node& n) {
   const std::string& op = n.type_string();
-  return op == "RefMerge" || op == "Enter" ||
-         op == "RefEnter" || op == "Exit" || op == "RefExit" ||
+  return op == "RefMerge" || op == "Enter" || op == "RefEnter" || op == "Exit" || op == "RefExit" ||
          op == "NextIteration" || op == "RefNextIteration" || op == "LoopCond";
 }
 
-std::string NodePrefix(const Node& n) {
-  return absl::StrCat(FormatNodeForError(n.def()), ": ");
-}
+std::string NodePrefix(const Node& n) { return absl::StrCat(FormatNodeForError(n.def()), ": "); }
 
 }  // namespace
 
@@ -122,8 +117,7 @@ std::unique_ptr<Executor::IterationState> Executor::TakeIterationState() const {
   return state;
 }
 
-void Executor::RecycleIterationState(
-    std::unique_ptr<IterationState> state) const {
+void Executor::RecycleIterationState(std::unique_ptr<IterationState> state) const {
   // Enough for a few concurrent steps; more would only hold memory.
   constexpr size_t kMaxFree = 4;
   absl::MutexLock l(&free_mu_);
@@ -145,9 +139,7 @@ class Executor::StepState {
   struct FrameState {
     uint64_t frame_id = 0;
     std::vector<std::unique_ptr<IterationState>> iterations;
-    IterationState* iteration(int64_t iter) const {
-      return iterations[iter].get();
-    }
+    IterationState* iteration(int64_t iter) const { return iterations[iter].get(); }
   };
   struct TaggedNode {
     const NodeItem* item;
@@ -184,13 +176,9 @@ class Executor::StepState {
   using InputVector = absl::InlinedVector<TensorValue, 8>;
   // What an asynchronous kernel needs until its callback runs.
   struct AsyncState {
-    AsyncState(const OpKernelContext::Params& p, const TaggedNode& t,
-               InputVector in, std::unique_ptr<NodeStatsRecorder> r)
-        : inputs(std::move(in)),
-          params(p),
-          tagged(t),
-          rec(std::move(r)),
-          ctx(&params) {
+    AsyncState(const OpKernelContext::Params& p, const TaggedNode& t, InputVector in,
+               std::unique_ptr<NodeStatsRecorder> r)
+        : inputs(std::move(in)), params(p), tagged(t), rec(std::move(r)), ctx(&params) {
       params.inputs = inputs.data();
     }
     InputVector inputs;
@@ -202,15 +190,13 @@ class Executor::StepState {
 
   void Process(TaggedNode tagged, int64_t scheduled_micros);
   void AsyncDone(AsyncState* state);
-  absl::Status PrepareInputs(const NodeItem& item, IterationState* iter,
-                             InputVector* inputs, bool* is_input_dead);
+  absl::Status PrepareInputs(const NodeItem& item, IterationState* iter, InputVector* inputs,
+                             bool* is_input_dead);
   void ClearInputs(const NodeItem& item, IterationState* iter);
   // Checks the kernel's outputs and hands them to the consumers.
-  absl::Status ProcessOutputs(const TaggedNode& tagged, OpKernelContext* ctx,
-                              TaggedNodeSeq* ready);
+  absl::Status ProcessOutputs(const TaggedNode& tagged, OpKernelContext* ctx, TaggedNodeSeq* ready);
   // ctx is null for a dead node: every output is dead.
-  void PropagateOutputs(const TaggedNode& tagged, OpKernelContext* ctx,
-                        TaggedNodeSeq* ready);
+  void PropagateOutputs(const TaggedNode& tagged, OpKernelContext* ctx, TaggedNodeSeq* ready);
   // `slot` is the absolute input slot a data edge feeds, -1 for a control
   // edge (only a Merge needs to know which input it is).
   void ActivateNode(int32_t dst, int32_t slot, bool dead, const TaggedNode& from,
@@ -221,8 +207,7 @@ class Executor::StepState {
     return static_cast<int32_t>(&item - exec_->items_.data());
   }
   // Accounts for one finished node; returns true iff the step is over.
-  bool NodeDone(const absl::Status& s, TaggedNodeSeq* ready,
-                ReadyQueue* inline_ready);
+  bool NodeDone(const absl::Status& s, TaggedNodeSeq* ready, ReadyQueue* inline_ready);
   void ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline_ready);
   bool ShouldStop();
   void RecordError(const absl::Status& s);
@@ -243,8 +228,7 @@ class Executor::StepState {
   absl::Status status_ ABSL_GUARDED_BY(mu_);
 };
 
-Executor::StepState::StepState(const Executor* exec, const Args& args,
-                               DoneCallback done)
+Executor::StepState::StepState(const Executor* exec, const Args& args, DoneCallback done)
     : exec_(exec),
       step_id_(args.step_id),
       rendezvous_(args.rendezvous),
@@ -260,18 +244,15 @@ void Executor::StepState::RunAsync() {
     Finish();
     return;
   }
-  if (cancellation_manager_ != nullptr &&
-      cancellation_manager_->IsCancelled()) {
+  if (cancellation_manager_ != nullptr && cancellation_manager_->IsCancelled()) {
     {
       absl::MutexLock l(&mu_);
-      status_ = errors::Cancelled("Step ", step_id_,
-                                  " was cancelled before it started");
+      status_ = errors::Cancelled("Step ", step_id_, " was cancelled before it started");
     }
     Finish();
     return;
   }
-  num_outstanding_.store(static_cast<int64_t>(exec_->roots_.size()),
-                         std::memory_order_relaxed);
+  num_outstanding_.store(static_cast<int64_t>(exec_->roots_.size()), std::memory_order_relaxed);
   TaggedNodeSeq ready;
   for (int32_t r : exec_->roots_) {
     ready.push_back(TaggedNode{&exec_->items_[r], &root_frame_, 0, false});
@@ -302,8 +283,7 @@ void Executor::StepState::Process(TaggedNode tagged, int64_t scheduled_micros) {
     }
     std::unique_ptr<NodeStatsRecorder> rec;
     if (stats_ != nullptr) {
-      rec = std::make_unique<NodeStatsRecorder>(item.node->name(),
-                                                scheduled_micros);
+      rec = std::make_unique<NodeStatsRecorder>(item.node->name(), scheduled_micros);
     }
     bool is_input_dead = false;
     absl::Status s = PrepareInputs(item, iter, &inputs, &is_input_dead);
@@ -326,12 +306,10 @@ void Executor::StepState::Process(TaggedNode tagged, int64_t scheduled_micros) {
       // The callback may run before ComputeAsync returns, even finish the
       // step: nothing below touches `this` unless inline_ready holds nodes,
       // which keep the step alive.
-      auto* state =
-          new AsyncState(params, tagged, std::move(inputs), std::move(rec));
+      auto* state = new AsyncState(params, tagged, std::move(inputs), std::move(rec));
       inputs.clear();
       if (state->rec != nullptr) state->rec->OpStart();
-      item.kernel->AsAsync()->ComputeAsync(&state->ctx,
-                                           [this, state] { AsyncDone(state); });
+      item.kernel->AsAsync()->ComputeAsync(&state->ctx, [this, state] { AsyncDone(state); });
       continue;
     }
     OpKernelContext ctx(&params);
@@ -367,17 +345,15 @@ void Executor::StepState::AsyncDone(AsyncState* state) {
   if (NodeDone(s, &ready, nullptr)) Finish();
 }
 
-absl::Status Executor::StepState::PrepareInputs(const NodeItem& item,
-                                                IterationState* iter,
-                                                InputVector* inputs,
-                                                bool* is_input_dead) {
+absl::Status Executor::StepState::PrepareInputs(const NodeItem& item, IterationState* iter,
+                                                InputVector* inputs, bool* is_input_dead) {
   inputs->resize(item.num_inputs);
   Entry* entries = iter->entries.get() + item.input_start;
   if (item.is_merge) {
     // Only the live input is read: the others may not have arrived, and
     // their producers may still be writing their slots.
-    const int live = MergeLiveInput(
-        iter->pending[item_index(item)].load(std::memory_order_acquire));
+    const int live =
+        MergeLiveInput(iter->pending[item_index(item)].load(std::memory_order_acquire));
     for (int i = 0; i < item.num_inputs; ++i) {
       (*inputs)[i] = i == live ? TensorValue(&entries[i].value) : TensorValue();
     }
@@ -392,11 +368,10 @@ absl::Status Executor::StepState::PrepareInputs(const NodeItem& item,
         absl::ReaderMutexLock l(e.ref_mu);
         // Only initialization ops (Assign, IsVariableInitialized) may see a
         // variable that was never assigned.
-        if (!e.ref->IsInitialized() &&
-            !item.node->op_def().allows_uninitialized_input()) {
-          return errors::FailedPrecondition(
-              NodePrefix(*item.node), "Attempting to use uninitialized value ",
-              item.node->def().input(i));
+        if (!e.ref->IsInitialized() && !item.node->op_def().allows_uninitialized_input()) {
+          return errors::FailedPrecondition(NodePrefix(*item.node),
+                                            "Attempting to use uninitialized value ",
+                                            item.node->def().input(i));
         }
         // A value consumer of a ref edge reads a snapshot (sharing the
         // buffer).
@@ -417,13 +392,12 @@ absl::Status Executor::StepState::PrepareInputs(const NodeItem& item,
   return absl::OkStatus();
 }
 
-void Executor::StepState::ClearInputs(const NodeItem& item,
-                                      IterationState* iter) {
+void Executor::StepState::ClearInputs(const NodeItem& item, IterationState* iter) {
   Entry* entries = iter->entries.get() + item.input_start;
   if (item.is_merge) {
     // Only the live input's slot is ours to clear (see PrepareInputs).
-    const int live = MergeLiveInput(
-        iter->pending[item_index(item)].load(std::memory_order_acquire));
+    const int live =
+        MergeLiveInput(iter->pending[item_index(item)].load(std::memory_order_acquire));
     if (live >= 0) entries[live].value.Clear();
     return;
   }
@@ -435,8 +409,7 @@ void Executor::StepState::ClearInputs(const NodeItem& item,
   }
 }
 
-absl::Status Executor::StepState::ProcessOutputs(const TaggedNode& tagged,
-                                                 OpKernelContext* ctx,
+absl::Status Executor::StepState::ProcessOutputs(const TaggedNode& tagged, OpKernelContext* ctx,
                                                  TaggedNodeSeq* ready) {
   const NodeItem& item = *tagged.item;
   if (!ctx->status().ok()) {
@@ -445,14 +418,12 @@ absl::Status Executor::StepState::ProcessOutputs(const TaggedNode& tagged,
   for (int i = 0; i < item.num_outputs; ++i) {
     if (!ctx->output_is_set(i)) {
       if (item.unset_output_is_dead) continue;
-      return errors::Internal(NodePrefix(*item.node), "the kernel set no value",
-                              " for output ", i);
+      return errors::Internal(NodePrefix(*item.node), "the kernel set no value", " for output ", i);
     }
     const TensorValue v = ctx->output_value(i);
     if (!v.is_ref() && v.tensor->dtype() != item.kernel->output_type(i)) {
       return errors::Internal(NodePrefix(*item.node), "output ", i, " is ",
-                              DataTypeString(v.tensor->dtype()),
-                              " but the op declares ",
+                              DataTypeString(v.tensor->dtype()), " but the op declares ",
                               DataTypeString(item.kernel->output_type(i)));
     }
   }
@@ -460,8 +431,7 @@ absl::Status Executor::StepState::ProcessOutputs(const TaggedNode& tagged,
   return absl::OkStatus();
 }
 
-void Executor::StepState::PropagateOutputs(const TaggedNode& tagged,
-                                           OpKernelContext* ctx,
+void Executor::StepState::PropagateOutputs(const TaggedNode& tagged, OpKernelContext* ctx,
                                            TaggedNodeSeq* ready) {
   const NodeItem& item = *tagged.item;
   IterationState* iter = tagged.frame->iteration(tagged.iter);
@@ -490,10 +460,8 @@ void Executor::StepState::PropagateOutputs(const TaggedNode& tagged,
   }
 }
 
-void Executor::StepState::ActivateNode(int32_t dst, int32_t slot, bool dead,
-                                       const TaggedNode& from,
-                                       IterationState* iter,
-                                       TaggedNodeSeq* ready) {
+void Executor::StepState::ActivateNode(int32_t dst, int32_t slot, bool dead, const TaggedNode& from,
+                                       IterationState* iter, TaggedNodeSeq* ready) {
   const NodeItem& item = exec_->items_[dst];
   if (item.is_merge) {
     ActivateMerge(dst, slot, dead, from, iter, ready);
@@ -507,17 +475,14 @@ void Executor::StepState::ActivateNode(int32_t dst, int32_t slot, bool dead,
   // acq_rel: the thread that sees the count reach zero sees every input
   // written before the other producers' decrements.
   const uint64_t delta = dead ? kDeadInput - 1 : ~uint64_t{0};
-  const uint64_t now =
-      iter->pending[dst].fetch_add(delta, std::memory_order_acq_rel) + delta;
+  const uint64_t now = iter->pending[dst].fetch_add(delta, std::memory_order_acq_rel) + delta;
   if ((now & kPendingMask) == 0) {
-    ready->push_back(
-        TaggedNode{&item, from.frame, from.iter, (now >> 32) != 0});
+    ready->push_back(TaggedNode{&item, from.frame, from.iter, (now >> 32) != 0});
   }
 }
 
 void Executor::StepState::ActivateMerge(int32_t dst, int32_t slot, bool dead,
-                                        const TaggedNode& from,
-                                        IterationState* iter,
+                                        const TaggedNode& from, IterationState* iter,
                                         TaggedNodeSeq* ready) {
   const NodeItem& item = exec_->items_[dst];
   std::atomic<uint64_t>& pending = iter->pending[dst];
@@ -543,8 +508,7 @@ void Executor::StepState::ActivateMerge(int32_t dst, int32_t slot, bool dead,
     now = pending.fetch_sub(1, std::memory_order_acq_rel) - 1;
   }
   if ((now & kPendingMask) == 0) {
-    ready->push_back(
-        TaggedNode{&item, from.frame, from.iter, MergeLiveInput(now) < 0});
+    ready->push_back(TaggedNode{&item, from.frame, from.iter, MergeLiveInput(now) < 0});
   }
 }
 
@@ -566,8 +530,7 @@ bool Executor::StepState::NodeDone(const absl::Status& s, TaggedNodeSeq* ready,
   return false;
 }
 
-void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready,
-                                        ReadyQueue* inline_ready) {
+void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline_ready) {
   const int64_t scheduled = stats_ != nullptr ? NowMicros() : 0;
   auto dispatch = [this, scheduled](const TaggedNode& t) {
     runner_([this, t, scheduled] { Process(t, scheduled); });
@@ -577,8 +540,7 @@ void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready,
     ready->clear();
     return;
   }
-  if (inline_ready->empty() &&
-      std::none_of(ready->begin(), ready->end(), [](const TaggedNode& t) {
+  if (inline_ready->empty() && std::none_of(ready->begin(), ready->end(), [](const TaggedNode& t) {
         return !t.is_dead && t.item->is_expensive;
       })) {
     // The common case (a chain, a fan-out of cheap nodes): run them all here.
@@ -608,8 +570,7 @@ void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready,
 
 bool Executor::StepState::ShouldStop() {
   if (aborted_.load(std::memory_order_acquire)) return true;
-  if (cancellation_manager_ == nullptr ||
-      !cancellation_manager_->IsCancelled()) {
+  if (cancellation_manager_ == nullptr || !cancellation_manager_->IsCancelled()) {
     return false;
   }
   {
@@ -626,8 +587,7 @@ void Executor::StepState::RecordError(const absl::Status& s) {
   // An error after the step was cancelled is most likely an echo of the
   // cancellation (a receive that was aborted): report it as such so the
   // barrier prefers the error that caused it.
-  const bool cancelled =
-      cancellation_manager_ != nullptr && cancellation_manager_->IsCancelled();
+  const bool cancelled = cancellation_manager_ != nullptr && cancellation_manager_->IsCancelled();
   bool first = false;
   {
     absl::MutexLock l(&mu_);
@@ -662,8 +622,8 @@ void Executor::StepState::Finish() {
 
 Executor::~Executor() = default;
 
-absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(
-    Params params, std::unique_ptr<const Graph> graph) {
+absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(Params params,
+                                                           std::unique_ptr<const Graph> graph) {
   if (params.device == nullptr) {
     return errors::InvalidArgument("Executor::Create needs a device");
   }
@@ -673,9 +633,7 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(
   KernelFactory create_kernel = std::move(params.create_kernel);
   if (!create_kernel) {
     Device* device = params.device;
-    create_kernel =
-        [device](
-            const NodeDef& def) -> absl::StatusOr<std::shared_ptr<OpKernel>> {
+    create_kernel = [device](const NodeDef& def) -> absl::StatusOr<std::shared_ptr<OpKernel>> {
       DF_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> k,
                           KernelRegistry::Global()->CreateKernel(device, def));
       return std::shared_ptr<OpKernel>(std::move(k));
@@ -690,8 +648,7 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
   for (Node* n : graph_->op_nodes()) {
     if (IsUnsupportedControlFlow(*n)) {
       return errors::Unimplemented(
-          NodePrefix(*n),
-          "loops (Enter, Exit, NextIteration, LoopCond) are not supported yet");
+          NodePrefix(*n), "loops (Enter, Exit, NextIteration, LoopCond) are not supported yet");
     }
   }
   DF_RETURN_IF_ERROR(TopologicalOrder(*graph_, &order));
@@ -717,18 +674,16 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
     item.input_types = item.kernel->input_types().data();
     item.num_inputs = item.kernel->num_inputs();
     item.num_outputs = item.kernel->num_outputs();
-    if (item.num_inputs != n->num_inputs() ||
-        item.num_outputs != n->num_outputs()) {
-      return errors::Internal(NodePrefix(*n),
-                              "the kernel's arity differs from the node's");
+    if (item.num_inputs != n->num_inputs() || item.num_outputs != n->num_outputs()) {
+      return errors::Internal(NodePrefix(*n), "the kernel's arity differs from the node's");
     }
     item.input_start = next_input;
     next_input += item.num_inputs;
     item.is_async = item.kernel->AsAsync() != nullptr;
     item.is_expensive = item.kernel->IsExpensive();
     item.is_transfer = n->IsSend() || n->IsRecv();
-    item.unset_output_is_dead = n->IsRecv() || n->type_string() == "Switch" ||
-                                n->type_string() == "RefSwitch";
+    item.unset_output_is_dead =
+        n->IsRecv() || n->type_string() == "Switch" || n->type_string() == "RefSwitch";
     item.is_merge = n->type_string() == "Merge";
   }
   total_inputs_ = next_input;
@@ -744,23 +699,21 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
       ++item.num_pending;
       if (e->IsControlEdge()) continue;
       if (has_input[e->dst_input()]) {
-        return errors::InvalidArgument(NodePrefix(*n), "input ", e->dst_input(),
-                                       " has two edges");
+        return errors::InvalidArgument(NodePrefix(*n), "input ", e->dst_input(), " has two edges");
       }
       has_input[e->dst_input()] = true;
     }
     for (int k = 0; k < item.num_inputs; ++k) {
       if (!has_input[k]) {
-        return errors::InvalidArgument(NodePrefix(*n), "input ", k,
-                                       " is not connected");
+        return errors::InvalidArgument(NodePrefix(*n), "input ", k, " is not connected");
       }
     }
     if (item.is_merge) {
       // Its control inputs, plus one slot for the live (or last dead) input.
       item.num_pending -= item.num_inputs - 1;
       if (item.num_inputs > static_cast<int32_t>(kMergeDeadMask)) {
-        return errors::InvalidArgument(NodePrefix(*n), "a Merge takes at most ",
-                                       kMergeDeadMask, " inputs");
+        return errors::InvalidArgument(NodePrefix(*n), "a Merge takes at most ", kMergeDeadMask,
+                                       " inputs");
       }
     }
     if (item.num_pending == 0) roots_.push_back(static_cast<int32_t>(i));
@@ -773,9 +726,8 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
       if (e->IsControlEdge()) {
         control_out_.push_back(dst);
       } else {
-        out_edges_.push_back(OutEdge{dst, e->src_output(),
-                                     items_[dst].input_start + e->dst_input(),
-                                     false});
+        out_edges_.push_back(
+            OutEdge{dst, e->src_output(), items_[dst].input_start + e->dst_input(), false});
       }
     }
     item.out_edge_end = static_cast<int32_t>(out_edges_.size());
@@ -793,8 +745,7 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
 }
 
 void Executor::RunAsync(const Args& args, DoneCallback done) const {
-  DF_CHECK_MSG(static_cast<bool>(args.runner),
-               "Executor::Args.runner is required");
+  DF_CHECK_MSG(static_cast<bool>(args.runner), "Executor::Args.runner is required");
   (new StepState(this, args, std::move(done)))->RunAsync();
 }
 

@@ -50,8 +50,7 @@ class Executor {
  public:
   // Makes the kernel of one node. Sessions use it to share stateful kernels
   // between the executors of different run signatures.
-  using KernelFactory =
-      std::function<absl::StatusOr<std::shared_ptr<OpKernel>>(const NodeDef&)>;
+  using KernelFactory = std::function<absl::StatusOr<std::shared_ptr<OpKernel>>(const NodeDef&)>;
 
   struct Params {
     // The device every node runs on. Not owned; must outlive the executor.
@@ -63,8 +62,8 @@ class Executor {
   // Builds the executor of `graph`. Errors name the node: a kernel that
   // cannot be built, a data input without an edge, an unsupported control
   // flow op, a cycle.
-  static absl::StatusOr<std::unique_ptr<Executor>> Create(
-      Params params, std::unique_ptr<const Graph> graph);
+  static absl::StatusOr<std::unique_ptr<Executor>> Create(Params params,
+                                                          std::unique_ptr<const Graph> graph);
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -118,8 +117,7 @@ class Executor {
   int32_t total_inputs_ = 0;
 
   mutable absl::Mutex free_mu_;
-  mutable std::vector<std::unique_ptr<IterationState>> free_iterations_
-      ABSL_GUARDED_BY(free_mu_);
+  mutable std::vector<std::unique_ptr<IterationState>> free_iterations_ ABSL_GUARDED_BY(free_mu_);
 };
 
 // Joins the executors of one step: Get() hands out one callback per executor

@@ -10,8 +10,8 @@
 namespace distflow {
 
 absl::StatusOr<std::unique_ptr<ExecutorSet>> ExecutorSet::Create(
-    std::unordered_map<std::string, GraphDef> partitions,
-    const DeviceMgr* device_mgr, std::shared_ptr<SessionKernels> kernels) {
+    std::unordered_map<std::string, GraphDef> partitions, const DeviceMgr* device_mgr,
+    std::shared_ptr<SessionKernels> kernels) {
   std::vector<std::string> device_names;
   for (const Device* d : device_mgr->ListDevices()) {
     device_names.push_back(d->name());
@@ -27,8 +27,7 @@ absl::StatusOr<std::unique_ptr<ExecutorSet>> ExecutorSet::Create(
     absl::StatusOr<Device*> device = device_mgr->LookupDevice(location);
     if (!device.ok()) {
       return errors::InvalidArgument("a partition is placed on '", location,
-                                     "', which is not a device here: ",
-                                     device.status().message());
+                                     "', which is not a device here: ", device.status().message());
     }
     auto graph = std::make_unique<Graph>();
     GraphConstructorOptions opts;
@@ -47,14 +46,12 @@ absl::StatusOr<std::unique_ptr<ExecutorSet>> ExecutorSet::Create(
   return set;
 }
 
-void ExecutorSet::RunAsync(const Executor::Args& args,
-                           Executor::DoneCallback done) const {
+void ExecutorSet::RunAsync(const Executor::Args& args, Executor::DoneCallback done) const {
   if (executors_.empty()) {
     done(absl::OkStatus());
     return;
   }
-  auto* barrier = new ExecutorBarrier(static_cast<int>(executors_.size()),
-                                      std::move(done));
+  auto* barrier = new ExecutorBarrier(static_cast<int>(executors_.size()), std::move(done));
   for (const auto& executor : executors_) {
     executor->RunAsync(args, barrier->Get());
   }

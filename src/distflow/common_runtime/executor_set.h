@@ -28,8 +28,8 @@ class ExecutorSet {
   // executor's errors (naming the node) when a partition cannot be built.
   // Borrows `device_mgr`, which must outlive the set; shares `kernels`.
   static absl::StatusOr<std::unique_ptr<ExecutorSet>> Create(
-      std::unordered_map<std::string, GraphDef> partitions,
-      const DeviceMgr* device_mgr, std::shared_ptr<SessionKernels> kernels);
+      std::unordered_map<std::string, GraphDef> partitions, const DeviceMgr* device_mgr,
+      std::shared_ptr<SessionKernels> kernels);
 
   // Runs every executor for one step with `args`; `done` runs once, with
   // the step's first error, when all have finished (at once when there are

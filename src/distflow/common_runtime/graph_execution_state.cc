@@ -13,12 +13,10 @@
 
 namespace distflow {
 
-absl::Status PartitionGraph(
-    const PartitionGraphOptions& options, Graph* g,
-    std::unordered_map<std::string, GraphDef>* partitions) {
+absl::Status PartitionGraph(const PartitionGraphOptions& options, Graph* g,
+                            std::unordered_map<std::string, GraphDef>* partitions) {
   PartitionOptions popts;
-  popts.node_to_loc =
-      options.by == PartitionBy::kTask ? SplitByTask : SplitByDevice;
+  popts.node_to_loc = options.by == PartitionBy::kTask ? SplitByTask : SplitByDevice;
   std::atomic<int64_t>* counter = options.counter;
   std::string tag(options.name_tag);
   popts.new_name = [counter, tag](absl::string_view prefix) {
@@ -33,26 +31,22 @@ absl::Status PartitionGraph(
   return Partition(popts, g, partitions);
 }
 
-absl::Status ClientGraph::CheckFeed(size_t i, const std::string& given,
-                                    DataType dtype,
+absl::Status ClientGraph::CheckFeed(size_t i, const std::string& given, DataType dtype,
                                     const TensorShape& shape) const {
   const Feed& feed = feeds[i];
   if (dtype != feed.dtype) {
-    return errors::InvalidArgument("feed '", given,
-                                   "': expected a value of type ",
-                                   DataTypeString(feed.dtype), " but got ",
-                                   DataTypeString(dtype));
+    return errors::InvalidArgument("feed '", given, "': expected a value of type ",
+                                   DataTypeString(feed.dtype), " but got ", DataTypeString(dtype));
   }
   if (!feed.shape.IsCompatibleWith(shape)) {
-    return errors::InvalidArgument(
-        "feed '", given, "': a value of shape ", shape.DebugString(),
-        " does not fit the placeholder's shape ", feed.shape.DebugString());
+    return errors::InvalidArgument("feed '", given, "': a value of shape ", shape.DebugString(),
+                                   " does not fit the placeholder's shape ",
+                                   feed.shape.DebugString());
   }
   return absl::OkStatus();
 }
 
-GraphExecutionState::GraphExecutionState(Options options)
-    : options_(std::move(options)) {}
+GraphExecutionState::GraphExecutionState(Options options) : options_(std::move(options)) {}
 
 bool GraphExecutionState::has_graph() const {
   absl::MutexLock lock(&mu_);
@@ -70,8 +64,7 @@ absl::Status GraphExecutionState::ResetLocked(GraphDef graph_def) {
 absl::Status GraphExecutionState::Create(const GraphDef& graph_def) {
   absl::MutexLock lock(&mu_);
   if (graph_ != nullptr) {
-    return errors::FailedPrecondition(
-        "Session already has a graph; use Extend to add nodes");
+    return errors::FailedPrecondition("Session already has a graph; use Extend to add nodes");
   }
   return ResetLocked(graph_def);
 }
@@ -90,9 +83,8 @@ absl::Status GraphExecutionState::Extend(const GraphDef& graph_def) {
   return ResetLocked(std::move(merged));
 }
 
-absl::StatusOr<std::unique_ptr<ClientGraph>>
-GraphExecutionState::BuildClientGraph(const RunSignature& signature,
-                                      PartitionBy by) {
+absl::StatusOr<std::unique_ptr<ClientGraph>> GraphExecutionState::BuildClientGraph(
+    const RunSignature& signature, PartitionBy by) {
   const DeviceSet& devices = *options_.devices;
   const DeviceAttributes* client = devices.client_device();
   if (client == nullptr) {
@@ -104,8 +96,7 @@ GraphExecutionState::BuildClientGraph(const RunSignature& signature,
     full = graph_;
   }
   if (full == nullptr) {
-    return errors::FailedPrecondition(
-        "Session was not created with a graph before Run()");
+    return errors::FailedPrecondition("Session was not created with a graph before Run()");
   }
   Graph graph;
   graph.Copy(*full);
@@ -121,8 +112,8 @@ GraphExecutionState::BuildClientGraph(const RunSignature& signature,
   absl::flat_hash_map<absl::string_view, const Node*> by_name;
   for (const Node* n : full->op_nodes()) by_name[n->name()] = n;
   auto client_key = [client](const std::string& tensor) {
-    return Rendezvous::CreateKey(client->name(), client->incarnation(),
-                                 client->name(), tensor, FrameAndIter());
+    return Rendezvous::CreateKey(client->name(), client->incarnation(), client->name(), tensor,
+                                 FrameAndIter());
   };
   for (size_t i = 0; i < signature.feeds.size(); ++i) {
     ClientGraph::Feed feed;
@@ -134,8 +125,7 @@ GraphExecutionState::BuildClientGraph(const RunSignature& signature,
     if (it != by_name.end() && it->second->attrs().Find("shape") != nullptr &&
         (it->second->type_string() == "Placeholder" ||
          it->second->type_string() == "PlaceholderV2")) {
-      DF_RETURN_IF_ERROR(
-          GetNodeAttr(it->second->attrs(), "shape", &feed.shape));
+      DF_RETURN_IF_ERROR(GetNodeAttr(it->second->attrs(), "shape", &feed.shape));
     }
     cg->feeds.push_back(std::move(feed));
   }
@@ -145,9 +135,8 @@ GraphExecutionState::BuildClientGraph(const RunSignature& signature,
 
   {
     absl::MutexLock lock(&mu_);
-    Placer placer(&graph, &devices, /*default_device=*/"",
-                  options_.allow_soft_placement, options_.log_device_placement,
-                  &stateful_placements_);
+    Placer placer(&graph, &devices, /*default_device=*/"", options_.allow_soft_placement,
+                  options_.log_device_placement, &stateful_placements_);
     DF_RETURN_IF_ERROR(placer.Run());
   }
 

@@ -50,9 +50,8 @@ struct PartitionGraphOptions {
 
 // Partitions the placed graph `g` (every op node has an assigned device).
 // The partitioner's errors, naming the node.
-absl::Status PartitionGraph(
-    const PartitionGraphOptions& options, Graph* g,
-    std::unordered_map<std::string, GraphDef>* partitions);
+absl::Status PartitionGraph(const PartitionGraphOptions& options, Graph* g,
+                            std::unordered_map<std::string, GraphDef>* partitions);
 
 // What a run signature compiles to, before any executor exists.
 struct ClientGraph {
@@ -102,12 +101,11 @@ class GraphExecutionState {
   // Compiles one signature: rewrite, prune, place, partition by `by`.
   // FailedPrecondition without a graph; InvalidArgument naming the tensor,
   // node or device otherwise.
-  absl::StatusOr<std::unique_ptr<ClientGraph>> BuildClientGraph(
-      const RunSignature& signature, PartitionBy by);
+  absl::StatusOr<std::unique_ptr<ClientGraph>> BuildClientGraph(const RunSignature& signature,
+                                                                PartitionBy by);
 
  private:
-  absl::Status ResetLocked(GraphDef graph_def)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status ResetLocked(GraphDef graph_def) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
   std::atomic<int64_t> name_counter_{0};

@@ -22,14 +22,12 @@ class IntraProcessRendezvous : public Rendezvous {
   // (Send) or destination (RecvAsync) device is not in the DeviceMgr.
   absl::Status Send(const ParsedKey& key, const Args& args, const Tensor& value,
                     bool is_dead) override;
-  void RecvAsync(const ParsedKey& key, const Args& args,
-                 DoneCallback done) override;
+  void RecvAsync(const ParsedKey& key, const Args& args, DoneCallback done) override;
   void StartAbort(const absl::Status& status) override;
 
  private:
   ~IntraProcessRendezvous() override;
-  absl::Status CheckDevice(absl::string_view device,
-                           const ParsedKey& key) const;
+  absl::Status CheckDevice(absl::string_view device, const ParsedKey& key) const;
 
   const DeviceMgr* const device_mgr_;
   LocalRendezvous local_;

@@ -13,8 +13,7 @@ namespace {
 // Drops a waiter's cancellation callback before its `done` runs, so the
 // callback can never fire for an item that is already gone. Called without
 // the table lock: a callback that is running needs that lock to finish.
-void DeregisterWaiter(const Rendezvous::Args& recv_args,
-                      CancellationToken token) {
+void DeregisterWaiter(const Rendezvous::Args& recv_args, CancellationToken token) {
   if (recv_args.cancellation_manager != nullptr && token >= 0) {
     recv_args.cancellation_manager->DeregisterCallback(token);
   }
@@ -22,9 +21,7 @@ void DeregisterWaiter(const Rendezvous::Args& recv_args,
 
 }  // namespace
 
-LocalRendezvous::~LocalRendezvous() {
-  StartAbort(errors::Aborted("The rendezvous was destroyed"));
-}
+LocalRendezvous::~LocalRendezvous() { StartAbort(errors::Aborted("The rendezvous was destroyed")); }
 
 std::unique_ptr<LocalRendezvous::Item> LocalRendezvous::TakeLocked(
     const Rendezvous::ParsedKey& key) {
@@ -48,8 +45,8 @@ void LocalRendezvous::InsertLocked(uint64_t hash, std::unique_ptr<Item> item) {
 }
 
 absl::Status LocalRendezvous::Send(const Rendezvous::ParsedKey& key,
-                                   const Rendezvous::Args& send_args,
-                                   const Tensor& value, bool is_dead) {
+                                   const Rendezvous::Args& send_args, const Tensor& value,
+                                   bool is_dead) {
   std::unique_ptr<Item> waiter;
   {
     absl::MutexLock l(&mu_);
@@ -57,8 +54,7 @@ absl::Status LocalRendezvous::Send(const Rendezvous::ParsedKey& key,
     waiter = TakeLocked(key);
     if (waiter != nullptr && waiter->kind == Item::Kind::kValue) {
       InsertLocked(key.hash(), std::move(waiter));
-      return errors::Aborted("Duplicate send of rendezvous key '",
-                             key.FullKey(), "'");
+      return errors::Aborted("Duplicate send of rendezvous key '", key.FullKey(), "'");
     }
     if (waiter == nullptr) {
       auto item = std::make_unique<Item>();
@@ -76,8 +72,7 @@ absl::Status LocalRendezvous::Send(const Rendezvous::ParsedKey& key,
   return absl::OkStatus();
 }
 
-void LocalRendezvous::RecvAsync(const Rendezvous::ParsedKey& key,
-                                const Rendezvous::Args& recv_args,
+void LocalRendezvous::RecvAsync(const Rendezvous::ParsedKey& key, const Rendezvous::Args& recv_args,
                                 Rendezvous::DoneCallback done) {
   std::unique_ptr<Item> sent;
   absl::Status failure;
@@ -89,8 +84,7 @@ void LocalRendezvous::RecvAsync(const Rendezvous::ParsedKey& key,
       sent = TakeLocked(key);
       if (sent != nullptr && sent->kind == Item::Kind::kWaiter) {
         InsertLocked(key.hash(), std::move(sent));
-        failure = errors::Aborted("Duplicate recv of rendezvous key '",
-                                  key.FullKey(), "'");
+        failure = errors::Aborted("Duplicate recv of rendezvous key '", key.FullKey(), "'");
       } else if (sent == nullptr) {
         CancellationManager* cm = recv_args.cancellation_manager;
         auto item = std::make_unique<Item>();
@@ -103,11 +97,10 @@ void LocalRendezvous::RecvAsync(const Rendezvous::ParsedKey& key,
           const CancellationToken token = item->token;
           // Registering under mu_ is safe: cancellation callbacks run
           // outside the manager's lock and only then take mu_.
-          if (!cm->RegisterCallback(token, [this, hash, cm, token] {
-                CancelRecv(hash, cm, token);
-              })) {
-            failure = errors::Cancelled("Receive of rendezvous key '",
-                                        key.FullKey(), "' was cancelled");
+          if (!cm->RegisterCallback(token,
+                                    [this, hash, cm, token] { CancelRecv(hash, cm, token); })) {
+            failure =
+                errors::Cancelled("Receive of rendezvous key '", key.FullKey(), "' was cancelled");
           }
         }
         if (failure.ok()) {
@@ -122,21 +115,18 @@ void LocalRendezvous::RecvAsync(const Rendezvous::ParsedKey& key,
     done(failure, Rendezvous::Args(), recv_args, Tensor(), false);
     return;
   }
-  done(absl::OkStatus(), sent->send_args, recv_args, sent->value,
-       sent->is_dead);
+  done(absl::OkStatus(), sent->send_args, recv_args, sent->value, sent->is_dead);
 }
 
-void LocalRendezvous::CancelRecv(uint64_t hash, CancellationManager* cm,
-                                 CancellationToken token) {
+void LocalRendezvous::CancelRecv(uint64_t hash, CancellationManager* cm, CancellationToken token) {
   std::unique_ptr<Item> waiter;
   {
     absl::MutexLock l(&mu_);
     auto it = table_.find(hash);
     if (it == table_.end()) return;
     std::unique_ptr<Item>* link = &it->second;
-    while (*link != nullptr &&
-           !((*link)->kind == Item::Kind::kWaiter && (*link)->token == token &&
-             (*link)->recv_args.cancellation_manager == cm)) {
+    while (*link != nullptr && !((*link)->kind == Item::Kind::kWaiter && (*link)->token == token &&
+                                 (*link)->recv_args.cancellation_manager == cm)) {
       link = &(*link)->next;
     }
     if (*link == nullptr) return;
@@ -146,8 +136,7 @@ void LocalRendezvous::CancelRecv(uint64_t hash, CancellationManager* cm,
   }
   // This runs inside the manager's cancellation, so the callback is already
   // gone from it: no deregistration.
-  waiter->done(errors::Cancelled("Receive of rendezvous key '", waiter->key,
-                                 "' was cancelled"),
+  waiter->done(errors::Cancelled("Receive of rendezvous key '", waiter->key, "' was cancelled"),
                Rendezvous::Args(), waiter->recv_args, Tensor(), false);
 }
 
@@ -166,8 +155,7 @@ void LocalRendezvous::StartAbort(const absl::Status& status) {
          item = std::move(item->next)) {
       if (item->kind != Item::Kind::kWaiter) continue;
       DeregisterWaiter(item->recv_args, item->token);
-      item->done(abort_status, Rendezvous::Args(), item->recv_args, Tensor(),
-                 false);
+      item->done(abort_status, Rendezvous::Args(), item->recv_args, Tensor(), false);
     }
   }
 }

@@ -32,11 +32,9 @@ class LocalRendezvous {
   LocalRendezvous& operator=(const LocalRendezvous&) = delete;
 
   // Same contracts as Rendezvous::Send / RecvAsync / StartAbort.
-  absl::Status Send(const Rendezvous::ParsedKey& key,
-                    const Rendezvous::Args& send_args, const Tensor& value,
-                    bool is_dead);
-  void RecvAsync(const Rendezvous::ParsedKey& key,
-                 const Rendezvous::Args& recv_args,
+  absl::Status Send(const Rendezvous::ParsedKey& key, const Rendezvous::Args& send_args,
+                    const Tensor& value, bool is_dead);
+  void RecvAsync(const Rendezvous::ParsedKey& key, const Rendezvous::Args& recv_args,
                  Rendezvous::DoneCallback done);
   void StartAbort(const absl::Status& status);
 
@@ -66,17 +64,14 @@ class LocalRendezvous {
   std::unique_ptr<Item> TakeLocked(const Rendezvous::ParsedKey& key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Appends `item` to the chain of its hash.
-  void InsertLocked(uint64_t hash, std::unique_ptr<Item> item)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void InsertLocked(uint64_t hash, std::unique_ptr<Item> item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Called by a cancellation callback: fails the waiting receiver of `key`
   // registered under (`cm`, `token`) when it is still waiting.
-  void CancelRecv(uint64_t hash, CancellationManager* cm,
-                  CancellationToken token);
+  void CancelRecv(uint64_t hash, CancellationManager* cm, CancellationToken token);
 
   mutable absl::Mutex mu_;
   absl::Status status_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<uint64_t, std::unique_ptr<Item>> table_
-      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uint64_t, std::unique_ptr<Item>> table_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace distflow

@@ -35,9 +35,7 @@ struct Member {
 
 class UnionFind {
  public:
-  explicit UnionFind(int n) : parent_(n) {
-    std::iota(parent_.begin(), parent_.end(), 0);
-  }
+  explicit UnionFind(int n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0); }
   int Find(int x) {
     while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];
     return x;
@@ -56,9 +54,7 @@ class UnionFind {
 bool IsClientTerminatedSendRecv(const Node* n) {
   if (!n->IsSend() && !n->IsRecv()) return false;
   bool client_terminated = false;
-  return GetNodeAttr(n->attrs(), "client_terminated", &client_terminated)
-             .ok() &&
-         client_terminated;
+  return GetNodeAttr(n->attrs(), "client_terminated", &client_terminated).ok() && client_terminated;
 }
 
 std::string Describe(const Node* n) { return FormatNodeForError(n->def()); }
@@ -76,12 +72,9 @@ class GroupPlacer {
  public:
   GroupPlacer(const DeviceSet& devices, const ParsedDeviceName* default_spec,
               bool allow_soft_placement)
-      : devices_(devices),
-        default_spec_(default_spec),
-        soft_(allow_soft_placement) {}
+      : devices_(devices), default_spec_(default_spec), soft_(allow_soft_placement) {}
 
-  absl::StatusOr<const DeviceAttributes*> Place(
-      const std::vector<const Member*>& group) {
+  absl::StatusOr<const DeviceAttributes*> Place(const std::vector<const Member*>& group) {
     first_ = group.front();
     DF_RETURN_IF_ERROR(MergeRequests(group));
     DF_RETURN_IF_ERROR(MergeFixed(group));
@@ -102,17 +95,15 @@ class GroupPlacer {
       if (!device_name::Merge(&request_, m->request, soft_).ok()) {
         const Member* other = requester_;
         for (const Member* g : group) {
-          if (g->has_request && g != m &&
-              !device_name::AreCompatible(g->request, m->request)) {
+          if (g->has_request && g != m && !device_name::AreCompatible(g->request, m->request)) {
             other = g;
             break;
           }
         }
-        return errors::InvalidArgument(
-            "cannot colocate ", Describe(other->node), " requesting device '",
-            other->node->requested_device(), "' with ", Describe(m->node),
-            " requesting device '", m->node->requested_device(),
-            "': the requests conflict");
+        return errors::InvalidArgument("cannot colocate ", Describe(other->node),
+                                       " requesting device '", other->node->requested_device(),
+                                       "' with ", Describe(m->node), " requesting device '",
+                                       m->node->requested_device(), "': the requests conflict");
       }
     }
     return absl::OkStatus();
@@ -125,11 +116,10 @@ class GroupPlacer {
         fixed_member_ = m;
         fixed_ = m->fixed;
       } else if (m->fixed != fixed_) {
-        return errors::InvalidArgument(
-            "cannot colocate ", Describe(fixed_member_->node), ", which ",
-            fixed_member_->fixed_reason, " '", fixed_->name(), "', with ",
-            Describe(m->node), ", which ", m->fixed_reason, " '",
-            m->fixed->name(), "'");
+        return errors::InvalidArgument("cannot colocate ", Describe(fixed_member_->node),
+                                       ", which ", fixed_member_->fixed_reason, " '",
+                                       fixed_->name(), "', with ", Describe(m->node), ", which ",
+                                       m->fixed_reason, " '", m->fixed->name(), "'");
       }
     }
     return absl::OkStatus();
@@ -140,8 +130,7 @@ class GroupPlacer {
     for (const Member* m : group) {
       if (m->exempt) continue;
       if (m->supported_types.empty()) {
-        return errors::InvalidArgument("no kernel is registered for ",
-                                       Describe(m->node),
+        return errors::InvalidArgument("no kernel is registered for ", Describe(m->node),
                                        " on any device type");
       }
       if (first) {
@@ -160,8 +149,8 @@ class GroupPlacer {
       std::vector<std::string> parts;
       for (const Member* m : group) {
         if (m->exempt) continue;
-        parts.push_back(absl::StrCat(Describe(m->node), " has kernels for ",
-                                     TypeList(m->supported_types)));
+        parts.push_back(
+            absl::StrCat(Describe(m->node), " has kernels for ", TypeList(m->supported_types)));
       }
       return errors::InvalidArgument(
           "no device type has kernels for every node of a colocation group: ",
@@ -177,9 +166,8 @@ class GroupPlacer {
   absl::StatusOr<const DeviceAttributes*> CheckFixed() const {
     if (!TypeSupported(fixed_)) {
       return errors::InvalidArgument(
-          Describe(fixed_member_->node), " ", fixed_member_->fixed_reason, " '",
-          fixed_->name(), "', but its colocation group has kernels only for ",
-          TypeList(types_));
+          Describe(fixed_member_->node), " ", fixed_member_->fixed_reason, " '", fixed_->name(),
+          "', but its colocation group has kernels only for ", TypeList(types_));
     }
     if (requester_ != nullptr && !soft_ &&
         !device_name::Matches(request_, devices_.parsed_name(fixed_))) {
@@ -187,16 +175,14 @@ class GroupPlacer {
           fixed_member_ == requester_
               ? std::string("it")
               : absl::StrCat("the colocated ", Describe(fixed_member_->node));
-      return errors::InvalidArgument(
-          Describe(requester_->node), " requests device '",
-          requester_->node->requested_device(), "' but ", holder, " ",
-          fixed_member_->fixed_reason, " '", fixed_->name(), "'");
+      return errors::InvalidArgument(Describe(requester_->node), " requests device '",
+                                     requester_->node->requested_device(), "' but ", holder, " ",
+                                     fixed_member_->fixed_reason, " '", fixed_->name(), "'");
     }
     return fixed_;
   }
 
-  std::vector<const DeviceAttributes*> Candidates(
-      const ParsedDeviceName& spec) const {
+  std::vector<const DeviceAttributes*> Candidates(const ParsedDeviceName& spec) const {
     std::vector<const DeviceAttributes*> out;
     for (const DeviceAttributes* d : devices_.FindMatchingDevices(spec)) {
       if (TypeSupported(d)) out.push_back(d);
@@ -226,26 +212,23 @@ class GroupPlacer {
   absl::Status NoCandidate() const {
     const std::string available = absl::StrJoin(devices_.DeviceNames(), ", ");
     if (requester_ == nullptr) {
-      return errors::InvalidArgument(
-          "no device can run the colocation group of ", Describe(group_node()),
-          ": it has kernels for ", TypeList(types_),
-          " and the available devices are [", available, "]");
+      return errors::InvalidArgument("no device can run the colocation group of ",
+                                     Describe(group_node()), ": it has kernels for ",
+                                     TypeList(types_), " and the available devices are [",
+                                     available, "]");
     }
-    std::string who = absl::StrCat(Describe(requester_->node),
-                                   " was explicitly assigned to '",
+    std::string who = absl::StrCat(Describe(requester_->node), " was explicitly assigned to '",
                                    requester_->node->requested_device(), "'");
     if (!(request_ == requester_->request)) {
       absl::StrAppend(&who, " ('", device_name::ToString(request_),
                       "' with the requests of its colocated nodes)");
     }
     if (devices_.FindMatchingDevices(request_).empty()) {
-      return errors::InvalidArgument(
-          who, " but no such device exists; available devices: [", available,
-          "]");
+      return errors::InvalidArgument(who, " but no such device exists; available devices: [",
+                                     available, "]");
     }
     return errors::InvalidArgument(
-        who,
-        " but kernels for it and the nodes colocated with it exist only for ",
+        who, " but kernels for it and the nodes colocated with it exist only for ",
         TypeList(types_), "; soft placement would pick another device");
   }
 
@@ -267,9 +250,8 @@ class GroupPlacer {
 
 }  // namespace
 
-Placer::Placer(Graph* graph, const DeviceSet* devices,
-               std::string default_device, bool allow_soft_placement,
-               bool log_device_placement,
+Placer::Placer(Graph* graph, const DeviceSet* devices, std::string default_device,
+               bool allow_soft_placement, bool log_device_placement,
                StatefulPlacements* stateful_placements)
     : graph_(graph),
       devices_(devices),
@@ -296,17 +278,15 @@ absl::Status Placer::Run() {
     Member& m = members[n->id()];
     m.node = n;
     if (!device_name::Parse(n->requested_device(), &m.request)) {
-      return errors::InvalidArgument(Describe(n),
-                                     " requests malformed device '",
+      return errors::InvalidArgument(Describe(n), " requests malformed device '",
                                      n->requested_device(), "'");
     }
     m.has_request = !n->requested_device().empty();
     m.exempt = IsClientTerminatedSendRecv(n);
     std::string fixed_name;
     if (m.exempt) {
-      fixed_name = n->assigned_device_name().empty()
-                       ? n->requested_device()
-                       : n->assigned_device_name();
+      fixed_name =
+          n->assigned_device_name().empty() ? n->requested_device() : n->assigned_device_name();
       m.fixed_reason = "is a client-terminated transfer on";
       m.has_request = false;
     } else if (!n->assigned_device_name().empty()) {
@@ -322,14 +302,12 @@ absl::Status Placer::Run() {
     if (!fixed_name.empty() || m.exempt) {
       m.fixed = devices_->FindDeviceByName(fixed_name);
       if (m.fixed == nullptr) {
-        return errors::InvalidArgument(Describe(n), " ", m.fixed_reason, " '",
-                                       fixed_name,
+        return errors::InvalidArgument(Describe(n), " ", m.fixed_reason, " '", fixed_name,
                                        "', which is not an available device");
       }
     }
     if (!m.exempt) {
-      m.supported_types =
-          KernelRegistry::Global()->SupportedDeviceTypes(n->def());
+      m.supported_types = KernelRegistry::Global()->SupportedDeviceTypes(n->def());
     }
   }
 
@@ -356,8 +334,7 @@ absl::Status Placer::Run() {
     for (const Edge* e : n->in_edges()) {
       if (e->IsControlEdge() || !e->src()->IsOp()) continue;
       const DataType t = n->input_type(e->dst_input());
-      if (t == DT_RESOURCE || IsRefType(t))
-        groups.Union(e->src()->id(), n->id());
+      if (t == DT_RESOURCE || IsRefType(t)) groups.Union(e->src()->id(), n->id());
     }
   }
 
@@ -373,8 +350,7 @@ absl::Status Placer::Run() {
   placement.reserve(nodes.size());
   for (int root : roots) {
     const std::vector<const Member*>& group = by_group[root];
-    GroupPlacer placer(*devices_,
-                       default_device_.empty() ? nullptr : &default_spec,
+    GroupPlacer placer(*devices_, default_device_.empty() ? nullptr : &default_spec,
                        allow_soft_placement_);
     DF_ASSIGN_OR_RETURN(const DeviceAttributes* device, placer.Place(group));
     for (const Member* m : group) placement.emplace_back(m->node, device);
@@ -382,14 +358,13 @@ absl::Status Placer::Run() {
 
   for (const auto& [node, device] : placement) {
     node->set_assigned_device_name(device->name());
-    if (stateful_placements_ != nullptr && node->IsStateful() &&
-        !node->IsSend() && !node->IsRecv()) {
+    if (stateful_placements_ != nullptr && node->IsStateful() && !node->IsSend() &&
+        !node->IsRecv()) {
       (*stateful_placements_)[node->name()] = device->name();
     }
     if (log_device_placement_) {
-      internal::LogLine('I',
-                        absl::StrCat(node->name(), ": (", node->type_string(),
-                                     "): ", device->name()));
+      internal::LogLine(
+          'I', absl::StrCat(node->name(), ": (", node->type_string(), "): ", device->name()));
     }
   }
   return absl::OkStatus();

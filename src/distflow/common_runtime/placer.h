@@ -45,9 +45,8 @@ class Placer {
  public:
   // Borrows `graph`, `devices` and `stateful_placements` (which may be null)
   // until Run returns. REQUIRES: `devices` outlives the Placer.
-  Placer(Graph* graph, const DeviceSet* devices,
-         std::string default_device = "", bool allow_soft_placement = false,
-         bool log_device_placement = false,
+  Placer(Graph* graph, const DeviceSet* devices, std::string default_device = "",
+         bool allow_soft_placement = false, bool log_device_placement = false,
          StatefulPlacements* stateful_placements = nullptr);
   Placer(const Placer&) = delete;
   Placer& operator=(const Placer&) = delete;

@@ -34,8 +34,7 @@ absl::Status SortedUnique(absl::Span<const std::string> names, const char* what,
   if (unique_required && last != out->end()) {
     for (size_t i = 0; i < names.size(); ++i) {
       if (std::count(canonical.begin(), canonical.end(), canonical[i]) > 1) {
-        return errors::InvalidArgument(what, " '", names[i], "' (tensor '",
-                                       canonical[i],
+        return errors::InvalidArgument(what, " '", names[i], "' (tensor '", canonical[i],
                                        "') is listed more than once");
       }
     }
@@ -44,9 +43,8 @@ absl::Status SortedUnique(absl::Span<const std::string> names, const char* what,
   if (where != nullptr) {
     where->resize(names.size());
     for (size_t i = 0; i < names.size(); ++i) {
-      (*where)[i] = static_cast<int>(
-          std::lower_bound(out->begin(), out->end(), canonical[i]) -
-          out->begin());
+      (*where)[i] =
+          static_cast<int>(std::lower_bound(out->begin(), out->end(), canonical[i]) - out->begin());
     }
   }
   return absl::OkStatus();
@@ -56,24 +54,20 @@ absl::Status SortedUnique(absl::Span<const std::string> names, const char* what,
 
 absl::Status NormalizeRunSignature(absl::Span<const std::string> feeds,
                                    absl::Span<const std::string> fetches,
-                                   absl::Span<const std::string> targets,
-                                   RunSignature* signature,
+                                   absl::Span<const std::string> targets, RunSignature* signature,
                                    RunSignatureIndex* index) {
   RunSignature sig;
-  DF_RETURN_IF_ERROR(SortedUnique(feeds, "feed", /*unique_required=*/true,
-                                  &sig.feeds,
+  DF_RETURN_IF_ERROR(SortedUnique(feeds, "feed", /*unique_required=*/true, &sig.feeds,
                                   index ? &index->feed_index : nullptr));
-  DF_RETURN_IF_ERROR(SortedUnique(fetches, "fetch", /*unique_required=*/false,
-                                  &sig.fetches,
+  DF_RETURN_IF_ERROR(SortedUnique(fetches, "fetch", /*unique_required=*/false, &sig.fetches,
                                   index ? &index->fetch_index : nullptr));
   sig.targets.assign(targets.begin(), targets.end());
   std::sort(sig.targets.begin(), sig.targets.end());
-  sig.targets.erase(std::unique(sig.targets.begin(), sig.targets.end()),
-                    sig.targets.end());
+  sig.targets.erase(std::unique(sig.targets.begin(), sig.targets.end()), sig.targets.end());
   // '\x01' and '\x02' cannot occur in tensor or node names.
-  sig.key = absl::StrCat(absl::StrJoin(sig.feeds, "\x01"), "\x02",
-                         absl::StrJoin(sig.fetches, "\x01"), "\x02",
-                         absl::StrJoin(sig.targets, "\x01"));
+  sig.key =
+      absl::StrCat(absl::StrJoin(sig.feeds, "\x01"), "\x02", absl::StrJoin(sig.fetches, "\x01"),
+                   "\x02", absl::StrJoin(sig.targets, "\x01"));
   *signature = std::move(sig);
   return absl::OkStatus();
 }

@@ -32,16 +32,14 @@ struct RunSignatureIndex {
 // The canonical name of a tensor name ("x" -> "x:0"). InvalidArgument naming
 // it as `what` ("feed", "fetch") when it is malformed or names a control
 // input.
-absl::Status CanonicalTensorName(const std::string& name, const char* what,
-                                 std::string* canonical);
+absl::Status CanonicalTensorName(const std::string& name, const char* what, std::string* canonical);
 
 // Normalises a run's names. InvalidArgument naming the tensor when a name is
 // malformed or a control input, or when a tensor is fed twice ("x" and "x:0"
 // are one tensor). Fetching a tensor twice is allowed; targets may repeat.
 absl::Status NormalizeRunSignature(absl::Span<const std::string> feeds,
                                    absl::Span<const std::string> fetches,
-                                   absl::Span<const std::string> targets,
-                                   RunSignature* signature,
+                                   absl::Span<const std::string> targets, RunSignature* signature,
                                    RunSignatureIndex* index = nullptr);
 
 }  // namespace distflow

@@ -23,16 +23,14 @@ FactoryTable* Factories() {
 
 }  // namespace
 
-void RegisterSessionFactory(absl::string_view target_prefix,
-                            SessionFactory factory) {
+void RegisterSessionFactory(absl::string_view target_prefix, SessionFactory factory) {
   DF_CHECK(!target_prefix.empty());
   FactoryTable* t = Factories();
   absl::MutexLock l(&t->mu);
   t->by_prefix[std::string(target_prefix)] = std::move(factory);
 }
 
-absl::StatusOr<std::unique_ptr<Session>> NewSession(
-    const SessionOptions& options) {
+absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options) {
   if (options.target.empty()) return NewDirectSession(options);
   SessionFactory factory;
   {
@@ -44,8 +42,7 @@ absl::StatusOr<std::unique_ptr<Session>> NewSession(
     }
   }
   if (!factory) {
-    return errors::NotFound("No session factory accepts target '",
-                            options.target,
+    return errors::NotFound("No session factory accepts target '", options.target,
                             "'; use \"\" for an in-process session");
   }
   return factory(options);

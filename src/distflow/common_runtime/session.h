@@ -56,20 +56,18 @@ class Session {
   // null; otherwise it gets per-node step stats when
   // run_options.trace_level != NO_TRACE and the partition graphs when
   // run_options.output_partition_graphs.
-  virtual absl::Status Run(
-      const RunOptions& run_options,
-      const std::vector<std::pair<std::string, Tensor>>& inputs,
-      const std::vector<std::string>& output_tensor_names,
-      const std::vector<std::string>& target_node_names,
-      std::vector<Tensor>* outputs, RunMetadata* run_metadata) = 0;
+  virtual absl::Status Run(const RunOptions& run_options,
+                           const std::vector<std::pair<std::string, Tensor>>& inputs,
+                           const std::vector<std::string>& output_tensor_names,
+                           const std::vector<std::string>& target_node_names,
+                           std::vector<Tensor>* outputs, RunMetadata* run_metadata) = 0;
 
   // Run with default options and no metadata.
   absl::Status Run(const std::vector<std::pair<std::string, Tensor>>& inputs,
                    const std::vector<std::string>& output_tensor_names,
                    const std::vector<std::string>& target_node_names,
                    std::vector<Tensor>* outputs) {
-    return Run(RunOptions(), inputs, output_tensor_names, target_node_names,
-               outputs, nullptr);
+    return Run(RunOptions(), inputs, output_tensor_names, target_node_names, outputs, nullptr);
   }
 
   // The devices the session places nodes on.
@@ -82,18 +80,16 @@ class Session {
 
 // Makes a session for options.target. NotFound for a target no factory
 // accepts; the factory's error when it cannot build the session.
-absl::StatusOr<std::unique_ptr<Session>> NewSession(
-    const SessionOptions& options);
+absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options);
 
 // Builds sessions for targets that start with a prefix (e.g. "grpc://").
-using SessionFactory = std::function<absl::StatusOr<std::unique_ptr<Session>>(
-    const SessionOptions& options)>;
+using SessionFactory =
+    std::function<absl::StatusOr<std::unique_ptr<Session>>(const SessionOptions& options)>;
 
 // Registers `factory` for targets starting with `target_prefix` (non-empty;
 // the empty target always means DirectSession). A later registration for the
 // same prefix replaces the earlier one. Thread-safe.
-void RegisterSessionFactory(absl::string_view target_prefix,
-                            SessionFactory factory);
+void RegisterSessionFactory(absl::string_view target_prefix, SessionFactory factory);
 
 }  // namespace distflow
 

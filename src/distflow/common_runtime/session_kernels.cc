@@ -10,16 +10,14 @@ namespace {
 
 bool IsShared(const NodeDef& def) {
   const std::string& op = def.op();
-  if (op == "_Send" || op == "_Recv" || op == "_HostSend" ||
-      op == "_HostRecv") {
+  if (op == "_Send" || op == "_Recv" || op == "_HostSend" || op == "_HostRecv") {
     return false;
   }
   const OpRegistrationData* reg = OpRegistry::Global()->LookUp(op);
   return reg != nullptr && reg->op_def.is_stateful();
 }
 
-absl::StatusOr<std::shared_ptr<OpKernel>> Make(Device* device,
-                                               const NodeDef& def) {
+absl::StatusOr<std::shared_ptr<OpKernel>> Make(Device* device, const NodeDef& def) {
   DF_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
                       KernelRegistry::Global()->CreateKernel(device, def));
   return std::shared_ptr<OpKernel>(std::move(kernel));
@@ -27,8 +25,7 @@ absl::StatusOr<std::shared_ptr<OpKernel>> Make(Device* device,
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<OpKernel>> SessionKernels::Get(
-    Device* device, const NodeDef& def) {
+absl::StatusOr<std::shared_ptr<OpKernel>> SessionKernels::Get(Device* device, const NodeDef& def) {
   if (!IsShared(def)) return Make(device, def);
   Key key(device->name(), def.name());
   {

@@ -30,8 +30,7 @@ class SessionKernels {
 
   // The kernel of `def` on `device`: the shared one for a stateful op, a new
   // one otherwise. Errors are the kernel registry's (naming the node).
-  absl::StatusOr<std::shared_ptr<OpKernel>> Get(Device* device,
-                                                const NodeDef& def);
+  absl::StatusOr<std::shared_ptr<OpKernel>> Get(Device* device, const NodeDef& def);
 
   // Forgets every shared kernel (executors keep the ones they hold).
   void Clear();
@@ -39,8 +38,7 @@ class SessionKernels {
  private:
   using Key = std::pair<std::string, std::string>;  // (device, node name)
   absl::Mutex mu_;
-  absl::flat_hash_map<Key, std::shared_ptr<OpKernel>> stateful_
-      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<Key, std::shared_ptr<OpKernel>> stateful_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace distflow

@@ -40,8 +40,7 @@ uint32_t CurrentThreadIdForStats() {
   return id;
 }
 
-NodeStatsRecorder::NodeStatsRecorder(const std::string& node_name,
-                                     int64_t scheduled_micros) {
+NodeStatsRecorder::NodeStatsRecorder(const std::string& node_name, int64_t scheduled_micros) {
   start_nanos_ = NowNanos();
   stats_.set_node_name(node_name);
   stats_.set_scheduled_micros(scheduled_micros);
@@ -78,8 +77,7 @@ void NodeStatsRecorder::Finish(OpKernelContext* ctx, const std::string& device,
     desc->mutable_allocation_description()->set_allocated_bytes(bytes);
     desc->mutable_allocation_description()->set_allocator_name("cpu");
   }
-  std::string label = absl::StrCat(stats_.node_name(), " = ",
-                                   ctx->op_kernel().type_string(), "()");
+  std::string label = absl::StrCat(stats_.node_name(), " = ", ctx->op_kernel().type_string(), "()");
   stats_.set_timeline_label(std::move(label));
   const int64_t rel = NowNanos() - start_nanos_;
   stats_.set_all_end_rel_nanos(rel);

@@ -33,8 +33,7 @@ class StepStatsCollector {
 
  private:
   absl::Mutex mu_;
-  std::map<std::string, std::vector<NodeExecStats>> by_device_
-      ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::vector<NodeExecStats>> by_device_ ABSL_GUARDED_BY(mu_);
 };
 
 // A small stable number for the calling thread (1, 2, ... in order of first
@@ -50,8 +49,7 @@ class NodeStatsRecorder {
   void OpEnd();
   // Records the outputs that `ctx` holds and the end time, and saves the
   // record under `device`.
-  void Finish(OpKernelContext* ctx, const std::string& device,
-              StepStatsCollector* collector);
+  void Finish(OpKernelContext* ctx, const std::string& device, StepStatsCollector* collector);
 
  private:
   NodeExecStats stats_;

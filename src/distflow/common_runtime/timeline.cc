@@ -48,17 +48,14 @@ std::string StepStatsToChromeTrace(const StepStats& step_stats) {
   std::vector<std::string> events;
   for (int pid = 0; pid < step_stats.dev_stats_size(); ++pid) {
     const DeviceStepStats& dev = step_stats.dev_stats(pid);
-    events.push_back(
-        absl::StrCat("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":", pid,
-                     ",\"args\":{\"name\":", JsonString(dev.device()), "}}"));
+    events.push_back(absl::StrCat("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":", pid,
+                                  ",\"args\":{\"name\":", JsonString(dev.device()), "}}"));
     for (const NodeExecStats& n : dev.node_stats()) {
-      const std::string label =
-          n.timeline_label().empty() ? n.node_name() : n.timeline_label();
+      const std::string label = n.timeline_label().empty() ? n.node_name() : n.timeline_label();
       events.push_back(absl::StrCat(
-          "{\"ph\":\"X\",\"cat\":\"Op\",\"name\":", JsonString(n.node_name()),
-          ",\"pid\":", pid, ",\"tid\":", n.thread_id(),
-          ",\"ts\":", n.all_start_micros(), ",\"dur\":", n.all_end_rel_micros(),
-          ",\"args\":{\"name\":", JsonString(n.node_name()),
+          "{\"ph\":\"X\",\"cat\":\"Op\",\"name\":", JsonString(n.node_name()), ",\"pid\":", pid,
+          ",\"tid\":", n.thread_id(), ",\"ts\":", n.all_start_micros(),
+          ",\"dur\":", n.all_end_rel_micros(), ",\"args\":{\"name\":", JsonString(n.node_name()),
           ",\"op\":", JsonString(label), "}}"));
     }
   }

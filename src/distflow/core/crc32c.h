@@ -16,9 +16,7 @@ namespace crc32c {
 uint32_t Extend(uint32_t init_crc, const char* data, size_t n);
 
 // The CRC-32C of `data`. Value("123456789") == 0xE3069283.
-inline uint32_t Value(absl::string_view data) {
-  return Extend(0, data.data(), data.size());
-}
+inline uint32_t Value(absl::string_view data) { return Extend(0, data.data(), data.size()); }
 
 }  // namespace crc32c
 }  // namespace distflow

@@ -46,10 +46,8 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
   return out;
 }
 
-absl::Status WriteStringToFileAtomic(const std::string& path,
-                                     absl::string_view data) {
-  const std::string tmp =
-      absl::StrCat(path, ".tmp", random::New64() & 0xffffffff);
+absl::Status WriteStringToFileAtomic(const std::string& path, absl::string_view data) {
+  const std::string tmp = absl::StrCat(path, ".tmp", random::New64() & 0xffffffff);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) return IoError("cannot create", tmp);
   size_t off = 0;

@@ -4,10 +4,10 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace distflow {
 
@@ -20,8 +20,7 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 
 // Writes `data` to a temporary file beside `path` and renames it over `path`,
 // so readers see either the old or the new content, never a torn file.
-absl::Status WriteStringToFileAtomic(const std::string& path,
-                                     absl::string_view data);
+absl::Status WriteStringToFileAtomic(const std::string& path, absl::string_view data);
 
 }  // namespace distflow
 

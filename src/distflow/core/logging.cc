@@ -6,8 +6,7 @@
 namespace distflow {
 namespace internal {
 
-void CheckFailed(const char* file, int line, const char* cond,
-                 absl::string_view msg) {
+void CheckFailed(const char* file, int line, const char* cond, absl::string_view msg) {
   std::fprintf(stderr, "F %s:%d check failed: %s %.*s\n", file, line, cond,
                static_cast<int>(msg.size()), msg.data());
   std::fflush(stderr);
@@ -15,8 +14,7 @@ void CheckFailed(const char* file, int line, const char* cond,
 }
 
 void LogLine(char severity, absl::string_view msg) {
-  std::fprintf(stderr, "%c %.*s\n", severity, static_cast<int>(msg.size()),
-               msg.data());
+  std::fprintf(stderr, "%c %.*s\n", severity, static_cast<int>(msg.size()), msg.data());
 }
 
 }  // namespace internal

@@ -7,19 +7,18 @@
 
 namespace distflow {
 namespace internal {
-[[noreturn]] void CheckFailed(const char* file, int line, const char* cond,
-                              absl::string_view msg);
+[[noreturn]] void CheckFailed(const char* file, int line, const char* cond, absl::string_view msg);
 // Writes one line to stderr, prefixed with the severity letter.
 void LogLine(char severity, absl::string_view msg);
 }  // namespace internal
 }  // namespace distflow
 
-#define DF_CHECK(cond)                                                    \
-  do {                                                                    \
+#define DF_CHECK(cond)                                                             \
+  do {                                                                             \
     if (!(cond)) ::distflow::internal::CheckFailed(__FILE__, __LINE__, #cond, ""); \
   } while (0)
-#define DF_CHECK_MSG(cond, msg)                                           \
-  do {                                                                    \
+#define DF_CHECK_MSG(cond, msg)                                                     \
+  do {                                                                              \
     if (!(cond)) ::distflow::internal::CheckFailed(__FILE__, __LINE__, #cond, msg); \
   } while (0)
 

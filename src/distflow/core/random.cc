@@ -23,8 +23,7 @@ inline void MulHiLo(uint32_t a, uint32_t b, uint32_t* hi, uint32_t* lo) {
 
 PhiloxRandom::PhiloxRandom(uint64_t key, uint64_t stream) {
   key_ = {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)};
-  counter_ = {0, 0, static_cast<uint32_t>(stream),
-              static_cast<uint32_t>(stream >> 32)};
+  counter_ = {0, 0, static_cast<uint32_t>(stream), static_cast<uint32_t>(stream >> 32)};
 }
 
 PhiloxRandom::Block PhiloxRandom::Next() {
@@ -107,8 +106,7 @@ uint64_t New64() {
   return rng();
 }
 
-void ResolveSeeds(int64_t seed, int64_t seed2, uint64_t* key,
-                  uint64_t* stream) {
+void ResolveSeeds(int64_t seed, int64_t seed2, uint64_t* key, uint64_t* stream) {
   constexpr int64_t kDefaultGraphSeed = 87654321;
   if (seed == 0 && seed2 == 0) {
     *key = New64();

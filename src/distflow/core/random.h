@@ -34,9 +34,9 @@ class SimplePhilox {
   SimplePhilox(uint64_t key, uint64_t stream) : gen_(key, stream) {}
   uint32_t Rand32();
   uint64_t Rand64();
-  float RandFloat();      // [0, 1)
-  double RandDouble();    // [0, 1)
-  double Normal();        // standard normal
+  float RandFloat();         // [0, 1)
+  double RandDouble();       // [0, 1)
+  double Normal();           // standard normal
   double TruncatedNormal();  // standard normal restricted to [-2, 2]
 
  private:

@@ -28,9 +28,7 @@ class RefCounted {
     return false;
   }
   // True iff exactly one reference is held (the holder may mutate in place).
-  bool RefCountIsOne() const {
-    return ref_.load(std::memory_order_acquire) == 1;
-  }
+  bool RefCountIsOne() const { return ref_.load(std::memory_order_acquire) == 1; }
 
  protected:
   virtual ~RefCounted() = default;

@@ -10,9 +10,8 @@ constexpr char kDerivedUrl[] = "type.distflow/derived";
 absl::Status Annotate(const absl::Status& s, absl::string_view context) {
   if (s.ok()) return s;
   absl::Status out(s.code(), absl::StrCat(context, s.message()));
-  s.ForEachPayload([&out](absl::string_view url, const absl::Cord& payload) {
-    out.SetPayload(url, payload);
-  });
+  s.ForEachPayload(
+      [&out](absl::string_view url, const absl::Cord& payload) { out.SetPayload(url, payload); });
   return out;
 }
 

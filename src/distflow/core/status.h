@@ -12,10 +12,10 @@
 #define DF_CONCAT_(a, b) DF_CONCAT_INNER_(a, b)
 
 // Returns from the enclosing function when `expr` is not OK.
-#define DF_RETURN_IF_ERROR(expr)                      \
-  do {                                                \
-    ::absl::Status df_status_ = (expr);               \
-    if (!df_status_.ok()) return df_status_;          \
+#define DF_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::absl::Status df_status_ = (expr);      \
+    if (!df_status_.ok()) return df_status_; \
   } while (0)
 
 // `lhs = value of statusor_expr`, or returns its error.

@@ -15,23 +15,18 @@ struct ThreadPool::Impl {
   Eigen::ThreadPool pool;
 };
 
-ThreadPool::ThreadPool(std::string name, int num_threads)
-    : name_(std::move(name)) {
+ThreadPool::ThreadPool(std::string name, int num_threads) : name_(std::move(name)) {
   DF_CHECK(num_threads >= 1);
   impl_ = std::make_unique<Impl>(num_threads);
 }
 
 ThreadPool::~ThreadPool() = default;
 
-void ThreadPool::Schedule(std::function<void()> fn) {
-  impl_->pool.Schedule(std::move(fn));
-}
+void ThreadPool::Schedule(std::function<void()> fn) { impl_->pool.Schedule(std::move(fn)); }
 
 int ThreadPool::NumThreads() const { return impl_->pool.NumThreads(); }
 
-int ThreadPool::CurrentThreadId() const {
-  return impl_->pool.CurrentThreadId();
-}
+int ThreadPool::CurrentThreadId() const { return impl_->pool.CurrentThreadId(); }
 
 void ThreadPool::ParallelFor(int64_t total, int64_t cost_per_unit,
                              const std::function<void(int64_t, int64_t)>& fn) {

@@ -40,9 +40,7 @@ void Timer::Loop() {
   while (!stop_) {
     if (pending_.empty()) {
       mu_.Await(absl::Condition(
-          +[](Timer* t) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-            return t->stop_ || !t->pending_.empty();
-          },
+          +[](Timer* t) ABSL_NO_THREAD_SAFETY_ANALYSIS { return t->stop_ || !t->pending_.empty(); },
           this));
       continue;
     }
@@ -51,15 +49,14 @@ void Timer::Loop() {
     if (absl::Now() < deadline) {
       // Wakes early when an earlier deadline arrives or the timer stops.
       std::pair<Timer*, Id> arg(this, first->first.second);
-      mu_.AwaitWithDeadline(
-          absl::Condition(
-              +[](std::pair<Timer*, Id>* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-                Timer* t = a->first;
-                return t->stop_ || t->pending_.empty() ||
-                       t->pending_.begin()->first.second != a->second;
-              },
-              &arg),
-          deadline);
+      mu_.AwaitWithDeadline(absl::Condition(
+                                +[](std::pair<Timer*, Id>* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                                  Timer* t = a->first;
+                                  return t->stop_ || t->pending_.empty() ||
+                                         t->pending_.begin()->first.second != a->second;
+                                },
+                                &arg),
+                            deadline);
       continue;
     }
     std::function<void()> fn = std::move(first->second);

@@ -40,8 +40,7 @@ class Timer {
 
   absl::Mutex mu_;
   // (deadline, id) -> callback; the earliest first.
-  std::map<std::pair<absl::Time, Id>, std::function<void()>> pending_
-      ABSL_GUARDED_BY(mu_);
+  std::map<std::pair<absl::Time, Id>, std::function<void()>> pending_ ABSL_GUARDED_BY(mu_);
   std::map<Id, absl::Time> deadlines_ ABSL_GUARDED_BY(mu_);
   Id next_id_ ABSL_GUARDED_BY(mu_) = 1;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;

@@ -37,9 +37,9 @@ absl::StatusOr<ClusterSpec> ClusterSpec::FromClusterDef(const ClusterDef& def) {
     for (const auto& [index, address] : job.tasks()) {
       std::string host;
       int port;
-      DF_RETURN_IF_ERROR(errors::Annotate(
-          SplitHostPort(address, &host, &port),
-          absl::StrCat("job '", job.name(), "' task ", index, ": ")));
+      DF_RETURN_IF_ERROR(
+          errors::Annotate(SplitHostPort(address, &host, &port),
+                           absl::StrCat("job '", job.name(), "' task ", index, ": ")));
       if (index < 0) {
         return errors::InvalidArgument("job '", job.name(), "' has negative task index ", index);
       }
@@ -55,7 +55,8 @@ absl::StatusOr<ClusterSpec> ClusterSpec::FromFlag(absl::string_view flag) {
   for (absl::string_view part : absl::StrSplit(flag, ';', absl::SkipWhitespace())) {
     std::vector<absl::string_view> kv = absl::StrSplit(part, absl::MaxSplits('=', 1));
     if (kv.size() != 2 || absl::StripAsciiWhitespace(kv[0]).empty()) {
-      return errors::InvalidArgument("cluster entry '", part, "' must be job=host:port[,host:port...]");
+      return errors::InvalidArgument("cluster entry '", part,
+                                     "' must be job=host:port[,host:port...]");
     }
     JobDef* job = def.add_job();
     job->set_name(std::string(absl::StripAsciiWhitespace(kv[0])));
@@ -65,7 +66,8 @@ absl::StatusOr<ClusterSpec> ClusterSpec::FromFlag(absl::string_view flag) {
     }
     if (index == 0) return errors::InvalidArgument("job '", job->name(), "' lists no tasks");
   }
-  if (def.job_size() == 0) return errors::InvalidArgument("cluster flag '", flag, "' lists no jobs");
+  if (def.job_size() == 0)
+    return errors::InvalidArgument("cluster flag '", flag, "' lists no jobs");
   return FromClusterDef(def);
 }
 
@@ -124,8 +126,8 @@ absl::Status ClusterSpec::SetTaskAddress(absl::string_view job, int task,
 namespace {
 absl::Status CheckTask(const ClusterSpec& spec, absl::string_view job, int task) {
   if (spec.NumTasks(job) == 0) {
-    return errors::InvalidArgument("job '", job, "' is not in the cluster (jobs: ",
-                                   absl::StrJoin(spec.jobs(), ", "), ")");
+    return errors::InvalidArgument(
+        "job '", job, "' is not in the cluster (jobs: ", absl::StrJoin(spec.jobs(), ", "), ")");
   }
   return spec.TaskAddress(job, task).status().ok()
              ? absl::OkStatus()
@@ -158,14 +160,16 @@ absl::StatusOr<ServerDef> ServerDefFromTfConfig(absl::string_view json_text) {
   ClusterDef cluster;
   for (auto& [name, tasks] : j["cluster"].items()) {
     if (!tasks.is_array()) {
-      return errors::InvalidArgument("TF_CONFIG cluster job '", name, "' must be a list of host:port");
+      return errors::InvalidArgument("TF_CONFIG cluster job '", name,
+                                     "' must be a list of host:port");
     }
     JobDef* job = cluster.add_job();
     job->set_name(name);
     int index = 0;
     for (auto& addr : tasks) {
       if (!addr.is_string()) {
-        return errors::InvalidArgument("TF_CONFIG cluster job '", name, "' has a non-string address");
+        return errors::InvalidArgument("TF_CONFIG cluster job '", name,
+                                       "' has a non-string address");
       }
       (*job->mutable_tasks())[index++] = addr.get<std::string>();
     }

@@ -47,8 +47,8 @@ absl::StatusOr<ServerDef> ServerDefFromTfConfig(absl::string_view json);
 
 // Builds a ServerDef from the --cluster/--job/--task flags, checking the task
 // exists in the cluster.
-absl::StatusOr<ServerDef> MakeServerDef(absl::string_view cluster_flag,
-                                        absl::string_view job, int task);
+absl::StatusOr<ServerDef> MakeServerDef(absl::string_view cluster_flag, absl::string_view job,
+                                        int task);
 
 // Splits "host:port"; InvalidArgument on a missing or non-numeric port.
 absl::Status SplitHostPort(absl::string_view address, std::string* host, int* port);

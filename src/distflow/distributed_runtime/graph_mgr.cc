@@ -4,10 +4,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "distflow/common_runtime/device_mgr.h"
+#include "distflow/common_runtime/graph_execution_state.h"
 #include "distflow/core/status.h"
 #include "distflow/core/threadpool.h"
 #include "distflow/graph/graph_constructor.h"
-#include "distflow/common_runtime/graph_execution_state.h"
 
 namespace distflow {
 
@@ -88,8 +88,7 @@ void GraphMgr::DeregisterAll() {
 
 void GraphMgr::ExecuteAsync(const std::string& handle, int64_t step_id, Rendezvous* rendezvous,
                             CancellationManager* cancellation_manager,
-                            StepStatsCollector* collector,
-                            std::function<void(absl::Status)> done) {
+                            StepStatsCollector* collector, std::function<void(absl::Status)> done) {
   std::shared_ptr<Item> item;
   {
     absl::MutexLock lock(&mu_);
@@ -97,8 +96,7 @@ void GraphMgr::ExecuteAsync(const std::string& handle, int64_t step_id, Rendezvo
     if (it != table_.end()) item = it->second;
   }
   if (item == nullptr) {
-    done(errors::NotFound("graph handle '", handle, "' is not registered on ",
-                          env_->task_name));
+    done(errors::NotFound("graph handle '", handle, "' is not registered on ", env_->task_name));
     return;
   }
   ThreadPool* pool = env_->compute_pool;
@@ -110,8 +108,8 @@ void GraphMgr::ExecuteAsync(const std::string& handle, int64_t step_id, Rendezvo
   args.runner = [pool](Executor::Closure c) { pool->Schedule(std::move(c)); };
   // The item stays alive until the set is done.
   const ExecutorSet* executors = item->executors.get();
-  executors->RunAsync(args, [item = std::move(item), done = std::move(done)](
-                                const absl::Status& s) { done(s); });
+  executors->RunAsync(
+      args, [item = std::move(item), done = std::move(done)](const absl::Status& s) { done(s); });
 }
 
 absl::Status GraphMgr::PartitionGraphs(const std::string& handle, std::vector<GraphDef>* out) {

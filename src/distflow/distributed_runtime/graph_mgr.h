@@ -47,8 +47,8 @@ class GraphMgr {
   // Runs the graph for one step. `rendezvous` already holds the step's
   // client sends; `done` runs once with the step's first error.
   void ExecuteAsync(const std::string& handle, int64_t step_id, Rendezvous* rendezvous,
-                    CancellationManager* cancellation_manager,
-                    StepStatsCollector* collector, std::function<void(absl::Status)> done);
+                    CancellationManager* cancellation_manager, StepStatsCollector* collector,
+                    std::function<void(absl::Status)> done);
 
   // The partition graphs (by local device) of a handle, for RunMetadata.
   absl::Status PartitionGraphs(const std::string& handle, std::vector<GraphDef>* out);
@@ -67,8 +67,7 @@ class GraphMgr {
   absl::Mutex mu_;
   int64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<std::string, std::shared_ptr<Item>> table_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, std::shared_ptr<SessionKernels>> kernels_
-      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::shared_ptr<SessionKernels>> kernels_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace distflow

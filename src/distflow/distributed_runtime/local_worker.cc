@@ -13,8 +13,8 @@ namespace distflow {
 LocalWorker::LocalWorker(std::string task, Worker* worker)
     : task_(std::move(task)), worker_(worker) {}
 
-void LocalWorker::GetStatusAsync(const GetStatusRequest* req, GetStatusResponse* resp,
-                                 CallOptions*, StatusCallback done) {
+void LocalWorker::GetStatusAsync(const GetStatusRequest* req, GetStatusResponse* resp, CallOptions*,
+                                 StatusCallback done) {
   worker_->GetStatus(*req, resp);
   done(absl::OkStatus());
 }
@@ -31,15 +31,13 @@ void LocalWorker::DeleteWorkerSessionAsync(const DeleteWorkerSessionRequest* req
   done(worker_->DeleteWorkerSession(*req));
 }
 
-void LocalWorker::RegisterGraphAsync(const RegisterGraphRequest* req,
-                                     RegisterGraphResponse* resp, CallOptions*,
-                                     StatusCallback done) {
+void LocalWorker::RegisterGraphAsync(const RegisterGraphRequest* req, RegisterGraphResponse* resp,
+                                     CallOptions*, StatusCallback done) {
   done(worker_->RegisterGraph(*req, resp));
 }
 
-void LocalWorker::DeregisterGraphAsync(const DeregisterGraphRequest* req,
-                                       DeregisterGraphResponse*, CallOptions*,
-                                       StatusCallback done) {
+void LocalWorker::DeregisterGraphAsync(const DeregisterGraphRequest* req, DeregisterGraphResponse*,
+                                       CallOptions*, StatusCallback done) {
   done(worker_->DeregisterGraph(*req));
 }
 
@@ -48,8 +46,8 @@ void LocalWorker::CleanupGraphAsync(const CleanupGraphRequest* req, CleanupGraph
   done(worker_->CleanupGraph(*req));
 }
 
-void LocalWorker::CleanupAllAsync(const CleanupAllRequest* req, CleanupAllResponse*,
-                                  CallOptions*, StatusCallback done) {
+void LocalWorker::CleanupAllAsync(const CleanupAllRequest* req, CleanupAllResponse*, CallOptions*,
+                                  StatusCallback done) {
   done(worker_->CleanupAll(*req));
 }
 
@@ -84,22 +82,21 @@ void LocalWorker::RunGraphAsync(const RunGraphRequest* req, RunGraphResponse* re
   }
   // The worker finishes the step after cancellation too, so `req` and
   // `resp` stay the caller's until `done`.
-  worker_->RunGraphAsync(
-      &call->cm, req, resp,
-      [this, call, opts, timer, done = std::move(done)](const absl::Status& s) {
-        if (timer != 0) Timer::Default()->Cancel(timer);
-        if (opts != nullptr) opts->ClearCancelCallback();
-        bool timed_out;
-        {
-          absl::MutexLock lock(&call->mu);
-          timed_out = call->timed_out;
-        }
-        if (!s.ok() && timed_out) {
-          done(errors::DeadlineExceeded("RunGraph to ", task_, " timed out"));
-          return;
-        }
-        done(s);
-      });
+  worker_->RunGraphAsync(&call->cm, req, resp,
+                         [this, call, opts, timer, done = std::move(done)](const absl::Status& s) {
+                           if (timer != 0) Timer::Default()->Cancel(timer);
+                           if (opts != nullptr) opts->ClearCancelCallback();
+                           bool timed_out;
+                           {
+                             absl::MutexLock lock(&call->mu);
+                             timed_out = call->timed_out;
+                           }
+                           if (!s.ok() && timed_out) {
+                             done(errors::DeadlineExceeded("RunGraph to ", task_, " timed out"));
+                             return;
+                           }
+                           done(s);
+                         });
 }
 
 namespace {
@@ -158,8 +155,7 @@ void LocalWorker::RecvTensorAsync(int64_t step_id, const std::string& rendezvous
   RecvTensorRequest req;
   req.set_step_id(step_id);
   req.set_rendezvous_key(rendezvous_key);
-  worker_->RecvTensorAsync(req, [call](const absl::Status& s, const Tensor& value,
-                                       bool dead) {
+  worker_->RecvTensorAsync(req, [call](const absl::Status& s, const Tensor& value, bool dead) {
     call->Finish(s, [&] {
       *call->tensor = value;
       *call->is_dead = dead;

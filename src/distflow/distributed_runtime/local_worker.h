@@ -20,32 +20,26 @@ class LocalWorker : public WorkerInterface {
 
   const std::string& task() const override { return task_; }
 
-  void GetStatusAsync(const GetStatusRequest* req, GetStatusResponse* resp,
-                      CallOptions* opts, StatusCallback done) override;
+  void GetStatusAsync(const GetStatusRequest* req, GetStatusResponse* resp, CallOptions* opts,
+                      StatusCallback done) override;
   void CreateWorkerSessionAsync(const CreateWorkerSessionRequest* req,
-                                CreateWorkerSessionResponse* resp,
-                                CallOptions* opts,
+                                CreateWorkerSessionResponse* resp, CallOptions* opts,
                                 StatusCallback done) override;
   void DeleteWorkerSessionAsync(const DeleteWorkerSessionRequest* req,
-                                DeleteWorkerSessionResponse* resp,
-                                CallOptions* opts,
+                                DeleteWorkerSessionResponse* resp, CallOptions* opts,
                                 StatusCallback done) override;
-  void RegisterGraphAsync(const RegisterGraphRequest* req,
-                          RegisterGraphResponse* resp, CallOptions* opts,
-                          StatusCallback done) override;
-  void DeregisterGraphAsync(const DeregisterGraphRequest* req,
-                            DeregisterGraphResponse* resp, CallOptions* opts,
-                            StatusCallback done) override;
-  void RunGraphAsync(const RunGraphRequest* req, RunGraphResponse* resp,
-                     CallOptions* opts, StatusCallback done) override;
-  void CleanupGraphAsync(const CleanupGraphRequest* req,
-                         CleanupGraphResponse* resp, CallOptions* opts,
-                         StatusCallback done) override;
-  void CleanupAllAsync(const CleanupAllRequest* req, CleanupAllResponse* resp,
-                       CallOptions* opts, StatusCallback done) override;
-  void RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key,
-                       Tensor* tensor, bool* is_dead, CallOptions* opts,
+  void RegisterGraphAsync(const RegisterGraphRequest* req, RegisterGraphResponse* resp,
+                          CallOptions* opts, StatusCallback done) override;
+  void DeregisterGraphAsync(const DeregisterGraphRequest* req, DeregisterGraphResponse* resp,
+                            CallOptions* opts, StatusCallback done) override;
+  void RunGraphAsync(const RunGraphRequest* req, RunGraphResponse* resp, CallOptions* opts,
+                     StatusCallback done) override;
+  void CleanupGraphAsync(const CleanupGraphRequest* req, CleanupGraphResponse* resp,
+                         CallOptions* opts, StatusCallback done) override;
+  void CleanupAllAsync(const CleanupAllRequest* req, CleanupAllResponse* resp, CallOptions* opts,
                        StatusCallback done) override;
+  void RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key, Tensor* tensor,
+                       bool* is_dead, CallOptions* opts, StatusCallback done) override;
 
  private:
   const std::string task_;

@@ -26,7 +26,7 @@ Master::~Master() {
 }
 
 absl::StatusOr<std::unique_ptr<DeviceSet>> Master::DiscoverDevices(WorkerCache* cache,
-                                                                  int64_t timeout_ms) {
+                                                                   int64_t timeout_ms) {
   const std::vector<std::string> tasks = cache->ListWorkers();
   std::vector<GetStatusRequest> reqs(tasks.size());
   std::vector<GetStatusResponse> resps(tasks.size());
@@ -41,8 +41,8 @@ absl::StatusOr<std::unique_ptr<DeviceSet>> Master::DiscoverDevices(WorkerCache* 
   auto devices = std::make_unique<DeviceSet>();
   for (size_t i = 0; i < tasks.size(); ++i) {
     if (!statuses[i].ok()) {
-      return errors::Unavailable("cannot reach task ", tasks[i], " to list its devices: ",
-                                 statuses[i].message());
+      return errors::Unavailable("cannot reach task ", tasks[i],
+                                 " to list its devices: ", statuses[i].message());
     }
     for (const DeviceAttributes& d : resps[i].device_attributes()) {
       DF_RETURN_IF_ERROR(devices->AddDevice(d));
@@ -99,9 +99,8 @@ void Master::CreateSession(const CreateSessionRequest* req, CreateSessionRespons
   pool_.Schedule([this, req, resp, done = std::move(done)] {
     ConfigProto config = default_config_;
     config.MergeFrom(req->config());
-    const int64_t timeout = config.operation_timeout_in_ms() > 0
-                                ? config.operation_timeout_in_ms()
-                                : 10000;
+    const int64_t timeout =
+        config.operation_timeout_in_ms() > 0 ? config.operation_timeout_in_ms() : 10000;
     std::shared_ptr<WorkerCache> cache = worker_cache_;
     if (config.cluster_def().job_size() > 0) {
       absl::StatusOr<ClusterSpec> cluster = ClusterSpec::FromClusterDef(config.cluster_def());
@@ -153,8 +152,8 @@ void Master::ExtendSession(const ExtendSessionRequest* req, ExtendSessionRespons
              [req, resp](MasterSession& session) { return session.Extend(*req, resp); });
 }
 
-void Master::RunStep(const RunStepRequest* req, RunStepResponse* resp,
-                     CancellationManager* call_cm, Done done) {
+void Master::RunStep(const RunStepRequest* req, RunStepResponse* resp, CancellationManager* call_cm,
+                     Done done) {
   absl::StatusOr<std::shared_ptr<MasterSession>> session = FindSession(req->session_handle());
   if (!session.ok()) {
     done(session.status());
@@ -163,8 +162,7 @@ void Master::RunStep(const RunStepRequest* req, RunStepResponse* resp,
   (*session)->RunAsync(req, resp, call_cm, std::move(done));
 }
 
-void Master::MakeCallable(const MakeCallableRequest* req, MakeCallableResponse* resp,
-                          Done done) {
+void Master::MakeCallable(const MakeCallableRequest* req, MakeCallableResponse* resp, Done done) {
   CallOnPool(req->session_handle(), std::move(done),
              [req, resp](MasterSession& session) { return session.MakeCallable(*req, resp); });
 }
@@ -187,9 +185,8 @@ void Master::ReleaseCallable(const ReleaseCallableRequest* req, ReleaseCallableR
 
 void Master::PartialRunSetup(const PartialRunSetupRequest* req, PartialRunSetupResponse* resp,
                              Done done) {
-  CallOnPool(req->session_handle(), std::move(done), [req, resp](MasterSession& session) {
-    return session.PartialRunSetup(*req, resp);
-  });
+  CallOnPool(req->session_handle(), std::move(done),
+             [req, resp](MasterSession& session) { return session.PartialRunSetup(*req, resp); });
 }
 
 void Master::CloseSession(const CloseSessionRequest* req, CloseSessionResponse* /*resp*/,
@@ -214,7 +211,8 @@ void Master::CloseSession(const CloseSessionRequest* req, CloseSessionResponse* 
 
 void Master::ListDevices(const ListDevicesRequest* req, ListDevicesResponse* resp, Done done) {
   pool_.Schedule([this, req, resp, done = std::move(done)] {
-    absl::StatusOr<std::unique_ptr<DeviceSet>> devices = DiscoverDevices(worker_cache_.get(), 10000);
+    absl::StatusOr<std::unique_ptr<DeviceSet>> devices =
+        DiscoverDevices(worker_cache_.get(), 10000);
     if (!devices.ok()) {
       done(devices.status());
       return;

@@ -48,10 +48,8 @@ class Master {
   void MakeCallable(const MakeCallableRequest* req, MakeCallableResponse* resp, Done done);
   void RunCallable(const RunCallableRequest* req, RunCallableResponse* resp,
                    CancellationManager* call_cm, Done done);
-  void ReleaseCallable(const ReleaseCallableRequest* req, ReleaseCallableResponse* resp,
-                       Done done);
-  void PartialRunSetup(const PartialRunSetupRequest* req, PartialRunSetupResponse* resp,
-                       Done done);
+  void ReleaseCallable(const ReleaseCallableRequest* req, ReleaseCallableResponse* resp, Done done);
+  void PartialRunSetup(const PartialRunSetupRequest* req, PartialRunSetupResponse* resp, Done done);
 
  private:
   // Asks every task for its devices; Unavailable naming a task that does
@@ -73,8 +71,7 @@ class Master {
   const ConfigProto default_config_;
   ThreadPool pool_;
   absl::Mutex mu_;
-  absl::flat_hash_map<std::string, std::shared_ptr<MasterSession>> sessions_
-      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::shared_ptr<MasterSession>> sessions_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace distflow

@@ -66,9 +66,7 @@ std::string TaskOf(const std::string& device) {
   return device_name::TaskName(p);
 }
 
-int64_t NewStepId() {
-  return static_cast<int64_t>(random::New64() & 0x7fffffffffffffffull) | 1;
-}
+int64_t NewStepId() { return static_cast<int64_t>(random::New64() & 0x7fffffffffffffffull) | 1; }
 
 absl::Status NameTask(const std::string& task, const absl::Status& s) {
   if (absl::StrContains(s.message(), task)) return s;
@@ -95,8 +93,7 @@ absl::Status MasterSession::Create(const GraphDef& graph_def) {
   return execution_state_.Create(graph_def);
 }
 
-absl::Status MasterSession::Extend(const ExtendSessionRequest& req,
-                                   ExtendSessionResponse* resp) {
+absl::Status MasterSession::Extend(const ExtendSessionRequest& req, ExtendSessionResponse* resp) {
   absl::MutexLock lock(&mu_);
   if (closed_) return errors::FailedPrecondition("session ", handle_, " is closed");
   if (req.current_graph_version() != graph_version_) {
@@ -109,8 +106,8 @@ absl::Status MasterSession::Extend(const ExtendSessionRequest& req,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<const MasterSession::RegisteredGraph>>
-MasterSession::FindRegistered(const RunSignature& sig) {
+absl::StatusOr<std::shared_ptr<const MasterSession::RegisteredGraph>> MasterSession::FindRegistered(
+    const RunSignature& sig) {
   absl::MutexLock lock(&mu_);
   if (closed_) return errors::FailedPrecondition("session ", handle_, " is closed");
   auto it = registered_.find(sig.key);
@@ -139,9 +136,8 @@ void MasterSession::WithRegistered(
     then(std::move(found));
     return;
   }
-  pool_->Schedule([self = shared_from_this(), sig, then = std::move(then)] {
-    then(self->GetOrBuild(sig));
-  });
+  pool_->Schedule(
+      [self = shared_from_this(), sig, then = std::move(then)] { then(self->GetOrBuild(sig)); });
 }
 
 absl::StatusOr<std::shared_ptr<const MasterSession::RegisteredGraph>> MasterSession::Build(
@@ -168,14 +164,13 @@ absl::StatusOr<std::shared_ptr<const MasterSession::RegisteredGraph>> MasterSess
   std::vector<RegisterGraphRequest> reqs(n);
   std::vector<RegisterGraphResponse> resps(n);
   std::vector<CallOptions> opts(n);
-  const std::vector<absl::Status> statuses =
-      CallAllAndWait(n, [&](size_t i, StatusCallback done) {
-        reqs[i].set_session_handle(handle_);
-        *reqs[i].mutable_graph_def() = std::move(cg->partitions[rg->parts[i].task]);
-        *reqs[i].mutable_graph_options() = config_.graph_options();
-        opts[i].set_timeout_ms(60000);
-        rg->parts[i].worker->RegisterGraphAsync(&reqs[i], &resps[i], &opts[i], std::move(done));
-      });
+  const std::vector<absl::Status> statuses = CallAllAndWait(n, [&](size_t i, StatusCallback done) {
+    reqs[i].set_session_handle(handle_);
+    *reqs[i].mutable_graph_def() = std::move(cg->partitions[rg->parts[i].task]);
+    *reqs[i].mutable_graph_options() = config_.graph_options();
+    opts[i].set_timeout_ms(60000);
+    rg->parts[i].worker->RegisterGraphAsync(&reqs[i], &resps[i], &opts[i], std::move(done));
+  });
   cg->partitions.clear();
   for (size_t i = 0; i < n; ++i) rg->parts[i].graph_handle = resps[i].graph_handle();
   for (size_t i = 0; i < n; ++i) {
@@ -239,8 +234,7 @@ void MasterSession::WorkerErrorAsync(const std::string& task, const absl::Status
 }
 
 void MasterSession::RunStepAsync(std::shared_ptr<const RegisteredGraph> rg, int64_t step_id,
-                                 const RunOptions& options,
-                                 std::vector<const TensorProto*> feeds,
+                                 const RunOptions& options, std::vector<const TensorProto*> feeds,
                                  std::vector<std::string> feed_names,
                                  std::vector<int> fetch_indices, RunMetadata* metadata,
                                  bool is_partial, bool is_last_partial,
@@ -318,35 +312,36 @@ void MasterSession::RunStepAsync(std::shared_ptr<const RegisteredGraph> rg, int6
     return;
   }
   for (size_t i = 0; i < n; ++i) {
-    rg->parts[i].worker->RunGraphAsync(
-        &call->reqs[i], &call->resps[i], call->opts[i].get(), [call, i](const absl::Status& s) {
-          bool cancel_others = false;
-          bool last;
-          {
-            absl::MutexLock lock(&call->mu);
-            if (!s.ok()) {
-              // Cancelled and derived replies are usually echoes of
-              // another task's failure: report the cause.
-              if (errors::IsBetterCause(s, call->first_error)) {
-                call->first_error = s;
-                call->failed_task = call->rg->parts[i].task;
-              }
-              // A derived reply means the task that failed is alive and
-              // finishing its own step with the cause: cancelling its call
-              // now would lose that cause to a local Cancelled.
-              if (!errors::IsDerived(s) && !call->others_cancelled) {
-                call->others_cancelled = cancel_others = true;
-              }
-            }
-            last = --call->pending == 0;
-          }
-          if (cancel_others) {
-            for (size_t j = 0; j < call->opts.size(); ++j) {
-              if (j != i) call->opts[j]->StartCancel();
-            }
-          }
-          if (last) call->session->FinishStep(call);
-        });
+    rg->parts[i].worker->RunGraphAsync(&call->reqs[i], &call->resps[i], call->opts[i].get(),
+                                       [call, i](const absl::Status& s) {
+                                         bool cancel_others = false;
+                                         bool last;
+                                         {
+                                           absl::MutexLock lock(&call->mu);
+                                           if (!s.ok()) {
+                                             // Cancelled and derived replies are usually echoes of
+                                             // another task's failure: report the cause.
+                                             if (errors::IsBetterCause(s, call->first_error)) {
+                                               call->first_error = s;
+                                               call->failed_task = call->rg->parts[i].task;
+                                             }
+                                             // A derived reply means the task that failed is alive
+                                             // and finishing its own step with the cause:
+                                             // cancelling its call now would lose that cause to a
+                                             // local Cancelled.
+                                             if (!errors::IsDerived(s) && !call->others_cancelled) {
+                                               call->others_cancelled = cancel_others = true;
+                                             }
+                                           }
+                                           last = --call->pending == 0;
+                                         }
+                                         if (cancel_others) {
+                                           for (size_t j = 0; j < call->opts.size(); ++j) {
+                                             if (j != i) call->opts[j]->StartCancel();
+                                           }
+                                         }
+                                         if (last) call->session->FinishStep(call);
+                                       });
   }
 }
 
@@ -434,34 +429,33 @@ void MasterSession::RunAsync(const RunStepRequest* req, RunStepResponse* resp,
     names[index.feed_index[i]] = req->feed(i).name();
   }
   const size_t num_fetches = sig.fetches.size();
-  WithRegistered(
-      sig, [self = shared_from_this(), req, resp, call_cm, done = std::move(done),
-            feeds = std::move(feeds),
-            names = std::move(names), fetch_index = std::move(index.fetch_index),
-            num_fetches](absl::StatusOr<std::shared_ptr<const RegisteredGraph>> rg) mutable {
-        if (!rg.ok()) {
-          done(rg.status());
-          return;
-        }
-        std::vector<int> all(num_fetches);
-        for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
-        self->RunStepAsync(
-            *std::move(rg), NewStepId(), req->options(), std::move(feeds), std::move(names),
-            std::move(all), resp->mutable_metadata(), false, false, call_cm,
-            [req, resp, done = std::move(done), fetch_index = std::move(fetch_index)](
-                absl::Status s, std::vector<TensorProto> fetched) {
-              if (!s.ok()) {
-                done(s);
-                return;
-              }
-              for (int i = 0; i < req->fetch_size(); ++i) {
-                NamedTensorProto* out = resp->add_tensor();
-                out->set_name(req->fetch(i));
-                *out->mutable_tensor() = fetched[fetch_index[i]];
-              }
-              done(absl::OkStatus());
-            });
-      });
+  WithRegistered(sig, [self = shared_from_this(), req, resp, call_cm, done = std::move(done),
+                       feeds = std::move(feeds), names = std::move(names),
+                       fetch_index = std::move(index.fetch_index), num_fetches](
+                          absl::StatusOr<std::shared_ptr<const RegisteredGraph>> rg) mutable {
+    if (!rg.ok()) {
+      done(rg.status());
+      return;
+    }
+    std::vector<int> all(num_fetches);
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+    self->RunStepAsync(*std::move(rg), NewStepId(), req->options(), std::move(feeds),
+                       std::move(names), std::move(all), resp->mutable_metadata(), false, false,
+                       call_cm,
+                       [req, resp, done = std::move(done), fetch_index = std::move(fetch_index)](
+                           absl::Status s, std::vector<TensorProto> fetched) {
+                         if (!s.ok()) {
+                           done(s);
+                           return;
+                         }
+                         for (int i = 0; i < req->fetch_size(); ++i) {
+                           NamedTensorProto* out = resp->add_tensor();
+                           out->set_name(req->fetch(i));
+                           *out->mutable_tensor() = fetched[fetch_index[i]];
+                         }
+                         done(absl::OkStatus());
+                       });
+  });
 }
 
 absl::Status MasterSession::MakeCallable(const MakeCallableRequest& req,
@@ -490,8 +484,8 @@ void MasterSession::RunCallableAsync(const RunCallableRequest* req, RunCallableR
     absl::MutexLock lock(&mu_);
     auto it = callables_.find(req->handle());
     if (it == callables_.end()) {
-      done(errors::InvalidArgument("callable handle ", req->handle(),
-                                   " is not valid in session ", handle_));
+      done(errors::InvalidArgument("callable handle ", req->handle(), " is not valid in session ",
+                                   handle_));
       return;
     }
     c = it->second;
@@ -508,29 +502,28 @@ void MasterSession::RunCallableAsync(const RunCallableRequest* req, RunCallableR
     names[c.index.feed_index[i]] = c.feed_names[i];
   }
   const RunSignature sig = c.sig;  // `c` moves into the callback
-  WithRegistered(
-      sig, [self = shared_from_this(), req, resp, call_cm, done = std::move(done),
-              feeds = std::move(feeds), names = std::move(names),
-              c = std::move(c)](absl::StatusOr<std::shared_ptr<const RegisteredGraph>> rg) mutable {
-        if (!rg.ok()) {
-          done(rg.status());
-          return;
-        }
-        std::vector<int> all(c.sig.fetches.size());
-        for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
-        self->RunStepAsync(
-            *std::move(rg), NewStepId(), c.run_options, std::move(feeds), std::move(names),
-            std::move(all), resp->mutable_metadata(), false, false, call_cm,
-            [resp, done = std::move(done), fetch_index = c.index.fetch_index](
-                absl::Status s, std::vector<TensorProto> fetched) {
-              if (!s.ok()) {
-                done(s);
-                return;
-              }
-              for (int i : fetch_index) *resp->add_fetch() = fetched[i];
-              done(absl::OkStatus());
-            });
-      });
+  WithRegistered(sig, [self = shared_from_this(), req, resp, call_cm, done = std::move(done),
+                       feeds = std::move(feeds), names = std::move(names), c = std::move(c)](
+                          absl::StatusOr<std::shared_ptr<const RegisteredGraph>> rg) mutable {
+    if (!rg.ok()) {
+      done(rg.status());
+      return;
+    }
+    std::vector<int> all(c.sig.fetches.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+    self->RunStepAsync(*std::move(rg), NewStepId(), c.run_options, std::move(feeds),
+                       std::move(names), std::move(all), resp->mutable_metadata(), false, false,
+                       call_cm,
+                       [resp, done = std::move(done), fetch_index = c.index.fetch_index](
+                           absl::Status s, std::vector<TensorProto> fetched) {
+                         if (!s.ok()) {
+                           done(s);
+                           return;
+                         }
+                         for (int i : fetch_index) *resp->add_fetch() = fetched[i];
+                         done(absl::OkStatus());
+                       });
+  });
 }
 
 absl::Status MasterSession::ReleaseCallable(const ReleaseCallableRequest& req) {
@@ -591,14 +584,13 @@ void MasterSession::PartialRunAsync(const RunStepRequest* req, RunStepResponse* 
       absl::Status s = CanonicalTensorName(f.name(), "feed", &name);
       const int i = s.ok() ? position(sig.feeds, name) : -1;
       if (!s.ok() || i < 0) {
-        done(s.ok() ? errors::InvalidArgument("feed '", f.name(),
-                                              "' was not given to PartialRunSetup")
-                    : s);
+        done(s.ok()
+                 ? errors::InvalidArgument("feed '", f.name(), "' was not given to PartialRunSetup")
+                 : s);
         return;
       }
       if (run->fed[i] || feeds[i] != nullptr) {
-        done(errors::InvalidArgument("feed '", f.name(),
-                                     "' was already fed in this partial run"));
+        done(errors::InvalidArgument("feed '", f.name(), "' was already fed in this partial run"));
         return;
       }
       feeds[i] = &f.tensor();

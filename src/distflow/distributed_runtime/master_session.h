@@ -27,8 +27,8 @@
 #include "distflow/common_runtime/graph_execution_state.h"
 #include "distflow/config.pb.h"
 #include "distflow/core/threadpool.h"
-#include "distflow/framework/cancellation.h"
 #include "distflow/distributed_runtime/worker_cache.h"
+#include "distflow/framework/cancellation.h"
 #include "distflow/graph.pb.h"
 #include "distflow/master.pb.h"
 
@@ -63,8 +63,7 @@ class MasterSession : public std::enable_shared_from_this<MasterSession> {
   // These build client graphs, so they block: call them on a pool thread.
   absl::Status MakeCallable(const MakeCallableRequest& req, MakeCallableResponse* resp);
   absl::Status ReleaseCallable(const ReleaseCallableRequest& req);
-  absl::Status PartialRunSetup(const PartialRunSetupRequest& req,
-                               PartialRunSetupResponse* resp);
+  absl::Status PartialRunSetup(const PartialRunSetupRequest& req, PartialRunSetupResponse* resp);
 
   // Deregisters every partition from its worker. Later calls fail.
   absl::Status Close();
@@ -89,9 +88,9 @@ class MasterSession : public std::enable_shared_from_this<MasterSession> {
   absl::StatusOr<std::shared_ptr<const RegisteredGraph>> Build(const RunSignature& sig);
   // Runs `then(graph)` with the registered graph of `sig`: at once when it
   // is built, else on the pool after building it.
-  void WithRegistered(const RunSignature& sig,
-                      std::function<void(absl::StatusOr<std::shared_ptr<const RegisteredGraph>>)>
-                          then);
+  void WithRegistered(
+      const RunSignature& sig,
+      std::function<void(absl::StatusOr<std::shared_ptr<const RegisteredGraph>>)> then);
   // Runs one step of `rg` (or one call of a partial run). `feeds[i]` (when
   // not null) goes to the signature's feeds[i] and is checked against it
   // (`feed_names[i]` names it in errors); the fetched tensors are the

@@ -28,8 +28,8 @@ void RemoteRendezvous::Initialize(std::shared_ptr<WorkerCache> worker_cache) {
   for (Deferred& d : deferred) RecvFromRemote(d.key, d.args, std::move(d.done));
 }
 
-absl::Status RemoteRendezvous::Send(const ParsedKey& key, const Args& args,
-                                    const Tensor& value, bool is_dead) {
+absl::Status RemoteRendezvous::Send(const ParsedKey& key, const Args& args, const Tensor& value,
+                                    bool is_dead) {
   if (!IsLocal(key.src)) {
     return errors::InvalidArgument("step ", step_id_, ": cannot send tensor '", key.edge_name,
                                    "' from device ", key.src_device, " on task ", task_name_);
@@ -62,8 +62,7 @@ void RemoteRendezvous::RecvLocalAsync(const ParsedKey& key, DoneCallback done) {
   local_.RecvAsync(key, Args(), std::move(done));
 }
 
-void RemoteRendezvous::RecvFromRemote(const ParsedKey& key, const Args& args,
-                                      DoneCallback done) {
+void RemoteRendezvous::RecvFromRemote(const ParsedKey& key, const Args& args, DoneCallback done) {
   std::shared_ptr<WorkerCache> cache;
   auto opts = std::make_shared<CallOptions>();
   absl::Status aborted;

@@ -41,8 +41,7 @@ std::shared_ptr<WorkerCache> Worker::CacheForSession(const std::string& session)
   return it == session_caches_.end() ? env_->worker_cache : it->second;
 }
 
-absl::Status Worker::RegisterGraph(const RegisterGraphRequest& req,
-                                   RegisterGraphResponse* resp) {
+absl::Status Worker::RegisterGraph(const RegisterGraphRequest& req, RegisterGraphResponse* resp) {
   std::string handle;
   DF_RETURN_IF_ERROR(errors::Annotate(
       graph_mgr_.Register(req.session_handle(), req.graph_def(), req.graph_options(), &handle),
@@ -146,7 +145,8 @@ void Worker::RunGraphAsync(CancellationManager* call_cm, const RunGraphRequest* 
             TensorToProto(value, out->mutable_tensor());
           }
         }
-        if (s.ok() && call->collector != nullptr) call->collector->Finalize(resp->mutable_step_stats());
+        if (s.ok() && call->collector != nullptr)
+          call->collector->Finalize(resp->mutable_step_stats());
         if (s.ok() && req->exec_opts().record_partition_graphs()) {
           std::vector<GraphDef> parts;
           if (graph_mgr_.PartitionGraphs(req->graph_handle(), &parts).ok()) {
@@ -252,8 +252,7 @@ void Worker::RunPartialGraphAsync(CancellationManager* call_cm, const RunGraphRe
       if (finished) {
         final_status = s.ok() ? step->status : s;
       } else {
-        step->on_finish.push_back(
-            [s, reply](const absl::Status& st) { reply(s.ok() ? st : s); });
+        step->on_finish.push_back([s, reply](const absl::Status& st) { reply(s.ok() ? st : s); });
       }
     }
     if (finished) reply(final_status);

@@ -66,8 +66,7 @@ class Worker {
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<WorkerCache>> session_caches_
       ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<int64_t, std::shared_ptr<PartialStep>> partial_steps_
-      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<int64_t, std::shared_ptr<PartialStep>> partial_steps_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace distflow

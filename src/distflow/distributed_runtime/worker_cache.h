@@ -40,8 +40,7 @@ class WorkerCache {
   const WorkerFactory factory_;
   mutable absl::Mutex mu_;
   ClusterSpec cluster_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, std::unique_ptr<WorkerInterface>> workers_
-      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::unique_ptr<WorkerInterface>> workers_ ABSL_GUARDED_BY(mu_);
 };
 
 // Makes the worker cache of a cluster: what a server gives its master and

@@ -59,39 +59,31 @@ class WorkerInterface {
   // The task this worker is ("/job:worker/replica:0/task:1"), for errors.
   virtual const std::string& task() const = 0;
 
-  virtual void GetStatusAsync(const GetStatusRequest* req,
-                              GetStatusResponse* resp, CallOptions* opts,
-                              StatusCallback done) = 0;
+  virtual void GetStatusAsync(const GetStatusRequest* req, GetStatusResponse* resp,
+                              CallOptions* opts, StatusCallback done) = 0;
   virtual void CreateWorkerSessionAsync(const CreateWorkerSessionRequest* req,
-                                        CreateWorkerSessionResponse* resp,
-                                        CallOptions* opts,
+                                        CreateWorkerSessionResponse* resp, CallOptions* opts,
                                         StatusCallback done) = 0;
   virtual void DeleteWorkerSessionAsync(const DeleteWorkerSessionRequest* req,
-                                        DeleteWorkerSessionResponse* resp,
-                                        CallOptions* opts,
+                                        DeleteWorkerSessionResponse* resp, CallOptions* opts,
                                         StatusCallback done) = 0;
-  virtual void RegisterGraphAsync(const RegisterGraphRequest* req,
-                                  RegisterGraphResponse* resp,
+  virtual void RegisterGraphAsync(const RegisterGraphRequest* req, RegisterGraphResponse* resp,
                                   CallOptions* opts, StatusCallback done) = 0;
   virtual void DeregisterGraphAsync(const DeregisterGraphRequest* req,
-                                    DeregisterGraphResponse* resp,
-                                    CallOptions* opts, StatusCallback done) = 0;
-  virtual void RunGraphAsync(const RunGraphRequest* req, RunGraphResponse* resp,
-                             CallOptions* opts, StatusCallback done) = 0;
-  virtual void CleanupGraphAsync(const CleanupGraphRequest* req,
-                                 CleanupGraphResponse* resp, CallOptions* opts,
-                                 StatusCallback done) = 0;
-  virtual void CleanupAllAsync(const CleanupAllRequest* req,
-                               CleanupAllResponse* resp, CallOptions* opts,
-                               StatusCallback done) = 0;
+                                    DeregisterGraphResponse* resp, CallOptions* opts,
+                                    StatusCallback done) = 0;
+  virtual void RunGraphAsync(const RunGraphRequest* req, RunGraphResponse* resp, CallOptions* opts,
+                             StatusCallback done) = 0;
+  virtual void CleanupGraphAsync(const CleanupGraphRequest* req, CleanupGraphResponse* resp,
+                                 CallOptions* opts, StatusCallback done) = 0;
+  virtual void CleanupAllAsync(const CleanupAllRequest* req, CleanupAllResponse* resp,
+                               CallOptions* opts, StatusCallback done) = 0;
 
   // Fetches the tensor under `rendezvous_key` of step `step_id` into
   // `*tensor` (and its dead bit into `*is_dead`), with no copy a transport
   // can avoid.
-  virtual void RecvTensorAsync(int64_t step_id,
-                               const std::string& rendezvous_key,
-                               Tensor* tensor, bool* is_dead,
-                               CallOptions* opts, StatusCallback done) = 0;
+  virtual void RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key, Tensor* tensor,
+                               bool* is_dead, CallOptions* opts, StatusCallback done) = 0;
 };
 
 }  // namespace distflow

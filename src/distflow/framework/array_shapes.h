@@ -23,18 +23,15 @@ namespace distflow {
 
 // Maps `axis` in [-rank, rank) to [0, rank). InvalidArgument
 // "<what> 3 is out of range for a rank-2 tensor, expected [-2, 2)" otherwise.
-absl::Status CanonicalAxis(int64_t axis, int rank, absl::string_view what,
-                           int* out);
+absl::Status CanonicalAxis(int64_t axis, int rank, absl::string_view what, int* out);
 
 // Reshape to `sizes`, where one entry may be -1 (inferred from the element
 // count). Errors name the element counts on both sides.
-absl::Status ReshapeOutputShape(const PartialTensorShape& input,
-                                absl::Span<const int64_t> sizes,
+absl::Status ReshapeOutputShape(const PartialTensorShape& input, absl::Span<const int64_t> sizes,
                                 PartialTensorShape* out);
 
 // Transpose with `perm`, which must be a permutation of [0, rank).
-absl::Status TransposeOutputShape(const PartialTensorShape& input,
-                                  absl::Span<const int64_t> perm,
+absl::Status TransposeOutputShape(const PartialTensorShape& input, absl::Span<const int64_t> perm,
                                   PartialTensorShape* out);
 
 // ExpandDims: inserts a 1 at `dim`, which may be in [-rank-1, rank].
@@ -44,38 +41,33 @@ absl::Status ExpandDimsOutputShape(const PartialTensorShape& input, int64_t dim,
 // Squeeze: removes the listed dims (each must have size 1), or every dim of
 // size 1 when `squeeze_dims` is empty.
 absl::Status SqueezeOutputShape(const PartialTensorShape& input,
-                                absl::Span<const int64_t> squeeze_dims,
-                                PartialTensorShape* out);
+                                absl::Span<const int64_t> squeeze_dims, PartialTensorShape* out);
 
 // ConcatV2 along `axis`: equal ranks, equal sizes outside the axis.
-absl::Status ConcatOutputShape(absl::Span<const PartialTensorShape> inputs,
-                               int64_t axis, PartialTensorShape* out);
+absl::Status ConcatOutputShape(absl::Span<const PartialTensorShape> inputs, int64_t axis,
+                               PartialTensorShape* out);
 
 // Pack: identical input shapes, a new dim of size N inserted at `axis` in
 // [-rank-1, rank].
-absl::Status PackOutputShape(absl::Span<const PartialTensorShape> inputs,
-                             int64_t axis, PartialTensorShape* out);
+absl::Status PackOutputShape(absl::Span<const PartialTensorShape> inputs, int64_t axis,
+                             PartialTensorShape* out);
 
 // Unpack: the shape of each of the `num` outputs; dim `axis` must be `num`.
-absl::Status UnpackOutputShape(const PartialTensorShape& input, int64_t axis,
-                               int64_t num, PartialTensorShape* out);
+absl::Status UnpackOutputShape(const PartialTensorShape& input, int64_t axis, int64_t num,
+                               PartialTensorShape* out);
 
 // Split: the shape of each of the `num_split` outputs; the split dim must be
 // divisible by num_split.
-absl::Status SplitOutputShape(const PartialTensorShape& input,
-                              int64_t split_dim, int64_t num_split,
+absl::Status SplitOutputShape(const PartialTensorShape& input, int64_t split_dim, int64_t num_split,
                               PartialTensorShape* out);
 
 // Slice: `begin` and `size` (-1 means "to the end") have one entry per dim;
 // 0 <= begin[i] <= begin[i] + size[i] <= dim i.
-absl::Status SliceOutputShape(const PartialTensorShape& input,
-                              absl::Span<const int64_t> begin,
-                              absl::Span<const int64_t> size,
-                              PartialTensorShape* out);
+absl::Status SliceOutputShape(const PartialTensorShape& input, absl::Span<const int64_t> begin,
+                              absl::Span<const int64_t> size, PartialTensorShape* out);
 
 // Tile: one non-negative multiple per dim.
-absl::Status TileOutputShape(const PartialTensorShape& input,
-                             absl::Span<const int64_t> multiples,
+absl::Status TileOutputShape(const PartialTensorShape& input, absl::Span<const int64_t> multiples,
                              PartialTensorShape* out);
 
 // GatherV2: params[:axis] + indices[batch_dims:] + params[axis+1:]. A
@@ -83,21 +75,18 @@ absl::Status TileOutputShape(const PartialTensorShape& input,
 // the first batch_dims dims of params and indices must match. `axis_out` and
 // `batch_dims_out` (when not null) receive the canonical values; they are only
 // meaningful when the ranks are known.
-absl::Status GatherOutputShape(const PartialTensorShape& params,
-                               const PartialTensorShape& indices, int64_t axis,
-                               int64_t batch_dims, PartialTensorShape* out,
-                               int* axis_out = nullptr,
-                               int* batch_dims_out = nullptr);
+absl::Status GatherOutputShape(const PartialTensorShape& params, const PartialTensorShape& indices,
+                               int64_t axis, int64_t batch_dims, PartialTensorShape* out,
+                               int* axis_out = nullptr, int* batch_dims_out = nullptr);
 
 // OneHot: the indices' shape with `depth` (-1 when unknown) inserted at
 // `axis` (-1 means last).
-absl::Status OneHotOutputShape(const PartialTensorShape& indices, int64_t depth,
-                               int64_t axis, PartialTensorShape* out);
+absl::Status OneHotOutputShape(const PartialTensorShape& indices, int64_t depth, int64_t axis,
+                               PartialTensorShape* out);
 
 // The number of elements of Range(start, limit, delta) for three scalars of
 // one numeric type. InvalidArgument when delta is 0 or points away from limit.
-absl::StatusOr<int64_t> RangeSize(const Tensor& start, const Tensor& limit,
-                                  const Tensor& delta);
+absl::StatusOr<int64_t> RangeSize(const Tensor& start, const Tensor& limit, const Tensor& delta);
 
 }  // namespace distflow
 

@@ -15,9 +15,7 @@
 
 namespace distflow {
 
-void SetAttrValue(absl::string_view value, AttrValue* out) {
-  out->set_s(std::string(value));
-}
+void SetAttrValue(absl::string_view value, AttrValue* out) { out->set_s(std::string(value)); }
 void SetAttrValue(const char* value, AttrValue* out) { out->set_s(value); }
 void SetAttrValue(const std::string& value, AttrValue* out) { out->set_s(value); }
 void SetAttrValue(int64_t value, AttrValue* out) { out->set_i(value); }
@@ -26,24 +24,16 @@ void SetAttrValue(float value, AttrValue* out) { out->set_f(value); }
 void SetAttrValue(double value, AttrValue* out) { out->set_f(static_cast<float>(value)); }
 void SetAttrValue(bool value, AttrValue* out) { out->set_b(value); }
 void SetAttrValue(DataType value, AttrValue* out) { out->set_type(value); }
-void SetAttrValue(const TensorShape& value, AttrValue* out) {
-  value.AsProto(out->mutable_shape());
-}
+void SetAttrValue(const TensorShape& value, AttrValue* out) { value.AsProto(out->mutable_shape()); }
 void SetAttrValue(const PartialTensorShape& value, AttrValue* out) {
   value.AsProto(out->mutable_shape());
 }
-void SetAttrValue(const TensorShapeProto& value, AttrValue* out) {
-  *out->mutable_shape() = value;
-}
+void SetAttrValue(const TensorShapeProto& value, AttrValue* out) { *out->mutable_shape() = value; }
 void SetAttrValue(const Tensor& value, AttrValue* out) {
   TensorToProto(value, out->mutable_tensor());
 }
-void SetAttrValue(const TensorProto& value, AttrValue* out) {
-  *out->mutable_tensor() = value;
-}
-void SetAttrValue(const NameAttrList& value, AttrValue* out) {
-  *out->mutable_func() = value;
-}
+void SetAttrValue(const TensorProto& value, AttrValue* out) { *out->mutable_tensor() = value; }
+void SetAttrValue(const NameAttrList& value, AttrValue* out) { *out->mutable_func() = value; }
 void SetAttrValue(const AttrValue& value, AttrValue* out) { *out = value; }
 
 void SetAttrValue(absl::Span<const std::string> value, AttrValue* out) {
@@ -98,55 +88,70 @@ namespace {
 absl::Status CheckScalarKind(const AttrValue& v, absl::string_view type) {
   using C = AttrValue::ValueCase;
   C want;
-  if (type == "string") want = AttrValue::kS;
-  else if (type == "int") want = AttrValue::kI;
-  else if (type == "float") want = AttrValue::kF;
-  else if (type == "bool") want = AttrValue::kB;
-  else if (type == "type") want = AttrValue::kType;
-  else if (type == "shape") want = AttrValue::kShape;
-  else if (type == "tensor") want = AttrValue::kTensor;
-  else if (type == "func") want = AttrValue::kFunc;
-  else return errors::InvalidArgument("unknown attr type '", type, "'");
+  if (type == "string")
+    want = AttrValue::kS;
+  else if (type == "int")
+    want = AttrValue::kI;
+  else if (type == "float")
+    want = AttrValue::kF;
+  else if (type == "bool")
+    want = AttrValue::kB;
+  else if (type == "type")
+    want = AttrValue::kType;
+  else if (type == "shape")
+    want = AttrValue::kShape;
+  else if (type == "tensor")
+    want = AttrValue::kTensor;
+  else if (type == "func")
+    want = AttrValue::kFunc;
+  else
+    return errors::InvalidArgument("unknown attr type '", type, "'");
   if (v.value_case() != want) {
-    return errors::InvalidArgument("expected a value of type ", type,
-                                   ", found ", SummarizeAttrValue(v));
+    return errors::InvalidArgument("expected a value of type ", type, ", found ",
+                                   SummarizeAttrValue(v));
   }
   return absl::OkStatus();
 }
 
 absl::Status CheckListKind(const AttrValue& v, absl::string_view elem) {
   if (v.value_case() != AttrValue::kList) {
-    return errors::InvalidArgument("expected a value of type list(", elem,
-                                   "), found ", SummarizeAttrValue(v));
+    return errors::InvalidArgument("expected a value of type list(", elem, "), found ",
+                                   SummarizeAttrValue(v));
   }
   const auto& l = v.list();
-  int kinds = (l.s_size() > 0) + (l.i_size() > 0) + (l.f_size() > 0) +
-              (l.b_size() > 0) + (l.type_size() > 0) + (l.shape_size() > 0) +
-              (l.tensor_size() > 0) + (l.func_size() > 0);
+  int kinds = (l.s_size() > 0) + (l.i_size() > 0) + (l.f_size() > 0) + (l.b_size() > 0) +
+              (l.type_size() > 0) + (l.shape_size() > 0) + (l.tensor_size() > 0) +
+              (l.func_size() > 0);
   if (kinds == 0) return absl::OkStatus();  // empty list fits every type
   bool ok = false;
-  if (elem == "string") ok = l.s_size() > 0;
-  else if (elem == "int") ok = l.i_size() > 0;
-  else if (elem == "float") ok = l.f_size() > 0;
-  else if (elem == "bool") ok = l.b_size() > 0;
-  else if (elem == "type") ok = l.type_size() > 0;
-  else if (elem == "shape") ok = l.shape_size() > 0;
-  else if (elem == "tensor") ok = l.tensor_size() > 0;
-  else if (elem == "func") ok = l.func_size() > 0;
-  else return errors::InvalidArgument("unknown attr type 'list(", elem, ")'");
+  if (elem == "string")
+    ok = l.s_size() > 0;
+  else if (elem == "int")
+    ok = l.i_size() > 0;
+  else if (elem == "float")
+    ok = l.f_size() > 0;
+  else if (elem == "bool")
+    ok = l.b_size() > 0;
+  else if (elem == "type")
+    ok = l.type_size() > 0;
+  else if (elem == "shape")
+    ok = l.shape_size() > 0;
+  else if (elem == "tensor")
+    ok = l.tensor_size() > 0;
+  else if (elem == "func")
+    ok = l.func_size() > 0;
+  else
+    return errors::InvalidArgument("unknown attr type 'list(", elem, ")'");
   if (!ok || kinds > 1) {
-    return errors::InvalidArgument("expected a value of type list(", elem,
-                                   "), found ", SummarizeAttrValue(v));
+    return errors::InvalidArgument("expected a value of type list(", elem, "), found ",
+                                   SummarizeAttrValue(v));
   }
   return absl::OkStatus();
 }
 
-absl::string_view Trim(absl::string_view s) {
-  return absl::StripAsciiWhitespace(s);
-}
+absl::string_view Trim(absl::string_view s) { return absl::StripAsciiWhitespace(s); }
 
-absl::Status ParseScalar(absl::string_view type, absl::string_view text,
-                         AttrValue* out) {
+absl::Status ParseScalar(absl::string_view type, absl::string_view text, AttrValue* out) {
   text = Trim(text);
   if (type == "string") {
     if (text.size() >= 2 && (text.front() == '\'' || text.front() == '"') &&
@@ -218,8 +223,7 @@ absl::Status AttrValueHasType(const AttrValue& value, absl::string_view type) {
   return CheckScalarKind(value, type);
 }
 
-absl::Status ParseAttrValue(absl::string_view type, absl::string_view text,
-                            AttrValue* out) {
+absl::Status ParseAttrValue(absl::string_view type, absl::string_view text, AttrValue* out) {
   out->Clear();
   if (absl::StartsWith(type, "list(") && absl::EndsWith(type, ")")) {
     const absl::string_view elem = type.substr(5, type.size() - 6);
@@ -234,12 +238,24 @@ absl::Status ParseAttrValue(absl::string_view type, absl::string_view text,
       AttrValue v;
       DF_RETURN_IF_ERROR(ParseScalar(elem, piece, &v));
       switch (v.value_case()) {
-        case AttrValue::kS: list->add_s(v.s()); break;
-        case AttrValue::kI: list->add_i(v.i()); break;
-        case AttrValue::kF: list->add_f(v.f()); break;
-        case AttrValue::kB: list->add_b(v.b()); break;
-        case AttrValue::kType: list->add_type(v.type()); break;
-        case AttrValue::kShape: *list->add_shape() = v.shape(); break;
+        case AttrValue::kS:
+          list->add_s(v.s());
+          break;
+        case AttrValue::kI:
+          list->add_i(v.i());
+          break;
+        case AttrValue::kF:
+          list->add_f(v.f());
+          break;
+        case AttrValue::kB:
+          list->add_b(v.b());
+          break;
+        case AttrValue::kType:
+          list->add_type(v.type());
+          break;
+        case AttrValue::kShape:
+          *list->add_shape() = v.shape();
+          break;
         default:
           return errors::InvalidArgument("cannot parse '", text, "' as a ", type);
       }
@@ -259,19 +275,27 @@ std::string ShapeString(const TensorShapeProto& s) {
 
 std::string SummarizeAttrValue(const AttrValue& value) {
   switch (value.value_case()) {
-    case AttrValue::kS: return absl::StrCat("\"", absl::CEscape(value.s()), "\"");
-    case AttrValue::kI: return absl::StrCat(value.i());
-    case AttrValue::kF: return absl::StrCat(value.f());
-    case AttrValue::kB: return value.b() ? "true" : "false";
-    case AttrValue::kType: return DataTypeString(value.type());
-    case AttrValue::kShape: return ShapeString(value.shape());
+    case AttrValue::kS:
+      return absl::StrCat("\"", absl::CEscape(value.s()), "\"");
+    case AttrValue::kI:
+      return absl::StrCat(value.i());
+    case AttrValue::kF:
+      return absl::StrCat(value.f());
+    case AttrValue::kB:
+      return value.b() ? "true" : "false";
+    case AttrValue::kType:
+      return DataTypeString(value.type());
+    case AttrValue::kShape:
+      return ShapeString(value.shape());
     case AttrValue::kTensor: {
       Tensor t;
       if (!TensorFromProto(value.tensor(), &t).ok()) return "<invalid tensor>";
       return t.DebugString();
     }
-    case AttrValue::kFunc: return value.func().name();
-    case AttrValue::kPlaceholder: return absl::StrCat("$", value.placeholder());
+    case AttrValue::kFunc:
+      return value.func().name();
+    case AttrValue::kPlaceholder:
+      return absl::StrCat("$", value.placeholder());
     case AttrValue::kList: {
       const auto& l = value.list();
       std::vector<std::string> parts;

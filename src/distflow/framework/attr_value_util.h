@@ -3,10 +3,10 @@
 #define DISTFLOW_FRAMEWORK_ATTR_VALUE_UTIL_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "distflow/attr_value.pb.h"
 #include "distflow/framework/tensor.h"
@@ -55,8 +55,7 @@ absl::Status AttrValueHasType(const AttrValue& value, absl::string_view type);
 
 // Parses the text after "=" in an OpDef attr spec (e.g. "false", "1.5",
 // "'SAME'", "DT_FLOAT", "[1, 2]", "{ unknown_rank: true }") as `type`.
-absl::Status ParseAttrValue(absl::string_view type, absl::string_view text,
-                            AttrValue* out);
+absl::Status ParseAttrValue(absl::string_view type, absl::string_view text, AttrValue* out);
 
 // A short human-readable form: 5, 1.5, "abc", float32, [2,3], [1, 2].
 std::string SummarizeAttrValue(const AttrValue& value);

@@ -28,8 +28,7 @@ void CancellationManager::StartCancel() {
   callbacks_done_.Notify();
 }
 
-bool CancellationManager::RegisterCallback(CancellationToken token,
-                                           CancelCallback callback) {
+bool CancellationManager::RegisterCallback(CancellationToken token, CancelCallback callback) {
   absl::MutexLock l(&mu_);
   if (is_cancelling_) return false;
   callbacks_.emplace(token, std::move(callback));

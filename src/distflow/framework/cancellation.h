@@ -35,9 +35,7 @@ class CancellationManager {
   void StartCancel();
 
   // True iff StartCancel has been called.
-  bool IsCancelled() const {
-    return is_cancelled_.load(std::memory_order_acquire);
-  }
+  bool IsCancelled() const { return is_cancelled_.load(std::memory_order_acquire); }
 
   // A fresh token for RegisterCallback.
   CancellationToken get_cancellation_token() {
@@ -68,8 +66,7 @@ class CancellationManager {
   bool is_cancelling_ ABSL_GUARDED_BY(mu_) = false;
   std::thread::id cancelling_thread_ ABSL_GUARDED_BY(mu_);
   absl::Notification callbacks_done_;
-  absl::flat_hash_map<CancellationToken, CancelCallback> callbacks_
-      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<CancellationToken, CancelCallback> callbacks_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace distflow

@@ -120,10 +120,9 @@ std::string ToString(const ParsedDeviceName& n) {
   return s;
 }
 
-std::string FullName(absl::string_view job, int replica, int task,
-                     absl::string_view type, int id) {
-  return absl::StrCat("/job:", job, "/replica:", replica, "/task:", task,
-                      "/device:", type, ":", id);
+std::string FullName(absl::string_view job, int replica, int task, absl::string_view type, int id) {
+  return absl::StrCat("/job:", job, "/replica:", replica, "/task:", task, "/device:", type, ":",
+                      id);
 }
 
 bool IsFullySpecified(const ParsedDeviceName& n) {
@@ -148,11 +147,10 @@ bool AreCompatible(const ParsedDeviceName& a, const ParsedDeviceName& b) {
   return true;
 }
 
-absl::Status Merge(ParsedDeviceName* t, const ParsedDeviceName& o,
-                   bool allow_soft_placement) {
+absl::Status Merge(ParsedDeviceName* t, const ParsedDeviceName& o, bool allow_soft_placement) {
   auto conflict = [&](const char* part) {
-    return errors::InvalidArgument("cannot merge devices with incompatible ", part,
-                                   "s: '", ToString(*t), "' and '", ToString(o), "'");
+    return errors::InvalidArgument("cannot merge devices with incompatible ", part, "s: '",
+                                   ToString(*t), "' and '", ToString(o), "'");
   };
   if (o.has_job) {
     if (t->has_job && t->job != o.job) return conflict("job");
@@ -195,9 +193,8 @@ std::string TaskName(const ParsedDeviceName& n) {
 bool IsSameAddressSpace(absl::string_view a, absl::string_view b) {
   ParsedDeviceName pa, pb;
   if (!Parse(a, &pa) || !Parse(b, &pb)) return false;
-  return pa.has_job && pb.has_job && pa.job == pb.job && pa.has_replica &&
-         pb.has_replica && pa.replica == pb.replica && pa.has_task &&
-         pb.has_task && pa.task == pb.task;
+  return pa.has_job && pb.has_job && pa.job == pb.job && pa.has_replica && pb.has_replica &&
+         pa.replica == pb.replica && pa.has_task && pb.has_task && pa.task == pb.task;
 }
 
 }  // namespace device_name

@@ -6,9 +6,9 @@
 #define DISTFLOW_FRAMEWORK_DEVICE_NAME_UTILS_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace distflow {
 
@@ -36,8 +36,7 @@ absl::Status ParseOrError(absl::string_view name, ParsedDeviceName* out);
 
 // The canonical string of whatever parts are set.
 std::string ToString(const ParsedDeviceName& name);
-std::string FullName(absl::string_view job, int replica, int task,
-                     absl::string_view type, int id);
+std::string FullName(absl::string_view job, int replica, int task, absl::string_view type, int id);
 
 // Every part is set.
 bool IsFullySpecified(const ParsedDeviceName& name);

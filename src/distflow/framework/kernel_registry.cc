@@ -25,8 +25,7 @@ bool Satisfies(const KernelDef& def, const NodeDef& node_def) {
     if (it == node_def.attr().end()) return false;
     const AttrValue& v = it->second;
     auto ok = [&](int t) {
-      return std::find(allowed.begin(), allowed.end(), static_cast<DataType>(t)) !=
-             allowed.end();
+      return std::find(allowed.begin(), allowed.end(), static_cast<DataType>(t)) != allowed.end();
     };
     if (v.value_case() == AttrValue::kType) {
       if (!ok(v.type())) return false;
@@ -55,8 +54,8 @@ std::string TypeAttrsSummary(const NodeDef& node_def) {
 
 }  // namespace
 
-absl::StatusOr<const KernelRegistry::Entry*> KernelRegistry::Find(
-    absl::string_view device_type, const NodeDef& node_def) const {
+absl::StatusOr<const KernelRegistry::Entry*> KernelRegistry::Find(absl::string_view device_type,
+                                                                  const NodeDef& node_def) const {
   absl::MutexLock lock(&mu_);
   const Entry* best = nullptr;
   bool any_for_op = false;
@@ -75,8 +74,8 @@ absl::StatusOr<const KernelRegistry::Entry*> KernelRegistry::Find(
   return best;
 }
 
-absl::StatusOr<const KernelDef*> KernelRegistry::FindKernelDef(
-    absl::string_view device_type, const NodeDef& node_def) const {
+absl::StatusOr<const KernelDef*> KernelRegistry::FindKernelDef(absl::string_view device_type,
+                                                               const NodeDef& node_def) const {
   DF_ASSIGN_OR_RETURN(const Entry* e, Find(device_type, node_def));
   return &e->def;
 }

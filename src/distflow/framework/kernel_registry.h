@@ -82,8 +82,7 @@ class KernelRegistry {
     KernelDef def;
     KernelFactory factory;
   };
-  absl::StatusOr<const Entry*> Find(absl::string_view device_type,
-                                    const NodeDef& node_def) const;
+  absl::StatusOr<const Entry*> Find(absl::string_view device_type, const NodeDef& node_def) const;
 
   mutable absl::Mutex mu_;
   std::vector<std::unique_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);
@@ -104,12 +103,11 @@ inline KernelDefBuilder Name(std::string op) { return KernelDefBuilder(std::move
   DF_REGISTER_KERNEL_UNIQ_HELPER(__COUNTER__, builder, __VA_ARGS__)
 #define DF_REGISTER_KERNEL_UNIQ_HELPER(ctr, builder, ...) \
   DF_REGISTER_KERNEL_UNIQ(ctr, builder, __VA_ARGS__)
-#define DF_REGISTER_KERNEL_UNIQ(ctr, builder, ...)                              \
-  static ::distflow::internal::KernelRegistrar df_register_kernel##ctr         \
-      [[maybe_unused]](::distflow::builder,                                     \
-                       [](::distflow::OpKernelConstruction* c) -> ::distflow::OpKernel* { \
-                         return new __VA_ARGS__(c);                              \
-                       })
+#define DF_REGISTER_KERNEL_UNIQ(ctr, builder, ...)                                            \
+  static ::distflow::internal::KernelRegistrar df_register_kernel##ctr [[maybe_unused]] (     \
+      ::distflow::builder, [](::distflow::OpKernelConstruction* c) -> ::distflow::OpKernel* { \
+        return new __VA_ARGS__(c);                                                            \
+      })
 
 }  // namespace distflow
 

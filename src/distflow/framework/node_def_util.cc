@@ -8,11 +8,9 @@
 
 namespace distflow {
 
-AttrSlice::AttrSlice(const NodeDef& node_def)
-    : node_def_(&node_def), attrs_(&node_def.attr()) {}
+AttrSlice::AttrSlice(const NodeDef& node_def) : node_def_(&node_def), attrs_(&node_def.attr()) {}
 
-AttrSlice::AttrSlice(const google::protobuf::Map<std::string, AttrValue>* attrs)
-    : attrs_(attrs) {}
+AttrSlice::AttrSlice(const google::protobuf::Map<std::string, AttrValue>* attrs) : attrs_(attrs) {}
 
 const AttrValue* AttrSlice::Find(absl::string_view name) const {
   auto it = attrs_->find(std::string(name));
@@ -33,8 +31,8 @@ std::string AttrSlice::Describe() const {
 
 namespace {
 
-absl::Status Get(const AttrSlice& attrs, absl::string_view name,
-                 absl::string_view type, const AttrValue** v) {
+absl::Status Get(const AttrSlice& attrs, absl::string_view name, absl::string_view type,
+                 const AttrValue** v) {
   DF_RETURN_IF_ERROR(attrs.Find(name, v));
   absl::Status s = AttrValueHasType(**v, type);
   if (!s.ok()) {
@@ -45,12 +43,12 @@ absl::Status Get(const AttrSlice& attrs, absl::string_view name,
 
 }  // namespace
 
-#define DF_SCALAR_GETTER(TYPE, ATTR_TYPE, EXPR)                                    \
+#define DF_SCALAR_GETTER(TYPE, ATTR_TYPE, EXPR)                                           \
   absl::Status GetNodeAttr(const AttrSlice& attrs, absl::string_view name, TYPE* value) { \
-    const AttrValue* v;                                                            \
-    DF_RETURN_IF_ERROR(Get(attrs, name, ATTR_TYPE, &v));                           \
-    *value = EXPR;                                                                 \
-    return absl::OkStatus();                                                       \
+    const AttrValue* v;                                                                   \
+    DF_RETURN_IF_ERROR(Get(attrs, name, ATTR_TYPE, &v));                                  \
+    *value = EXPR;                                                                        \
+    return absl::OkStatus();                                                              \
   }
 DF_SCALAR_GETTER(std::string, "string", v->s())
 DF_SCALAR_GETTER(int64_t, "int", v->i())
@@ -208,8 +206,7 @@ namespace {
 
 absl::Status CheckAllowedAndMinimum(const NodeDef& node_def, const OpDef::AttrDef& def,
                                     const AttrValue& value) {
-  const std::string where =
-      absl::StrCat(FormatNodeForError(node_def), ": attr '", def.name(), "'");
+  const std::string where = absl::StrCat(FormatNodeForError(node_def), ": attr '", def.name(), "'");
   if (def.has_allowed_values()) {
     const auto& allowed = def.allowed_values().list();
     auto check_type = [&](DataType t) -> absl::Status {
@@ -218,17 +215,17 @@ absl::Status CheckAllowedAndMinimum(const NodeDef& node_def, const OpDef::AttrDe
       }
       std::vector<DataType> types;
       for (int a : allowed.type()) types.push_back(static_cast<DataType>(a));
-      return errors::InvalidArgument(where, " has value ", DataTypeString(t),
-                                     " which is not in the allowed list: ",
-                                     DataTypeSliceString(types));
+      return errors::InvalidArgument(
+          where, " has value ", DataTypeString(t),
+          " which is not in the allowed list: ", DataTypeSliceString(types));
     };
     auto check_string = [&](const std::string& s) -> absl::Status {
       for (const auto& a : allowed.s()) {
         if (a == s) return absl::OkStatus();
       }
-      return errors::InvalidArgument(where, " has value \"", s,
-                                     "\" which is not in the allowed list: ",
-                                     SummarizeAttrValue(def.allowed_values()));
+      return errors::InvalidArgument(
+          where, " has value \"", s,
+          "\" which is not in the allowed list: ", SummarizeAttrValue(def.allowed_values()));
     };
     if (def.type() == "type") DF_RETURN_IF_ERROR(check_type(value.type()));
     if (def.type() == "list(type)") {
@@ -246,11 +243,11 @@ absl::Status CheckAllowedAndMinimum(const NodeDef& node_def, const OpDef::AttrDe
     }
     if (absl::StartsWith(def.type(), "list(")) {
       const auto& l = value.list();
-      const int64_t n = l.s_size() + l.i_size() + l.f_size() + l.b_size() +
-                        l.type_size() + l.shape_size() + l.tensor_size() + l.func_size();
+      const int64_t n = l.s_size() + l.i_size() + l.f_size() + l.b_size() + l.type_size() +
+                        l.shape_size() + l.tensor_size() + l.func_size();
       if (n < def.minimum()) {
-        return errors::InvalidArgument(where, " has length ", n,
-                                       " which is less than the minimum ", def.minimum());
+        return errors::InvalidArgument(where, " has length ", n, " which is less than the minimum ",
+                                       def.minimum());
       }
     }
   }
@@ -261,8 +258,7 @@ absl::Status CheckAllowedAndMinimum(const NodeDef& node_def, const OpDef::AttrDe
 constexpr int64_t kMaxArgCount = int64_t{1} << 24;
 
 // Appends the types of one arg; sets *count to how many tensors it stands for.
-absl::Status AddArgTypes(const NodeDef& node_def, const OpDef::ArgDef& arg,
-                         DataTypeVector* types) {
+absl::Status AddArgTypes(const NodeDef& node_def, const OpDef::ArgDef& arg, DataTypeVector* types) {
   const AttrSlice attrs(node_def);
   auto maybe_ref = [&](DataType t) { return arg.is_ref() ? MakeRefType(t) : t; };
   if (!arg.type_list_attr().empty()) {
@@ -277,15 +273,14 @@ absl::Status AddArgTypes(const NodeDef& node_def, const OpDef::ArgDef& arg,
   if (!arg.number_attr().empty()) {
     DF_RETURN_IF_ERROR(GetNodeAttr(attrs, arg.number_attr(), &n));
     if (n < 0) {
-      return errors::InvalidArgument(FormatNodeForError(node_def), ": attr '",
-                                     arg.number_attr(), "' must be >= 0, got ", n);
+      return errors::InvalidArgument(FormatNodeForError(node_def), ": attr '", arg.number_attr(),
+                                     "' must be >= 0, got ", n);
     }
     // The count is untrusted: bound it before a vector of that many types is
     // built (an AddN claiming N = 2^62 inputs must not exhaust memory).
     if (n > kMaxArgCount) {
-      return errors::InvalidArgument(FormatNodeForError(node_def), ": attr '",
-                                     arg.number_attr(), "' = ", n,
-                                     " exceeds the limit of ", kMaxArgCount,
+      return errors::InvalidArgument(FormatNodeForError(node_def), ": attr '", arg.number_attr(),
+                                     "' = ", n, " exceeds the limit of ", kMaxArgCount,
                                      " tensors per argument");
     }
   }
@@ -295,17 +290,18 @@ absl::Status AddArgTypes(const NodeDef& node_def, const OpDef::ArgDef& arg,
 
 }  // namespace
 
-absl::Status InOutTypesForNode(const NodeDef& node_def, const OpDef& op_def,
-                               DataTypeVector* inputs, DataTypeVector* outputs) {
+absl::Status InOutTypesForNode(const NodeDef& node_def, const OpDef& op_def, DataTypeVector* inputs,
+                               DataTypeVector* outputs) {
   inputs->clear();
   outputs->clear();
   for (const auto& arg : op_def.input_arg()) DF_RETURN_IF_ERROR(AddArgTypes(node_def, arg, inputs));
-  for (const auto& arg : op_def.output_arg()) DF_RETURN_IF_ERROR(AddArgTypes(node_def, arg, outputs));
+  for (const auto& arg : op_def.output_arg())
+    DF_RETURN_IF_ERROR(AddArgTypes(node_def, arg, outputs));
   return absl::OkStatus();
 }
 
-absl::Status NameRangesForNode(const NodeDef& node_def, const OpDef& op_def,
-                               NameRangeMap* inputs, NameRangeMap* outputs) {
+absl::Status NameRangesForNode(const NodeDef& node_def, const OpDef& op_def, NameRangeMap* inputs,
+                               NameRangeMap* outputs) {
   auto fill = [&](const auto& args, NameRangeMap* map) -> absl::Status {
     DataTypeVector types;
     for (const auto& arg : args) {
@@ -328,8 +324,8 @@ absl::Status ValidateNodeDef(const NodeDef& node_def, const OpDef& op_def) {
   for (const auto& def : op_def.attr()) {
     auto it = node_def.attr().find(def.name());
     if (it == node_def.attr().end()) {
-      return errors::InvalidArgument(node, " is missing attr '", def.name(),
-                                     "' of type ", def.type());
+      return errors::InvalidArgument(node, " is missing attr '", def.name(), "' of type ",
+                                     def.type());
     }
     absl::Status s = AttrValueHasType(it->second, def.type());
     if (!s.ok()) {
@@ -342,8 +338,8 @@ absl::Status ValidateNodeDef(const NodeDef& node_def, const OpDef& op_def) {
     bool known = false;
     for (const auto& def : op_def.attr()) known |= def.name() == name;
     if (!known) {
-      return errors::InvalidArgument(node, " has attr '", name,
-                                     "' which op '", op_def.name(), "' does not define");
+      return errors::InvalidArgument(node, " has attr '", name, "' which op '", op_def.name(),
+                                     "' does not define");
     }
   }
   // Inputs: data inputs first, then control inputs, and the right count.
@@ -354,8 +350,7 @@ absl::Status ValidateNodeDef(const NodeDef& node_def, const OpDef& op_def) {
       seen_control = true;
     } else {
       if (seen_control) {
-        return errors::InvalidArgument(node, ": data input '", in,
-                                       "' comes after a control input");
+        return errors::InvalidArgument(node, ": data input '", in, "' comes after a control input");
       }
       ++num_data;
     }
@@ -363,8 +358,8 @@ absl::Status ValidateNodeDef(const NodeDef& node_def, const OpDef& op_def) {
   DataTypeVector in_types, out_types;
   DF_RETURN_IF_ERROR(InOutTypesForNode(node_def, op_def, &in_types, &out_types));
   if (num_data != static_cast<int>(in_types.size())) {
-    return errors::InvalidArgument(node, " expects ", in_types.size(),
-                                   " data inputs but has ", num_data);
+    return errors::InvalidArgument(node, " expects ", in_types.size(), " data inputs but has ",
+                                   num_data);
   }
   return absl::OkStatus();
 }

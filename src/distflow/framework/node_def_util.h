@@ -5,11 +5,11 @@
 #define DISTFLOW_FRAMEWORK_NODE_DEF_UTIL_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "distflow/framework/attr_value_util.h"
 #include "distflow/framework/tensor.h"
 #include "distflow/framework/types.h"
@@ -50,13 +50,19 @@ absl::Status GetNodeAttr(const AttrSlice& attrs, absl::string_view name, TensorS
 absl::Status GetNodeAttr(const AttrSlice& attrs, absl::string_view name, PartialTensorShape* value);
 absl::Status GetNodeAttr(const AttrSlice& attrs, absl::string_view name, Tensor* value);
 absl::Status GetNodeAttr(const AttrSlice& attrs, absl::string_view name, const TensorProto** value);
-absl::Status GetNodeAttr(const AttrSlice& attrs, absl::string_view name, std::vector<std::string>* value);
-absl::Status GetNodeAttr(const AttrSlice& attrs, absl::string_view name, std::vector<int64_t>* value);
-absl::Status GetNodeAttr(const AttrSlice& attrs, absl::string_view name, std::vector<int32_t>* value);
+absl::Status GetNodeAttr(const AttrSlice& attrs, absl::string_view name,
+                         std::vector<std::string>* value);
+absl::Status GetNodeAttr(const AttrSlice& attrs, absl::string_view name,
+                         std::vector<int64_t>* value);
+absl::Status GetNodeAttr(const AttrSlice& attrs, absl::string_view name,
+                         std::vector<int32_t>* value);
 absl::Status GetNodeAttr(const AttrSlice& attrs, absl::string_view name, std::vector<float>* value);
-absl::Status GetNodeAttr(const AttrSlice& attrs, absl::string_view name, std::vector<DataType>* value);
-absl::Status GetNodeAttr(const AttrSlice& attrs, absl::string_view name, std::vector<PartialTensorShape>* value);
-absl::Status GetNodeAttr(const AttrSlice& attrs, absl::string_view name, std::vector<TensorShape>* value);
+absl::Status GetNodeAttr(const AttrSlice& attrs, absl::string_view name,
+                         std::vector<DataType>* value);
+absl::Status GetNodeAttr(const AttrSlice& attrs, absl::string_view name,
+                         std::vector<PartialTensorShape>* value);
+absl::Status GetNodeAttr(const AttrSlice& attrs, absl::string_view name,
+                         std::vector<TensorShape>* value);
 bool HasNodeAttr(const NodeDef& node_def, absl::string_view name);
 
 template <typename T>
@@ -82,13 +88,13 @@ void AddDefaultsToNodeDef(const OpDef& op_def, NodeDef* node_def);
 absl::Status ValidateNodeDef(const NodeDef& node_def, const OpDef& op_def);
 
 // The dtypes of the node's inputs and outputs, resolved from its attrs.
-absl::Status InOutTypesForNode(const NodeDef& node_def, const OpDef& op_def,
-                               DataTypeVector* inputs, DataTypeVector* outputs);
+absl::Status InOutTypesForNode(const NodeDef& node_def, const OpDef& op_def, DataTypeVector* inputs,
+                               DataTypeVector* outputs);
 
 // For each input/output arg name, the [start, end) range of tensor indices.
 using NameRangeMap = absl::flat_hash_map<std::string, std::pair<int, int>>;
-absl::Status NameRangesForNode(const NodeDef& node_def, const OpDef& op_def,
-                               NameRangeMap* inputs, NameRangeMap* outputs);
+absl::Status NameRangesForNode(const NodeDef& node_def, const OpDef& op_def, NameRangeMap* inputs,
+                               NameRangeMap* outputs);
 
 // "node 'x' (MatMul)", used as the prefix of node errors.
 std::string FormatNodeForError(const NodeDef& node_def);

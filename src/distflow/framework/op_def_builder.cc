@@ -40,8 +40,7 @@ bool NamedTypeSet(absl::string_view name, DataTypeSlice* out) {
 }
 
 // Parses "{a, b}" into allowed_values of kind `elem` ("type" or "string").
-absl::Status ParseAllowed(absl::string_view elem, absl::string_view body,
-                          AttrValue* allowed) {
+absl::Status ParseAllowed(absl::string_view elem, absl::string_view body, AttrValue* allowed) {
   auto* list = allowed->mutable_list();
   for (absl::string_view piece : absl::StrSplit(body, ',')) {
     piece = Trim(piece);
@@ -99,9 +98,8 @@ absl::Status ParseAttr(absl::string_view spec, OpDef::AttrDef* attr) {
   } else if (NamedTypeSet(rest, &named)) {
     elem = "type";
     for (DataType t : named) attr->mutable_allowed_values()->mutable_list()->add_type(t);
-  } else if (rest == "string" || rest == "int" || rest == "float" ||
-             rest == "bool" || rest == "type" || rest == "shape" ||
-             rest == "tensor" || rest == "func") {
+  } else if (rest == "string" || rest == "int" || rest == "float" || rest == "bool" ||
+             rest == "type" || rest == "shape" || rest == "tensor" || rest == "func") {
     elem = std::string(rest);
   } else {
     return errors::InvalidArgument("unknown attr type '", rest, "' in '", spec, "'");
@@ -116,8 +114,7 @@ absl::Status ParseAttr(absl::string_view spec, OpDef::AttrDef* attr) {
     attr->set_minimum(m);
   }
   if (!default_text.empty()) {
-    DF_RETURN_IF_ERROR(ParseAttrValue(attr->type(), default_text,
-                                      attr->mutable_default_value()));
+    DF_RETURN_IF_ERROR(ParseAttrValue(attr->type(), default_text, attr->mutable_default_value()));
   }
   return absl::OkStatus();
 }
@@ -132,8 +129,8 @@ OpDef::AttrDef* FindAttr(OpDef* op_def, absl::string_view name) {
 // Fixed types an arg spec may name directly.
 bool ArgFixedType(absl::string_view name, DataType* t) {
   static constexpr absl::string_view kNames[] = {
-      "float", "double", "int32", "int64", "uint8", "int8", "int16", "uint16",
-      "uint32", "uint64", "bool", "string", "bfloat16", "resource", "variant", "half"};
+      "float",  "double", "int32", "int64",  "uint8",    "int8",     "int16",   "uint16",
+      "uint32", "uint64", "bool",  "string", "bfloat16", "resource", "variant", "half"};
   for (absl::string_view n : kNames) {
     if (n == name) return DataTypeFromString(name, t);
   }
@@ -166,8 +163,8 @@ absl::Status ParseArg(absl::string_view spec, OpDef* op_def, OpDef::ArgDef* arg)
       a->set_has_minimum(true);
       a->set_minimum(1);
     } else if (a->type() != "int") {
-      return errors::InvalidArgument("attr '", number, "' used as a count in '",
-                                     spec, "' must be an int");
+      return errors::InvalidArgument("attr '", number, "' used as a count in '", spec,
+                                     "' must be an int");
     }
   }
   DataType fixed;
@@ -189,17 +186,15 @@ absl::Status ParseArg(absl::string_view spec, OpDef* op_def, OpDef::ArgDef* arg)
   } else if (a->type() == "list(type)" && arg->number_attr().empty()) {
     arg->set_type_list_attr(std::string(rest));
   } else {
-    return errors::InvalidArgument("attr '", rest, "' used as a type in '", spec,
-                                   "' has type ", a->type());
+    return errors::InvalidArgument("attr '", rest, "' used as a type in '", spec, "' has type ",
+                                   a->type());
   }
   return absl::OkStatus();
 }
 
 }  // namespace
 
-OpDefBuilder::OpDefBuilder(std::string op_name) {
-  op_def_.set_name(std::move(op_name));
-}
+OpDefBuilder::OpDefBuilder(std::string op_name) { op_def_.set_name(std::move(op_name)); }
 
 OpDefBuilder& OpDefBuilder::Attr(std::string spec) {
   attrs_.push_back(std::move(spec));

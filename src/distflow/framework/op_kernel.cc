@@ -5,8 +5,7 @@
 namespace distflow {
 
 OpKernelConstruction::OpKernelConstruction(DeviceBase* device, const NodeDef& def,
-                                           const OpDef& op_def,
-                                           DataTypeSlice input_types,
+                                           const OpDef& op_def, DataTypeSlice input_types,
                                            DataTypeSlice output_types)
     : device_(device),
       def_(def),
@@ -32,12 +31,10 @@ OpKernelContext::OpKernelContext(Params* params)
 
 OpKernelContext::~OpKernelContext() = default;
 
-absl::Status OpKernelContext::allocate_output(int i, const TensorShape& shape,
-                                              Tensor** out) {
+absl::Status OpKernelContext::allocate_output(int i, const TensorShape& shape, Tensor** out) {
   Output& o = outputs_[i];
   Tensor t;
-  DF_RETURN_IF_ERROR(
-      Tensor::Allocate(expected_output_dtype(i), shape, &t, op_kernel().name()));
+  DF_RETURN_IF_ERROR(Tensor::Allocate(expected_output_dtype(i), shape, &t, op_kernel().name()));
   o.value = std::move(t);
   o.ref = nullptr;
   o.ref_mu = nullptr;
@@ -47,15 +44,14 @@ absl::Status OpKernelContext::allocate_output(int i, const TensorShape& shape,
 }
 
 absl::Status OpKernelContext::forward_input_or_allocate_output(
-    std::initializer_list<int> candidates, int i, const TensorShape& shape,
-    Tensor** out) {
+    std::initializer_list<int> candidates, int i, const TensorShape& shape, Tensor** out) {
   const DataType dtype = expected_output_dtype(i);
   for (int in : candidates) {
     const TensorValue& v = params_->inputs[in];
     if (v.is_ref() || v.tensor == nullptr) continue;
     const Tensor& t = *v.tensor;
-    if (t.dtype() != dtype || t.NumElements() != shape.num_elements() ||
-        dtype == DT_STRING || !t.RefCountIsOne()) {
+    if (t.dtype() != dtype || t.NumElements() != shape.num_elements() || dtype == DT_STRING ||
+        !t.RefCountIsOne()) {
       continue;
     }
     Output& o = outputs_[i];
@@ -70,8 +66,7 @@ absl::Status OpKernelContext::forward_input_or_allocate_output(
   return allocate_output(i, shape, out);
 }
 
-absl::Status OpKernelContext::allocate_temp(DataType dtype, const TensorShape& shape,
-                                            Tensor* out) {
+absl::Status OpKernelContext::allocate_temp(DataType dtype, const TensorShape& shape, Tensor* out) {
   return Tensor::Allocate(dtype, shape, out, op_kernel().name());
 }
 

@@ -181,9 +181,8 @@ class OpKernelContext {
   absl::Status allocate_output(int i, const TensorShape& shape, Tensor** out);
   // Reuses the buffer of the first listed input that no one else holds and
   // that matches output i's dtype and element count; otherwise allocates.
-  absl::Status forward_input_or_allocate_output(std::initializer_list<int> candidates,
-                                                int i, const TensorShape& shape,
-                                                Tensor** out);
+  absl::Status forward_input_or_allocate_output(std::initializer_list<int> candidates, int i,
+                                                const TensorShape& shape, Tensor** out);
   absl::Status allocate_temp(DataType dtype, const TensorShape& shape, Tensor* out);
   // Sets output i to `t` (sharing its buffer).
   void set_output(int i, Tensor t);
@@ -226,13 +225,13 @@ class OpKernelContext {
     }                                  \
   } while (0)
 
-#define OP_REQUIRES_OK(CTX, EXPR)        \
-  do {                                   \
+#define OP_REQUIRES_OK(CTX, EXPR)          \
+  do {                                     \
     ::absl::Status df_op_status_ = (EXPR); \
-    if (!df_op_status_.ok()) {           \
-      (CTX)->SetStatus(df_op_status_);   \
-      return;                            \
-    }                                    \
+    if (!df_op_status_.ok()) {             \
+      (CTX)->SetStatus(df_op_status_);     \
+      return;                              \
+    }                                      \
   } while (0)
 
 #define OP_REQUIRES_ASYNC(CTX, COND, STATUS, DONE) \

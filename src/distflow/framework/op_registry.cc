@@ -27,8 +27,7 @@ const OpRegistrationData* OpRegistry::LookUp(absl::string_view op_name) const {
   return it == ops_.end() ? nullptr : it->second.get();
 }
 
-absl::Status OpRegistry::LookUpOpDef(absl::string_view op_name,
-                                     const OpDef** op_def) const {
+absl::Status OpRegistry::LookUpOpDef(absl::string_view op_name, const OpDef** op_def) const {
   const OpRegistrationData* data = LookUp(op_name);
   if (data == nullptr) {
     return errors::Unimplemented("op '", op_name, "' is not registered");

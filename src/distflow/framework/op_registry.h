@@ -6,11 +6,11 @@
 
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "distflow/framework/op_def_builder.h"
 
@@ -30,8 +30,7 @@ class OpRegistry {
 
  private:
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<std::string, std::unique_ptr<OpRegistrationData>> ops_
-      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::unique_ptr<OpRegistrationData>> ops_ ABSL_GUARDED_BY(mu_);
 };
 
 namespace internal {
@@ -44,9 +43,9 @@ struct OpDefBuilderReceiver {
 
 #define REGISTER_OP(name) DF_REGISTER_OP_UNIQ_HELPER(__COUNTER__, name)
 #define DF_REGISTER_OP_UNIQ_HELPER(ctr, name) DF_REGISTER_OP_UNIQ(ctr, name)
-#define DF_REGISTER_OP_UNIQ(ctr, name)                                    \
-  static ::distflow::internal::OpDefBuilderReceiver df_register_op##ctr \
-      [[maybe_unused]] = ::distflow::OpDefBuilder(name)
+#define DF_REGISTER_OP_UNIQ(ctr, name)                                                     \
+  static ::distflow::internal::OpDefBuilderReceiver df_register_op##ctr [[maybe_unused]] = \
+      ::distflow::OpDefBuilder(name)
 
 }  // namespace distflow
 

@@ -42,15 +42,13 @@ bool ParseFrameIter(absl::string_view s, FrameAndIter* out) {
     }
     return true;
   };
-  return digits_only(frame) && digits_only(iter) &&
-         absl::SimpleAtoi(frame, &out->frame_id) &&
+  return digits_only(frame) && digits_only(iter) && absl::SimpleAtoi(frame, &out->frame_id) &&
          absl::SimpleAtoi(iter, &out->iter_id);
 }
 
 }  // namespace
 
-Rendezvous::ParsedKey& Rendezvous::ParsedKey::operator=(
-    const ParsedKey& other) {
+Rendezvous::ParsedKey& Rendezvous::ParsedKey::operator=(const ParsedKey& other) {
   if (this == &other) return *this;
   buf_ = other.buf_;
   const char* old_base = other.buf_.data();
@@ -68,14 +66,11 @@ Rendezvous::ParsedKey& Rendezvous::ParsedKey::operator=(
   return *this;
 }
 
-std::string Rendezvous::CreateKey(absl::string_view src_device,
-                                  uint64_t src_incarnation,
-                                  absl::string_view dst_device,
-                                  absl::string_view name,
+std::string Rendezvous::CreateKey(absl::string_view src_device, uint64_t src_incarnation,
+                                  absl::string_view dst_device, absl::string_view name,
                                   const FrameAndIter& frame_iter) {
-  return absl::StrFormat("%s;%016x;%s;%s;%d:%d", src_device, src_incarnation,
-                         dst_device, name, frame_iter.frame_id,
-                         frame_iter.iter_id);
+  return absl::StrFormat("%s;%016x;%s;%s;%d:%d", src_device, src_incarnation, dst_device, name,
+                         frame_iter.frame_id, frame_iter.iter_id);
 }
 
 absl::Status Rendezvous::ParseKey(absl::string_view key, ParsedKey* out) {
@@ -110,8 +105,7 @@ absl::Status Rendezvous::ParseKey(absl::string_view key, ParsedKey* out) {
   return absl::OkStatus();
 }
 
-absl::Status Rendezvous::Recv(const ParsedKey& key, const Args& args,
-                              Tensor* value, bool* is_dead,
+absl::Status Rendezvous::Recv(const ParsedKey& key, const Args& args, Tensor* value, bool* is_dead,
                               int64_t timeout_ms) {
   // Shared with the callback, which may outlive this call after a timeout.
   struct State {
@@ -123,8 +117,7 @@ absl::Status Rendezvous::Recv(const ParsedKey& key, const Args& args,
   };
   auto state = std::make_shared<State>();
   RecvAsync(key, args,
-            [state](const absl::Status& s, const Args&, const Args&,
-                    const Tensor& v, bool dead) {
+            [state](const absl::Status& s, const Args&, const Args&, const Tensor& v, bool dead) {
               absl::MutexLock l(&state->mu);
               state->status = s;
               state->value = v;
@@ -136,8 +129,7 @@ absl::Status Rendezvous::Recv(const ParsedKey& key, const Args& args,
   if (timeout_ms > 0) {
     if (!state->mu.AwaitWithTimeout(done, absl::Milliseconds(timeout_ms))) {
       return errors::DeadlineExceeded("Timed out after ", timeout_ms,
-                                      " ms waiting for rendezvous key '",
-                                      key.FullKey(), "'");
+                                      " ms waiting for rendezvous key '", key.FullKey(), "'");
     }
   } else {
     state->mu.Await(done);

@@ -66,10 +66,8 @@ class Rendezvous : public RefCounted {
 
   // The key of tensor `name` going from `src_device` (with its incarnation)
   // to `dst_device` in loop frame/iteration `frame_iter`.
-  static std::string CreateKey(absl::string_view src_device,
-                               uint64_t src_incarnation,
-                               absl::string_view dst_device,
-                               absl::string_view name,
+  static std::string CreateKey(absl::string_view src_device, uint64_t src_incarnation,
+                               absl::string_view dst_device, absl::string_view name,
                                const FrameAndIter& frame_iter);
 
   // Splits a key made by CreateKey. InvalidArgument naming the key when it
@@ -80,29 +78,28 @@ class Rendezvous : public RefCounted {
   // Invoked once when the tensor is available or the receive failed. The
   // sender's args, the receiver's args, the value and its deadness follow
   // the status (the value is empty when the status is not OK).
-  using DoneCallback = std::function<void(
-      const absl::Status& status, const Args& send_args, const Args& recv_args,
-      const Tensor& value, bool is_dead)>;
+  using DoneCallback =
+      std::function<void(const absl::Status& status, const Args& send_args, const Args& recv_args,
+                         const Tensor& value, bool is_dead)>;
 
   // Leaves `value` (dead iff `is_dead`) under `key`. Never blocks. Aborted
   // when `key` was already sent and not yet received; the abort status after
   // StartAbort.
-  virtual absl::Status Send(const ParsedKey& key, const Args& args,
-                            const Tensor& value, bool is_dead) = 0;
+  virtual absl::Status Send(const ParsedKey& key, const Args& args, const Tensor& value,
+                            bool is_dead) = 0;
 
   // Calls `done` once the value of `key` is available (possibly right away,
   // on this thread) or the receive fails: Aborted for a second pending
   // receive of `key`, the abort status after StartAbort, Cancelled when
   // args.cancellation_manager is cancelled first. `done` never runs under an
   // internal lock, so it may call back into the rendezvous.
-  virtual void RecvAsync(const ParsedKey& key, const Args& args,
-                         DoneCallback done) = 0;
+  virtual void RecvAsync(const ParsedKey& key, const Args& args, DoneCallback done) = 0;
 
   // Blocking wrapper around RecvAsync. With timeout_ms > 0 it gives up after
   // that long with DeadlineExceeded; the abandoned receive still consumes the
   // value if it arrives later.
-  absl::Status Recv(const ParsedKey& key, const Args& args, Tensor* value,
-                    bool* is_dead, int64_t timeout_ms = 0);
+  absl::Status Recv(const ParsedKey& key, const Args& args, Tensor* value, bool* is_dead,
+                    int64_t timeout_ms = 0);
 
   // Fails every pending and future Send/RecvAsync with `status`; the first
   // status wins and later calls change nothing. Does not wait for callbacks

@@ -39,13 +39,11 @@ void ResourceHandle::AsProto(ResourceHandleProto* proto) const {
 
 absl::Status ResourceHandle::FromProto(const ResourceHandleProto& proto) {
   std::vector<DtypeAndPartialTensorShape> dtypes_and_shapes;
-  for (const ResourceHandleProto::DtypeAndShape& p :
-       proto.dtypes_and_shapes()) {
+  for (const ResourceHandleProto::DtypeAndShape& p : proto.dtypes_and_shapes()) {
     DtypeAndPartialTensorShape ds;
     ds.dtype = p.dtype();
-    DF_RETURN_IF_ERROR(errors::Annotate(
-        PartialTensorShape::FromProto(p.shape(), &ds.shape),
-        absl::StrCat("resource handle '", proto.name(), "': ")));
+    DF_RETURN_IF_ERROR(errors::Annotate(PartialTensorShape::FromProto(p.shape(), &ds.shape),
+                                        absl::StrCat("resource handle '", proto.name(), "': ")));
     dtypes_and_shapes.push_back(std::move(ds));
   }
   device_ = proto.device();

@@ -47,17 +47,13 @@ class ResourceHandle {
   const std::string& device() const { return device_; }
   void set_device(std::string device) { device_ = std::move(device); }
   const std::string& container() const { return container_; }
-  void set_container(std::string container) {
-    container_ = std::move(container);
-  }
+  void set_container(std::string container) { container_ = std::move(container); }
   const std::string& name() const { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }
   uint64_t hash_code() const { return hash_code_; }
   void set_hash_code(uint64_t hash_code) { hash_code_ = hash_code; }
   const std::string& maybe_type_name() const { return maybe_type_name_; }
-  void set_maybe_type_name(std::string name) {
-    maybe_type_name_ = std::move(name);
-  }
+  void set_maybe_type_name(std::string name) { maybe_type_name_ = std::move(name); }
   const std::vector<DtypeAndPartialTensorShape>& dtypes_and_shapes() const {
     return dtypes_and_shapes_;
   }
@@ -68,8 +64,7 @@ class ResourceHandle {
   // A handle on `device` for the resource of type T named `name` in
   // `container`.
   template <typename T>
-  static ResourceHandle Make(std::string device, std::string container,
-                             std::string name) {
+  static ResourceHandle Make(std::string device, std::string container, std::string name) {
     const ResourceTypeIndex type = ResourceTypeIndex::Make<T>();
     ResourceHandle h;
     h.device_ = std::move(device);

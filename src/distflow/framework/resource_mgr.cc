@@ -19,47 +19,41 @@ std::string ResourceMgr::ContainerName(absl::string_view container) const {
   return container.empty() ? default_container_ : std::string(container);
 }
 
-absl::Status ResourceMgr::DoCreate(absl::string_view container,
-                                   const ResourceTypeIndex& type,
-                                   absl::string_view name,
-                                   ResourceBase* resource) {
+absl::Status ResourceMgr::DoCreate(absl::string_view container, const ResourceTypeIndex& type,
+                                   absl::string_view name, ResourceBase* resource) {
   RefPtr<ResourceBase> owned(resource);
   const std::string c = ContainerName(container);
   absl::MutexLock l(&mu_);
   std::unique_ptr<Container>& slot = containers_[c];
   if (slot == nullptr) slot = std::make_unique<Container>();
   auto [it, inserted] =
-      slot->try_emplace(std::make_pair(type.hash_code, std::string(name)),
-                        Entry{type.name, owned});
+      slot->try_emplace(std::make_pair(type.hash_code, std::string(name)), Entry{type.name, owned});
   if (!inserted) {
-    return errors::AlreadyExists("Resource ", c, "/", name, " of type ",
-                                 type.name, " already exists");
+    return errors::AlreadyExists("Resource ", c, "/", name, " of type ", type.name,
+                                 " already exists");
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<ResourceBase*> ResourceMgr::DoLookup(
-    absl::string_view container, const ResourceTypeIndex& type,
-    absl::string_view name) const {
+absl::StatusOr<ResourceBase*> ResourceMgr::DoLookup(absl::string_view container,
+                                                    const ResourceTypeIndex& type,
+                                                    absl::string_view name) const {
   const std::string c = ContainerName(container);
   absl::ReaderMutexLock l(&mu_);
   auto cit = containers_.find(c);
   if (cit != containers_.end()) {
-    auto it =
-        cit->second->find(std::make_pair(type.hash_code, std::string(name)));
+    auto it = cit->second->find(std::make_pair(type.hash_code, std::string(name)));
     if (it != cit->second->end()) {
       ResourceBase* r = it->second.resource.get();
       r->Ref();
       return r;
     }
   }
-  return errors::NotFound("Resource ", c, "/", name, " of type ", type.name,
-                          " does not exist");
+  return errors::NotFound("Resource ", c, "/", name, " of type ", type.name, " does not exist");
 }
 
 absl::StatusOr<ResourceBase*> ResourceMgr::DoLookupOrCreate(
-    absl::string_view container, const ResourceTypeIndex& type,
-    absl::string_view name,
+    absl::string_view container, const ResourceTypeIndex& type, absl::string_view name,
     const std::function<absl::StatusOr<ResourceBase*>()>& creator) {
   const std::string c = ContainerName(container);
   absl::MutexLock l(&mu_);
@@ -73,17 +67,15 @@ absl::StatusOr<ResourceBase*> ResourceMgr::DoLookupOrCreate(
       if (slot->empty()) containers_.erase(c);
       return made.status();
     }
-    it = slot->emplace(std::move(key),
-                       Entry{type.name, RefPtr<ResourceBase>(*made)})
-             .first;
+    it = slot->emplace(std::move(key), Entry{type.name, RefPtr<ResourceBase>(*made)}).first;
   }
   ResourceBase* r = it->second.resource.get();
   r->Ref();
   return r;
 }
 
-absl::Status ResourceMgr::DoDelete(absl::string_view container,
-                                   uint64_t type_hash, absl::string_view name) {
+absl::Status ResourceMgr::DoDelete(absl::string_view container, uint64_t type_hash,
+                                   absl::string_view name) {
   const std::string c = ContainerName(container);
   RefPtr<ResourceBase> dropped;  // released after the lock
   {
@@ -141,8 +133,7 @@ std::string ResourceMgr::DebugString() const {
   return absl::StrJoin(lines, "\n");
 }
 
-absl::Status ResourceNameFromAttrs(OpKernelConstruction* ctx,
-                                   ResourceName* out) {
+absl::Status ResourceNameFromAttrs(OpKernelConstruction* ctx, ResourceName* out) {
   DF_RETURN_IF_ERROR(ctx->GetAttr("container", &out->container));
   DF_RETURN_IF_ERROR(ctx->GetAttr("shared_name", &out->name));
   if (out->name.empty()) out->name = ctx->name();
@@ -152,14 +143,12 @@ absl::Status ResourceNameFromAttrs(OpKernelConstruction* ctx,
   return absl::OkStatus();
 }
 
-absl::StatusOr<ResourceHandle> HandleFromInput(OpKernelContext* ctx,
-                                               int index) {
+absl::StatusOr<ResourceHandle> HandleFromInput(OpKernelContext* ctx, int index) {
   const Tensor& t = ctx->input(index);
   if (t.dtype() != DT_RESOURCE || t.NumElements() != 1) {
-    return errors::InvalidArgument(
-        "input ", index, " must be a resource handle scalar, got a ",
-        DataTypeString(t.dtype()), " tensor of shape ",
-        t.shape().DebugString());
+    return errors::InvalidArgument("input ", index, " must be a resource handle scalar, got a ",
+                                   DataTypeString(t.dtype()), " tensor of shape ",
+                                   t.shape().DebugString());
   }
   return t.scalar<ResourceHandle>();
 }
@@ -167,23 +156,19 @@ absl::StatusOr<ResourceHandle> HandleFromInput(OpKernelContext* ctx,
 absl::StatusOr<ResourceMgr*> GetResourceMgr(DeviceBase* device) {
   ResourceMgr* rm = device->resource_manager();
   if (rm == nullptr) {
-    return errors::Internal("device ", device->name(),
-                            " has no resource manager");
+    return errors::Internal("device ", device->name(), " has no resource manager");
   }
   return rm;
 }
 
-absl::Status ValidateHandle(const DeviceBase& device,
-                            const ResourceHandle& handle,
+absl::Status ValidateHandle(const DeviceBase& device, const ResourceHandle& handle,
                             const ResourceTypeIndex& type) {
   if (!handle.device().empty() && handle.device() != device.name()) {
-    return errors::InvalidArgument("Resource '", handle.name(),
-                                   "' lives on device ", handle.device(),
-                                   " but is used from device ", device.name());
+    return errors::InvalidArgument("Resource '", handle.name(), "' lives on device ",
+                                   handle.device(), " but is used from device ", device.name());
   }
   if (handle.hash_code() != type.hash_code) {
-    return errors::InvalidArgument("Resource '", handle.name(), "' is a ",
-                                   handle.maybe_type_name(),
+    return errors::InvalidArgument("Resource '", handle.name(), "' is a ", handle.maybe_type_name(),
                                    " but was used as a ", type.name);
   }
   return absl::OkStatus();

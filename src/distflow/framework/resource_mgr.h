@@ -55,19 +55,15 @@ class ResourceMgr {
   // resource when one of that type and name is there (the new one is then
   // released).
   template <typename T>
-  absl::Status Create(absl::string_view container, absl::string_view name,
-                      T* resource) {
+  absl::Status Create(absl::string_view container, absl::string_view name, T* resource) {
     return DoCreate(container, ResourceTypeIndex::Make<T>(), name, resource);
   }
 
   // The resource of type T named `name` in `container`; NotFound naming the
   // container, the name and the type when there is none.
   template <typename T>
-  absl::StatusOr<RefPtr<T>> Lookup(absl::string_view container,
-                                   absl::string_view name) const {
-    DF_ASSIGN_OR_RETURN(
-        ResourceBase * r,
-        DoLookup(container, ResourceTypeIndex::Make<T>(), name));
+  absl::StatusOr<RefPtr<T>> Lookup(absl::string_view container, absl::string_view name) const {
+    DF_ASSIGN_OR_RETURN(ResourceBase * r, DoLookup(container, ResourceTypeIndex::Make<T>(), name));
     return RefPtr<T>(static_cast<T*>(r));
   }
 
@@ -75,16 +71,14 @@ class ResourceMgr {
   // the manager's lock, so exactly one caller creates it) and adds what it
   // returns. The creator's error is returned unchanged.
   template <typename T>
-  absl::StatusOr<RefPtr<T>> LookupOrCreate(
-      absl::string_view container, absl::string_view name,
-      const std::function<absl::StatusOr<T*>()>& creator) {
-    DF_ASSIGN_OR_RETURN(
-        ResourceBase * r,
-        DoLookupOrCreate(container, ResourceTypeIndex::Make<T>(), name,
-                         [&creator]() -> absl::StatusOr<ResourceBase*> {
-                           DF_ASSIGN_OR_RETURN(T * t, creator());
-                           return t;
-                         }));
+  absl::StatusOr<RefPtr<T>> LookupOrCreate(absl::string_view container, absl::string_view name,
+                                           const std::function<absl::StatusOr<T*>()>& creator) {
+    DF_ASSIGN_OR_RETURN(ResourceBase * r,
+                        DoLookupOrCreate(container, ResourceTypeIndex::Make<T>(), name,
+                                         [&creator]() -> absl::StatusOr<ResourceBase*> {
+                                           DF_ASSIGN_OR_RETURN(T * t, creator());
+                                           return t;
+                                         }));
     return RefPtr<T>(static_cast<T*>(r));
   }
 
@@ -110,29 +104,23 @@ class ResourceMgr {
     RefPtr<ResourceBase> resource;
   };
   // (type hash, name) -> entry.
-  using Container =
-      absl::flat_hash_map<std::pair<uint64_t, std::string>, Entry>;
+  using Container = absl::flat_hash_map<std::pair<uint64_t, std::string>, Entry>;
 
   // `container`, or the default container when it is empty.
   std::string ContainerName(absl::string_view container) const;
-  absl::Status DoCreate(absl::string_view container,
-                        const ResourceTypeIndex& type, absl::string_view name,
-                        ResourceBase* resource);
+  absl::Status DoCreate(absl::string_view container, const ResourceTypeIndex& type,
+                        absl::string_view name, ResourceBase* resource);
   // Returns a new reference.
-  absl::StatusOr<ResourceBase*> DoLookup(absl::string_view container,
-                                         const ResourceTypeIndex& type,
+  absl::StatusOr<ResourceBase*> DoLookup(absl::string_view container, const ResourceTypeIndex& type,
                                          absl::string_view name) const;
   absl::StatusOr<ResourceBase*> DoLookupOrCreate(
-      absl::string_view container, const ResourceTypeIndex& type,
-      absl::string_view name,
+      absl::string_view container, const ResourceTypeIndex& type, absl::string_view name,
       const std::function<absl::StatusOr<ResourceBase*>()>& creator);
-  absl::Status DoDelete(absl::string_view container, uint64_t type_hash,
-                        absl::string_view name);
+  absl::Status DoDelete(absl::string_view container, uint64_t type_hash, absl::string_view name);
 
   const std::string default_container_;
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<std::string, std::unique_ptr<Container>> containers_
-      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::unique_ptr<Container>> containers_ ABSL_GUARDED_BY(mu_);
 };
 
 // The container and name a resource-creating kernel (VarHandleOp,
@@ -143,14 +131,12 @@ struct ResourceName {
   std::string container;
   std::string name;
 };
-absl::Status ResourceNameFromAttrs(OpKernelConstruction* ctx,
-                                   ResourceName* out);
+absl::Status ResourceNameFromAttrs(OpKernelConstruction* ctx, ResourceName* out);
 
 // A handle for the resource of type T named `name` in `container` (empty:
 // the default container) on the kernel's device.
 template <typename T>
-ResourceHandle MakeResourceHandle(DeviceBase* device,
-                                  const std::string& container,
+ResourceHandle MakeResourceHandle(DeviceBase* device, const std::string& container,
                                   const std::string& name);
 
 // The handle in DT_RESOURCE scalar input `index`; InvalidArgument naming the
@@ -162,16 +148,13 @@ absl::StatusOr<ResourceMgr*> GetResourceMgr(DeviceBase* device);
 
 // InvalidArgument when `handle` names a resource on another device or of
 // another type than `type`.
-absl::Status ValidateHandle(const DeviceBase& device,
-                            const ResourceHandle& handle,
+absl::Status ValidateHandle(const DeviceBase& device, const ResourceHandle& handle,
                             const ResourceTypeIndex& type);
 
 // The resource `handle` names, after ValidateHandle; NotFound when absent.
 template <typename T>
-absl::StatusOr<RefPtr<T>> LookupResource(OpKernelContext* ctx,
-                                         const ResourceHandle& handle) {
-  DF_RETURN_IF_ERROR(
-      ValidateHandle(*ctx->device(), handle, ResourceTypeIndex::Make<T>()));
+absl::StatusOr<RefPtr<T>> LookupResource(OpKernelContext* ctx, const ResourceHandle& handle) {
+  DF_RETURN_IF_ERROR(ValidateHandle(*ctx->device(), handle, ResourceTypeIndex::Make<T>()));
   DF_ASSIGN_OR_RETURN(ResourceMgr * rm, GetResourceMgr(ctx->device()));
   return rm->Lookup<T>(handle.container(), handle.name());
 }
@@ -180,15 +163,13 @@ template <typename T>
 absl::StatusOr<RefPtr<T>> LookupOrCreateResource(
     OpKernelContext* ctx, const ResourceHandle& handle,
     const std::function<absl::StatusOr<T*>()>& creator) {
-  DF_RETURN_IF_ERROR(
-      ValidateHandle(*ctx->device(), handle, ResourceTypeIndex::Make<T>()));
+  DF_RETURN_IF_ERROR(ValidateHandle(*ctx->device(), handle, ResourceTypeIndex::Make<T>()));
   DF_ASSIGN_OR_RETURN(ResourceMgr * rm, GetResourceMgr(ctx->device()));
   return rm->LookupOrCreate<T>(handle.container(), handle.name(), creator);
 }
 
 template <typename T>
-ResourceHandle MakeResourceHandle(DeviceBase* device,
-                                  const std::string& container,
+ResourceHandle MakeResourceHandle(DeviceBase* device, const std::string& container,
                                   const std::string& name) {
   std::string c = container;
   if (c.empty() && device->resource_manager() != nullptr) {

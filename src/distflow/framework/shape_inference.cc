@@ -7,8 +7,7 @@
 namespace distflow {
 
 InferenceContext::InferenceContext(const NodeDef& node_def, const OpDef& op_def,
-                                   DataTypeVector input_types,
-                                   DataTypeVector output_types,
+                                   DataTypeVector input_types, DataTypeVector output_types,
                                    std::vector<PartialTensorShape> input_shapes,
                                    std::vector<const Tensor*> input_tensors)
     : node_def_(node_def),
@@ -28,30 +27,28 @@ absl::Status InferenceContext::WithRank(int i, int rank, PartialTensorShape* out
     return absl::OkStatus();
   }
   if (s.dims() != rank) {
-    return errors::InvalidArgument("input ", i, " must be rank ", rank,
-                                   " but has shape ", s.DebugString());
+    return errors::InvalidArgument("input ", i, " must be rank ", rank, " but has shape ",
+                                   s.DebugString());
   }
   if (out) *out = s;
   return absl::OkStatus();
 }
 
-absl::Status InferenceContext::WithRankAtLeast(int i, int rank,
-                                               PartialTensorShape* out) const {
+absl::Status InferenceContext::WithRankAtLeast(int i, int rank, PartialTensorShape* out) const {
   const PartialTensorShape& s = inputs_[i];
   if (!s.unknown_rank() && s.dims() < rank) {
-    return errors::InvalidArgument("input ", i, " must be at least rank ", rank,
-                                   " but has shape ", s.DebugString());
+    return errors::InvalidArgument("input ", i, " must be at least rank ", rank, " but has shape ",
+                                   s.DebugString());
   }
   if (out) *out = s;
   return absl::OkStatus();
 }
 
-absl::Status InferenceContext::WithRankAtMost(int i, int rank,
-                                              PartialTensorShape* out) const {
+absl::Status InferenceContext::WithRankAtMost(int i, int rank, PartialTensorShape* out) const {
   const PartialTensorShape& s = inputs_[i];
   if (!s.unknown_rank() && s.dims() > rank) {
-    return errors::InvalidArgument("input ", i, " must be at most rank ", rank,
-                                   " but has shape ", s.DebugString());
+    return errors::InvalidArgument("input ", i, " must be at most rank ", rank, " but has shape ",
+                                   s.DebugString());
   }
   if (out) *out = s;
   return absl::OkStatus();
@@ -143,8 +140,8 @@ absl::Status BroadcastShapes(const PartialTensorShape& a, const PartialTensorSha
     } else if (da == db) {
       dims[i] = da;
     } else {
-      return errors::InvalidArgument("incompatible shapes for broadcasting: ",
-                                     a.DebugString(), " and ", b.DebugString());
+      return errors::InvalidArgument("incompatible shapes for broadcasting: ", a.DebugString(),
+                                     " and ", b.DebugString());
     }
   }
   *out = PartialTensorShape(dims);

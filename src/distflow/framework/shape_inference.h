@@ -17,9 +17,8 @@ namespace distflow {
 class InferenceContext {
  public:
   // `input_tensors[i]` is the constant value of input i or nullptr.
-  InferenceContext(const NodeDef& node_def, const OpDef& op_def,
-                   DataTypeVector input_types, DataTypeVector output_types,
-                   std::vector<PartialTensorShape> input_shapes,
+  InferenceContext(const NodeDef& node_def, const OpDef& op_def, DataTypeVector input_types,
+                   DataTypeVector output_types, std::vector<PartialTensorShape> input_shapes,
                    std::vector<const Tensor*> input_tensors);
 
   const NodeDef& node_def() const { return node_def_; }
@@ -68,9 +67,9 @@ class InferenceContext {
 };
 
 // Shape functions shared by many ops.
-absl::Status UnknownShape(InferenceContext* c);      // every output unknown
-absl::Status UnchangedShape(InferenceContext* c);    // output 0 = input 0
-absl::Status ScalarShape(InferenceContext* c);       // output 0 = []
+absl::Status UnknownShape(InferenceContext* c);    // every output unknown
+absl::Status UnchangedShape(InferenceContext* c);  // output 0 = input 0
+absl::Status ScalarShape(InferenceContext* c);     // output 0 = []
 absl::Status NoOutputs(InferenceContext* c);
 // Output 0 is the NumPy broadcast of inputs 0 and 1.
 absl::Status BroadcastBinaryOpShape(InferenceContext* c);

@@ -25,33 +25,27 @@ constexpr int kNewAxis = -1;
 
 }  // namespace
 
-absl::Status ComputeStridedSlice(const PartialTensorShape& input,
-                                 absl::Span<const int64_t> begin,
-                                 absl::Span<const int64_t> end,
-                                 absl::Span<const int64_t> strides,
-                                 const StridedSliceMasks& masks,
-                                 StridedSliceSpec* spec) {
+absl::Status ComputeStridedSlice(const PartialTensorShape& input, absl::Span<const int64_t> begin,
+                                 absl::Span<const int64_t> end, absl::Span<const int64_t> strides,
+                                 const StridedSliceMasks& masks, StridedSliceSpec* spec) {
   const int n = static_cast<int>(begin.size());
   if (end.size() != begin.size() || strides.size() != begin.size()) {
     return errors::InvalidArgument(
-        "StridedSlice begin, end and strides must have the same length, got ",
-        begin.size(), ", ", end.size(), " and ", strides.size());
+        "StridedSlice begin, end and strides must have the same length, got ", begin.size(), ", ",
+        end.size(), " and ", strides.size());
   }
   if (n > 64) {
-    return errors::InvalidArgument(
-        "StridedSlice supports at most 64 indices, got ", n);
+    return errors::InvalidArgument("StridedSlice supports at most 64 indices, got ", n);
   }
   const uint64_t used = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
   const uint64_t ellipsis = static_cast<uint64_t>(masks.ellipsis_mask) & used;
   if (std::popcount(ellipsis) > 1) {
     return errors::InvalidArgument(
-        "StridedSlice allows at most one ellipsis, but ellipsis_mask is ",
-        masks.ellipsis_mask);
+        "StridedSlice allows at most one ellipsis, but ellipsis_mask is ", masks.ellipsis_mask);
   }
   for (int i = 0; i < n; ++i) {
     if (strides[i] == 0) {
-      return errors::InvalidArgument("StridedSlice strides[", i,
-                                     "] must be non-zero");
+      return errors::InvalidArgument("StridedSlice strides[", i, "] must be non-zero");
     }
   }
   if (input.unknown_rank()) {
@@ -82,9 +76,8 @@ absl::Status ComputeStridedSlice(const PartialTensorShape& input,
       final_dims.push_back(kNewAxis);
     } else {
       if (next >= rank) {
-        return errors::InvalidArgument(
-            "StridedSlice index ", i, " needs input dimension ", next,
-            ", but the input has shape ", input.DebugString());
+        return errors::InvalidArgument("StridedSlice index ", i, " needs input dimension ", next,
+                                       ", but the input has shape ", input.DebugString());
       }
       DenseIndex& d = dense[next];
       d.begin = begin[i];
@@ -110,9 +103,9 @@ absl::Status ComputeStridedSlice(const PartialTensorShape& input,
     spec->stride[k] = d.stride;
     if (d.shrink) {
       if (d.stride < 0) {
-        return errors::InvalidArgument(
-            "StridedSlice index ", d.sparse_index,
-            " shrinks an axis, which needs a positive stride, got ", d.stride);
+        return errors::InvalidArgument("StridedSlice index ", d.sparse_index,
+                                       " shrinks an axis, which needs a positive stride, got ",
+                                       d.stride);
       }
       spec->size[k] = 1;
       spec->stride[k] = 1;
@@ -122,9 +115,8 @@ absl::Status ComputeStridedSlice(const PartialTensorShape& input,
       }
       const int64_t x = d.begin < 0 ? d.begin + dim : d.begin;
       if (x < 0 || x >= dim) {
-        return errors::InvalidArgument(
-            "StridedSlice index ", d.begin, " of dimension ", k,
-            " is out of bounds for shape ", input.DebugString());
+        return errors::InvalidArgument("StridedSlice index ", d.begin, " of dimension ", k,
+                                       " is out of bounds for shape ", input.DebugString());
       }
       spec->begin[k] = x;
       continue;

@@ -43,12 +43,9 @@ struct StridedSliceSpec {
 // index, when the vectors differ in length, a stride is 0, there is more than
 // one ellipsis, the spec indexes more dims than the input has, or a shrunk
 // index is out of bounds.
-absl::Status ComputeStridedSlice(const PartialTensorShape& input,
-                                 absl::Span<const int64_t> begin,
-                                 absl::Span<const int64_t> end,
-                                 absl::Span<const int64_t> strides,
-                                 const StridedSliceMasks& masks,
-                                 StridedSliceSpec* spec);
+absl::Status ComputeStridedSlice(const PartialTensorShape& input, absl::Span<const int64_t> begin,
+                                 absl::Span<const int64_t> end, absl::Span<const int64_t> strides,
+                                 const StridedSliceMasks& masks, StridedSliceSpec* spec);
 
 }  // namespace distflow
 

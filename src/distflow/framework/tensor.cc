@@ -44,8 +44,8 @@ class AlignedBuffer final : public TensorBuffer {
       if (dtype == DT_STRING) ConstructAll<std::string>(data, n);
       if (dtype == DT_RESOURCE) ConstructAll<ResourceHandle>(data, n);
     }
-    AlignedBuffer* buf = new (std::nothrow)
-        AlignedBuffer(data, static_cast<size_t>(bytes), dtype, n);
+    AlignedBuffer* buf =
+        new (std::nothrow) AlignedBuffer(data, static_cast<size_t>(bytes), dtype, n);
     if (buf == nullptr) {
       if (data != nullptr && dtype == DT_STRING) DestroyAll<std::string>(data, n);
       if (data != nullptr && dtype == DT_RESOURCE) DestroyAll<ResourceHandle>(data, n);
@@ -103,8 +103,7 @@ int64_t DefaultMaxTensorBytes() {
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_size = sysconf(_SC_PAGESIZE);
   int64_t total;
-  if (pages > 0 && page_size > 0 &&
-      MultiplyWithoutOverflow<int64_t>(pages, page_size, &total)) {
+  if (pages > 0 && page_size > 0 && MultiplyWithoutOverflow<int64_t>(pages, page_size, &total)) {
     return total;
   }
   return 0;
@@ -117,9 +116,7 @@ std::atomic<int64_t>& MaxTensorBytesCell() {
 
 }  // namespace
 
-int64_t MaxTensorBytes() {
-  return MaxTensorBytesCell().load(std::memory_order_relaxed);
-}
+int64_t MaxTensorBytes() { return MaxTensorBytesCell().load(std::memory_order_relaxed); }
 
 void SetMaxTensorBytes(int64_t bytes) {
   MaxTensorBytesCell().store(bytes < 0 ? 0 : bytes, std::memory_order_relaxed);
@@ -127,26 +124,23 @@ void SetMaxTensorBytes(int64_t bytes) {
 
 int64_t TensorBufferBytes(DataType dtype, int64_t num_elements) {
   int64_t bytes;
-  if (num_elements < 0 ||
-      !MultiplyWithoutOverflow<int64_t>(static_cast<int64_t>(ElementSize(dtype)),
-                                        num_elements, &bytes)) {
+  if (num_elements < 0 || !MultiplyWithoutOverflow<int64_t>(
+                              static_cast<int64_t>(ElementSize(dtype)), num_elements, &bytes)) {
     return -1;
   }
   return bytes;
 }
 
-absl::Status Tensor::Allocate(DataType dtype, const TensorShape& shape,
-                              Tensor* out, absl::string_view node) {
+absl::Status Tensor::Allocate(DataType dtype, const TensorShape& shape, Tensor* out,
+                              absl::string_view node) {
   if (!DataTypeIsSupported(dtype) && dtype != DT_RESOURCE) {
-    return errors::InvalidArgument("cannot allocate a tensor of type ",
-                                   DataTypeString(dtype));
+    return errors::InvalidArgument("cannot allocate a tensor of type ", DataTypeString(dtype));
   }
   auto oom = [&](auto... why) {
-    return errors::ResourceExhausted(
-        "OOM when allocating tensor of shape ", shape.DebugString(),
-        " and type ", DataTypeString(dtype),
-        node.empty() ? "" : absl::StrCat(" for node '", node, "'"), ": ",
-        why...);
+    return errors::ResourceExhausted("OOM when allocating tensor of shape ", shape.DebugString(),
+                                     " and type ", DataTypeString(dtype),
+                                     node.empty() ? "" : absl::StrCat(" for node '", node, "'"),
+                                     ": ", why...);
   };
   const int64_t n = shape.num_elements();
   if (n < 0) return oom("its element count overflows int64");
@@ -168,26 +162,21 @@ absl::Status Tensor::Allocate(DataType dtype, const TensorShape& shape,
   return absl::OkStatus();
 }
 
-RefPtr<TensorBuffer> MakeExternalBuffer(void* data, size_t size,
-                                        std::function<void()> release) {
+RefPtr<TensorBuffer> MakeExternalBuffer(void* data, size_t size, std::function<void()> release) {
   return RefPtr<TensorBuffer>(new ExternalBuffer(data, size, std::move(release)));
 }
 
-Tensor::Tensor(DataType dtype, const TensorShape& shape)
-    : dtype_(dtype), shape_(shape) {
-  DF_CHECK_MSG(DataTypeIsSupported(dtype) || dtype == DT_RESOURCE,
-               DataTypeString(dtype));
+Tensor::Tensor(DataType dtype, const TensorShape& shape) : dtype_(dtype), shape_(shape) {
+  DF_CHECK_MSG(DataTypeIsSupported(dtype) || dtype == DT_RESOURCE, DataTypeString(dtype));
   buf_.reset(AlignedBuffer::New(dtype, shape.num_elements()));
   data_ = buf_->data();
 }
 
-Tensor::Tensor(DataType dtype, const TensorShape& shape,
-               RefPtr<TensorBuffer> buf)
+Tensor::Tensor(DataType dtype, const TensorShape& shape, RefPtr<TensorBuffer> buf)
     : dtype_(dtype), shape_(shape), buf_(std::move(buf)) {
   DF_CHECK(buf_ == nullptr ||
            (TensorBufferBytes(dtype, shape.num_elements()) >= 0 &&
-            buf_->size() >= static_cast<size_t>(
-                                TensorBufferBytes(dtype, shape.num_elements()))));
+            buf_->size() >= static_cast<size_t>(TensorBufferBytes(dtype, shape.num_elements()))));
   data_ = buf_ ? buf_->data() : nullptr;
 }
 
@@ -237,8 +226,7 @@ Tensor Tensor::Slice(int64_t start, int64_t limit) const {
   const int64_t row = dim_size(0) == 0 ? 0 : NumElements() / dim_size(0);
   const size_t elem = ElementSize(dtype_);
   char* begin = static_cast<char*>(data_) + start * row * elem;
-  RefPtr<TensorBuffer> sub(
-      new SubBuffer(buf_, begin, (limit - start) * row * elem));
+  RefPtr<TensorBuffer> sub(new SubBuffer(buf_, begin, (limit - start) * row * elem));
   return Tensor(dtype_, shape, std::move(sub));
 }
 
@@ -260,8 +248,7 @@ Tensor Tensor::DeepCopy() const {
 }
 
 bool Tensor::SharesBufferWith(const Tensor& other) const {
-  return buf_ != nullptr && other.buf_ != nullptr &&
-         buf_->root() == other.buf_->root();
+  return buf_ != nullptr && other.buf_ != nullptr && buf_->root() == other.buf_->root();
 }
 
 bool Tensor::RefCountIsOne() const {
@@ -328,8 +315,7 @@ std::string Tensor::SummarizeValue(int64_t max_entries) const {
 }
 
 std::string Tensor::DebugString(int max_entries) const {
-  return absl::StrCat("Tensor<type: ", DataTypeString(dtype_),
-                      " shape: ", shape_.DebugString(),
+  return absl::StrCat("Tensor<type: ", DataTypeString(dtype_), " shape: ", shape_.DebugString(),
                       " values: ", SummarizeValue(max_entries), ">");
 }
 

@@ -49,8 +49,7 @@ int64_t TensorBufferBytes(DataType dtype, int64_t num_elements);
 
 // Wraps memory owned elsewhere; `release` runs when the last reference goes
 // (e.g. to free an RPC payload the tensor was decoded in place from).
-RefPtr<TensorBuffer> MakeExternalBuffer(void* data, size_t size,
-                                        std::function<void()> release);
+RefPtr<TensorBuffer> MakeExternalBuffer(void* data, size_t size, std::function<void()> release);
 
 class Tensor {
  public:
@@ -74,8 +73,8 @@ class Tensor {
   // ("OOM when allocating tensor of shape [...] and type T[ for node 'N']:
   // why") when the byte size overflows, exceeds MaxTensorBytes() or the
   // allocator has no memory. `node` names the node the tensor is for, if any.
-  static absl::Status Allocate(DataType dtype, const TensorShape& shape,
-                               Tensor* out, absl::string_view node = {});
+  static absl::Status Allocate(DataType dtype, const TensorShape& shape, Tensor* out,
+                               absl::string_view node = {});
   // Views `buf` as a tensor. REQUIRES: buf holds at least the needed bytes.
   Tensor(DataType dtype, const TensorShape& shape, RefPtr<TensorBuffer> buf);
 

@@ -67,8 +67,7 @@ class Cursor {
 };
 
 bool CheckpointableType(DataType dtype) {
-  return !IsRefType(dtype) && dtype != DT_RESOURCE &&
-         DataTypeIsSupported(dtype);
+  return !IsRefType(dtype) && dtype != DT_RESOURCE && DataTypeIsSupported(dtype);
 }
 
 // Appends the payload of `t` to `out`.
@@ -92,13 +91,10 @@ std::string BundleDataFilename(absl::string_view prefix) {
   return absl::StrCat(prefix, ".data-00000-of-00001");
 }
 
-std::string BundleIndexFilename(absl::string_view prefix) {
-  return absl::StrCat(prefix, ".index");
-}
+std::string BundleIndexFilename(absl::string_view prefix) { return absl::StrCat(prefix, ".index"); }
 
 absl::Status ParseShapeAndSlice(absl::string_view spec, TensorShape* shape) {
-  std::vector<absl::string_view> parts =
-      absl::StrSplit(spec, ' ', absl::SkipEmpty());
+  std::vector<absl::string_view> parts = absl::StrSplit(spec, ' ', absl::SkipEmpty());
   if (parts.size() < 2) {
     return errors::InvalidArgument(
         "shape_and_slice '", spec,
@@ -108,25 +104,23 @@ absl::Status ParseShapeAndSlice(absl::string_view spec, TensorShape* shape) {
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
     int64_t d;
     if (!absl::SimpleAtoi(parts[i], &d) || d < 0) {
-      return errors::InvalidArgument("shape_and_slice '", spec,
-                                     "' has a bad size '", parts[i], "'");
+      return errors::InvalidArgument("shape_and_slice '", spec, "' has a bad size '", parts[i],
+                                     "'");
     }
     dims.push_back(d);
   }
   std::vector<absl::string_view> slices = absl::StrSplit(parts.back(), ':');
   if (slices.size() != dims.size()) {
-    return errors::InvalidArgument("shape_and_slice '", spec, "' has ",
-                                   dims.size(), " sizes but ", slices.size(),
-                                   " slice dims");
+    return errors::InvalidArgument("shape_and_slice '", spec, "' has ", dims.size(), " sizes but ",
+                                   slices.size(), " slice dims");
   }
   for (size_t i = 0; i < slices.size(); ++i) {
     if (slices[i] == "-") continue;
     std::vector<absl::string_view> se = absl::StrSplit(slices[i], ',');
     int64_t start, length;
-    if (se.size() != 2 || !absl::SimpleAtoi(se[0], &start) ||
-        !absl::SimpleAtoi(se[1], &length)) {
-      return errors::InvalidArgument("shape_and_slice '", spec,
-                                     "' has a bad slice '", slices[i], "'");
+    if (se.size() != 2 || !absl::SimpleAtoi(se[0], &start) || !absl::SimpleAtoi(se[1], &length)) {
+      return errors::InvalidArgument("shape_and_slice '", spec, "' has a bad slice '", slices[i],
+                                     "'");
     }
     if (start != 0 || (length != dims[i] && length != -1)) {
       return errors::Unimplemented("shape_and_slice '", spec,
@@ -144,8 +138,7 @@ absl::Status BundleWriter::Add(absl::string_view name, const Tensor& tensor) {
     return errors::InvalidArgument("checkpoint tensor names must not be empty");
   }
   if (!CheckpointableType(tensor.dtype()) || !tensor.IsInitialized()) {
-    return errors::InvalidArgument("tensor '", name, "' of type ",
-                                   DataTypeString(tensor.dtype()),
+    return errors::InvalidArgument("tensor '", name, "' of type ", DataTypeString(tensor.dtype()),
                                    " cannot be saved in a checkpoint");
   }
   const uint64_t offset = data_.size();
@@ -155,8 +148,7 @@ absl::Status BundleWriter::Add(absl::string_view name, const Tensor& tensor) {
             crc32c::Extend(0, data_.data() + offset, size)};
   if (!entries_.emplace(std::string(name), std::move(p)).second) {
     data_.resize(offset);
-    return errors::InvalidArgument("tensor '", name,
-                                   "' is saved twice in one checkpoint");
+    return errors::InvalidArgument("tensor '", name, "' is saved twice in one checkpoint");
   }
   return absl::OkStatus();
 }
@@ -172,8 +164,7 @@ absl::Status BundleWriter::Finish() {
     index.append(name);
     PutU32(&index, static_cast<uint32_t>(e.dtype));
     PutU32(&index, static_cast<uint32_t>(e.shape.dims()));
-    for (int64_t d : e.shape.dim_sizes())
-      PutU64(&index, static_cast<uint64_t>(d));
+    for (int64_t d : e.shape.dim_sizes()) PutU64(&index, static_cast<uint64_t>(d));
     PutU64(&index, e.offset);
     PutU64(&index, e.size);
     PutU32(&index, e.crc);
@@ -186,35 +177,30 @@ absl::Status BundleWriter::Finish() {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) {
-      return errors::Unavailable("cannot create checkpoint directory ",
-                                 dir.string(), ": ", ec.message());
+      return errors::Unavailable("cannot create checkpoint directory ", dir.string(), ": ",
+                                 ec.message());
     }
   }
-  DF_RETURN_IF_ERROR(
-      WriteStringToFileAtomic(BundleDataFilename(prefix_), data_));
+  DF_RETURN_IF_ERROR(WriteStringToFileAtomic(BundleDataFilename(prefix_), data_));
   return WriteStringToFileAtomic(BundleIndexFilename(prefix_), index);
 }
 
-absl::StatusOr<std::unique_ptr<BundleReader>> BundleReader::Open(
-    const std::string& prefix) {
+absl::StatusOr<std::unique_ptr<BundleReader>> BundleReader::Open(const std::string& prefix) {
   const std::string index_file = BundleIndexFilename(prefix);
   absl::StatusOr<std::string> index = ReadFileToString(index_file);
   if (absl::IsNotFound(index.status())) {
-    return errors::NotFound("no checkpoint at '", prefix, "': ", index_file,
-                            " does not exist");
+    return errors::NotFound("no checkpoint at '", prefix, "': ", index_file, " does not exist");
   }
   if (!index.ok()) return index.status();
   std::unique_ptr<BundleReader> reader(new BundleReader(prefix));
   uint64_t data_size = 0;
   uint32_t data_crc = 0;
-  DF_RETURN_IF_ERROR(
-      reader->ParseIndex(index_file, *index, &data_size, &data_crc));
+  DF_RETURN_IF_ERROR(reader->ParseIndex(index_file, *index, &data_size, &data_crc));
 
   const std::string data_file = BundleDataFilename(prefix);
   absl::StatusOr<std::string> data = ReadFileToString(data_file);
   if (absl::IsNotFound(data.status())) {
-    return errors::DataLoss("checkpoint '", prefix,
-                            "' has an index but its data file ", data_file,
+    return errors::DataLoss("checkpoint '", prefix, "' has an index but its data file ", data_file,
                             " is missing");
   }
   if (!data.ok()) return data.status();
@@ -223,17 +209,15 @@ absl::StatusOr<std::unique_ptr<BundleReader>> BundleReader::Open(
   return reader;
 }
 
-absl::Status BundleReader::ParseIndex(const std::string& index_file,
-                                      absl::string_view index,
+absl::Status BundleReader::ParseIndex(const std::string& index_file, absl::string_view index,
                                       uint64_t* data_size, uint32_t* data_crc) {
   constexpr size_t kHeader = kMagicSize + 4 + 4 + 8 + 4;
   if (index.size() < kHeader + 4) {
-    return errors::DataLoss("checkpoint index ", index_file, " is truncated (",
-                            index.size(), " bytes)");
+    return errors::DataLoss("checkpoint index ", index_file, " is truncated (", index.size(),
+                            " bytes)");
   }
   if (index.substr(0, kMagicSize) != absl::string_view(kMagic, kMagicSize)) {
-    return errors::DataLoss("checkpoint index ", index_file,
-                            " is not a distflow checkpoint index");
+    return errors::DataLoss("checkpoint index ", index_file, " is not a distflow checkpoint index");
   }
   const absl::string_view body = index.substr(0, index.size() - 4);
   uint32_t stored_crc;
@@ -245,8 +229,8 @@ absl::Status BundleReader::ParseIndex(const std::string& index_file,
   Cursor in(body.substr(kMagicSize));
   const uint32_t version = in.Get<uint32_t>();
   if (version != kVersion) {
-    return errors::DataLoss("checkpoint index ", index_file, " has version ",
-                            version, "; this build reads version ", kVersion);
+    return errors::DataLoss("checkpoint index ", index_file, " has version ", version,
+                            "; this build reads version ", kVersion);
   }
   const uint32_t n = in.Get<uint32_t>();
   *data_size = in.Get<uint64_t>();
@@ -268,14 +252,13 @@ absl::Status BundleReader::ParseIndex(const std::string& index_file,
     e.size = in.Get<uint64_t>();
     e.crc = in.Get<uint32_t>();
     if (!in.ok()) break;
-    if (!TensorShape::BuildTensorShape(dims, &e.shape).ok() ||
-        e.offset > *data_size || e.size > *data_size - e.offset) {
+    if (!TensorShape::BuildTensorShape(dims, &e.shape).ok() || e.offset > *data_size ||
+        e.size > *data_size - e.offset) {
       return errors::DataLoss("checkpoint index ", index_file, " entry '", name,
                               "' has a bad shape or byte range");
     }
     if (!entries_.emplace(name, std::move(e)).second) {
-      return errors::DataLoss("checkpoint index ", index_file, " lists '", name,
-                              "' twice");
+      return errors::DataLoss("checkpoint index ", index_file, " lists '", name, "' twice");
     }
   }
   if (!in.ok() || !in.empty()) {
@@ -284,15 +267,12 @@ absl::Status BundleReader::ParseIndex(const std::string& index_file,
   return absl::OkStatus();
 }
 
-absl::Status BundleReader::CheckData(uint64_t data_size,
-                                     uint32_t data_crc) const {
+absl::Status BundleReader::CheckData(uint64_t data_size, uint32_t data_crc) const {
   const std::string data_file = BundleDataFilename(prefix_);
   std::vector<std::pair<const std::string*, const Entry*>> by_offset;
   for (const auto& [name, e] : entries_) by_offset.emplace_back(&name, &e);
   std::sort(by_offset.begin(), by_offset.end(),
-            [](const auto& a, const auto& b) {
-              return a.second->offset < b.second->offset;
-            });
+            [](const auto& a, const auto& b) { return a.second->offset < b.second->offset; });
   if (data_.size() < data_size) {
     std::string victim;
     for (const auto& [name, e] : by_offset) {
@@ -301,24 +281,21 @@ absl::Status BundleReader::CheckData(uint64_t data_size,
         break;
       }
     }
-    return errors::DataLoss("checkpoint data file ", data_file,
-                            " is truncated (", data_.size(), " of ", data_size,
-                            " bytes)", victim);
+    return errors::DataLoss("checkpoint data file ", data_file, " is truncated (", data_.size(),
+                            " of ", data_size, " bytes)", victim);
   }
   if (data_.size() > data_size) {
-    return errors::DataLoss("checkpoint data file ", data_file, " has ",
-                            data_.size(), " bytes but its index expects ",
-                            data_size);
+    return errors::DataLoss("checkpoint data file ", data_file, " has ", data_.size(),
+                            " bytes but its index expects ", data_size);
   }
   if (crc32c::Value(data_) == data_crc) return absl::OkStatus();
   for (const auto& [name, e] : by_offset) {
     if (crc32c::Extend(0, data_.data() + e->offset, e->size) != e->crc) {
-      return errors::DataLoss("checksum mismatch for tensor '", *name, "' in ",
-                              data_file, ": the checkpoint is corrupted");
+      return errors::DataLoss("checksum mismatch for tensor '", *name, "' in ", data_file,
+                              ": the checkpoint is corrupted");
     }
   }
-  return errors::DataLoss("checksum mismatch in checkpoint data file ",
-                          data_file,
+  return errors::DataLoss("checksum mismatch in checkpoint data file ", data_file,
                           ": it does not belong to its index or is corrupted");
 }
 
@@ -333,28 +310,25 @@ std::vector<std::string> BundleReader::Names() const {
   return names;
 }
 
-absl::StatusOr<Tensor> BundleReader::Read(absl::string_view name,
-                                          DataType dtype) const {
+absl::StatusOr<Tensor> BundleReader::Read(absl::string_view name, DataType dtype) const {
   const Entry* e = Find(name);
   if (e == nullptr) {
-    return errors::NotFound("tensor '", name, "' not found in checkpoint '",
-                            prefix_, "'");
+    return errors::NotFound("tensor '", name, "' not found in checkpoint '", prefix_, "'");
   }
   if (e->dtype != dtype) {
-    return errors::InvalidArgument(
-        "tensor '", name, "' is ", DataTypeString(e->dtype), " in checkpoint '",
-        prefix_, "' but ", DataTypeString(dtype), " was requested");
+    return errors::InvalidArgument("tensor '", name, "' is ", DataTypeString(e->dtype),
+                                   " in checkpoint '", prefix_, "' but ", DataTypeString(dtype),
+                                   " was requested");
   }
   const absl::string_view bytes(data_.data() + e->offset, e->size);
   if (crc32c::Value(bytes) != e->crc) {
-    return errors::DataLoss("checksum mismatch for tensor '", name,
-                            "' in checkpoint '", prefix_, "'");
+    return errors::DataLoss("checksum mismatch for tensor '", name, "' in checkpoint '", prefix_,
+                            "'");
   }
   auto bad_size = [&] {
-    return errors::DataLoss("tensor '", name, "' in checkpoint '", prefix_,
-                            "' has ", e->size, " bytes, which do not hold a ",
-                            DataTypeString(dtype), " tensor of shape ",
-                            e->shape.DebugString());
+    return errors::DataLoss("tensor '", name, "' in checkpoint '", prefix_, "' has ", e->size,
+                            " bytes, which do not hold a ", DataTypeString(dtype),
+                            " tensor of shape ", e->shape.DebugString());
   };
   // The shape comes from the file: check it against the entry's byte count
   // before allocating, so a claimed shape of [2^62] is an error, not a huge
@@ -373,8 +347,7 @@ absl::StatusOr<Tensor> BundleReader::Read(absl::string_view name,
   Tensor t;
   DF_RETURN_IF_ERROR(errors::Annotate(
       Tensor::Allocate(dtype, e->shape, &t),
-      absl::StrCat("reading tensor '", name, "' from checkpoint '", prefix_,
-                   "': ")));
+      absl::StrCat("reading tensor '", name, "' from checkpoint '", prefix_, "': ")));
   if (dtype == DT_STRING) {
     Cursor in(bytes);
     for (std::string& s : t.flat<std::string>()) {

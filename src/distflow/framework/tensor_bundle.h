@@ -97,8 +97,7 @@ class BundleReader {
   // Reads both files and verifies them whole: the index's own checksum, the
   // data file's size and checksum. NotFound when there is no checkpoint at
   // `prefix`; DataLoss for a missing, truncated or corrupted file.
-  static absl::StatusOr<std::unique_ptr<BundleReader>> Open(
-      const std::string& prefix);
+  static absl::StatusOr<std::unique_ptr<BundleReader>> Open(const std::string& prefix);
 
   // The entry for `name`, or nullptr.
   const Entry* Find(absl::string_view name) const;
@@ -112,9 +111,8 @@ class BundleReader {
 
  private:
   explicit BundleReader(std::string prefix) : prefix_(std::move(prefix)) {}
-  absl::Status ParseIndex(const std::string& index_file,
-                          absl::string_view index, uint64_t* data_size,
-                          uint32_t* data_crc);
+  absl::Status ParseIndex(const std::string& index_file, absl::string_view index,
+                          uint64_t* data_size, uint32_t* data_crc);
   absl::Status CheckData(uint64_t data_size, uint32_t data_crc) const;
 
   const std::string prefix_;

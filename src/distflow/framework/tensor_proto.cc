@@ -14,8 +14,8 @@ absl::Status FillFromField(const Field& field, int64_t n, T* dst, Conv conv,
                            const char* field_name) {
   const int64_t have = field.size();
   if (have > n) {
-    return errors::InvalidArgument("TensorProto has ", have, " values in ",
-                                   field_name, " but its shape holds ", n);
+    return errors::InvalidArgument("TensorProto has ", have, " values in ", field_name,
+                                   " but its shape holds ", n);
   }
   if (have == 0) {
     for (int64_t i = 0; i < n; ++i) dst[i] = T();
@@ -41,25 +41,23 @@ bfloat16 BitsToBfloat16(int32_t bits) {
 absl::Status TensorFromProto(const TensorProto& proto, Tensor* out) {
   const DataType dtype = proto.dtype();
   if (!DataTypeIsSupported(dtype) || IsRefType(dtype)) {
-    return errors::InvalidArgument("TensorProto has unsupported dtype ",
-                                   DataTypeString(dtype));
+    return errors::InvalidArgument("TensorProto has unsupported dtype ", DataTypeString(dtype));
   }
   TensorShape shape;
-  DF_RETURN_IF_ERROR(errors::Annotate(
-      TensorShape::FromProto(proto.tensor_shape(), &shape), "TensorProto: "));
+  DF_RETURN_IF_ERROR(
+      errors::Annotate(TensorShape::FromProto(proto.tensor_shape(), &shape), "TensorProto: "));
   const int64_t n = shape.num_elements();
 
   // Sizes are checked against what the proto carries before anything is
   // allocated: a shape of [2^62] must not become a tiny (wrapped) buffer.
   if (dtype != DT_STRING && !proto.tensor_content().empty()) {
     int64_t want = 0;
-    const bool fits = MultiplyWithoutOverflow<int64_t>(
-        n, static_cast<int64_t>(DataTypeSize(dtype)), &want);
+    const bool fits =
+        MultiplyWithoutOverflow<int64_t>(n, static_cast<int64_t>(DataTypeSize(dtype)), &want);
     if (!fits || static_cast<uint64_t>(want) != proto.tensor_content().size()) {
       return errors::InvalidArgument(
-          "TensorProto of type ", DataTypeString(dtype), " and shape ",
-          shape.DebugString(), " needs ",
-          fits ? absl::StrCat(want) : std::string("more than 2^63 - 1"),
+          "TensorProto of type ", DataTypeString(dtype), " and shape ", shape.DebugString(),
+          " needs ", fits ? absl::StrCat(want) : std::string("more than 2^63 - 1"),
           " bytes of tensor_content, got ", proto.tensor_content().size());
     }
     Tensor t;
@@ -83,20 +81,24 @@ absl::Status TensorFromProto(const TensorProto& proto, Tensor* out) {
       s = FillFromField(proto.int_val(), n, t.base<int32_t>(), Same<int32_t>, "int_val");
       break;
     case DT_UINT8:
-      s = FillFromField(proto.int_val(), n, t.base<uint8_t>(),
-                        [](int32_t v) { return static_cast<uint8_t>(v); }, "int_val");
+      s = FillFromField(
+          proto.int_val(), n, t.base<uint8_t>(), [](int32_t v) { return static_cast<uint8_t>(v); },
+          "int_val");
       break;
     case DT_INT8:
-      s = FillFromField(proto.int_val(), n, t.base<int8_t>(),
-                        [](int32_t v) { return static_cast<int8_t>(v); }, "int_val");
+      s = FillFromField(
+          proto.int_val(), n, t.base<int8_t>(), [](int32_t v) { return static_cast<int8_t>(v); },
+          "int_val");
       break;
     case DT_INT16:
-      s = FillFromField(proto.int_val(), n, t.base<int16_t>(),
-                        [](int32_t v) { return static_cast<int16_t>(v); }, "int_val");
+      s = FillFromField(
+          proto.int_val(), n, t.base<int16_t>(), [](int32_t v) { return static_cast<int16_t>(v); },
+          "int_val");
       break;
     case DT_UINT16:
-      s = FillFromField(proto.int_val(), n, t.base<uint16_t>(),
-                        [](int32_t v) { return static_cast<uint16_t>(v); }, "int_val");
+      s = FillFromField(
+          proto.int_val(), n, t.base<uint16_t>(),
+          [](int32_t v) { return static_cast<uint16_t>(v); }, "int_val");
       break;
     case DT_INT64:
       s = FillFromField(proto.int64_val(), n, t.base<int64_t>(), Same<int64_t>, "int64_val");
@@ -114,12 +116,12 @@ absl::Status TensorFromProto(const TensorProto& proto, Tensor* out) {
       s = FillFromField(proto.half_val(), n, t.base<bfloat16>(), BitsToBfloat16, "half_val");
       break;
     case DT_STRING:
-      s = FillFromField(proto.string_val(), n, t.base<std::string>(),
-                        [](const std::string& v) { return v; }, "string_val");
+      s = FillFromField(
+          proto.string_val(), n, t.base<std::string>(), [](const std::string& v) { return v; },
+          "string_val");
       break;
     default:
-      return errors::InvalidArgument("TensorProto has unsupported dtype ",
-                                     DataTypeString(dtype));
+      return errors::InvalidArgument("TensorProto has unsupported dtype ", DataTypeString(dtype));
   }
   DF_RETURN_IF_ERROR(s);
   *out = std::move(t);
@@ -135,8 +137,7 @@ void TensorToProto(const Tensor& tensor, TensorProto* proto) {
     return;
   }
   if (tensor.NumElements() > 0) {
-    proto->set_tensor_content(static_cast<const char*>(tensor.raw_data()),
-                              tensor.TotalBytes());
+    proto->set_tensor_content(static_cast<const char*>(tensor.raw_data()), tensor.TotalBytes());
   }
 }
 

@@ -11,19 +11,16 @@ namespace distflow {
 TensorShape::TensorShape(std::initializer_list<int64_t> dims)
     : TensorShape(absl::Span<const int64_t>(dims.begin(), dims.size())) {}
 
-TensorShape::TensorShape(absl::Span<const int64_t> dims)
-    : dims_(dims.begin(), dims.end()) {
+TensorShape::TensorShape(absl::Span<const int64_t> dims) : dims_(dims.begin(), dims.end()) {
   for (int64_t d : dims_) DF_CHECK(d >= 0);
   Recompute();
 }
 
-absl::Status TensorShape::BuildTensorShape(absl::Span<const int64_t> dims,
-                                           TensorShape* out) {
+absl::Status TensorShape::BuildTensorShape(absl::Span<const int64_t> dims, TensorShape* out) {
   int64_t n = 1;
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] < 0) {
-      return errors::InvalidArgument("dimension ", i, " of shape [",
-                                     absl::StrJoin(dims, ","),
+      return errors::InvalidArgument("dimension ", i, " of shape [", absl::StrJoin(dims, ","),
                                      "] must be >= 0, got ", dims[i]);
     }
     if (!MultiplyWithoutOverflow<int64_t>(n, dims[i], &n)) {
@@ -36,8 +33,7 @@ absl::Status TensorShape::BuildTensorShape(absl::Span<const int64_t> dims,
   return absl::OkStatus();
 }
 
-absl::Status TensorShape::FromProto(const TensorShapeProto& proto,
-                                    TensorShape* out) {
+absl::Status TensorShape::FromProto(const TensorShapeProto& proto, TensorShape* out) {
   if (proto.unknown_rank()) {
     return errors::InvalidArgument("shape of unknown rank where a fully defined shape is required");
   }
@@ -66,12 +62,10 @@ void TensorShape::AddDim(int64_t size) {
 absl::Status TensorShape::AddDimWithStatus(int64_t size) {
   int64_t n;
   if (size < 0) {
-    return errors::InvalidArgument("dimension ", dims(), " of shape ",
-                                   DebugString(), " + [", size,
+    return errors::InvalidArgument("dimension ", dims(), " of shape ", DebugString(), " + [", size,
                                    "] must be >= 0, got ", size);
   }
-  if (num_elements_ < 0 ||
-      !MultiplyWithoutOverflow<int64_t>(num_elements_, size, &n)) {
+  if (num_elements_ < 0 || !MultiplyWithoutOverflow<int64_t>(num_elements_, size, &n)) {
     return errors::InvalidArgument("shape ", DebugString(), " + [", size,
                                    "] has more than 2^63 - 1 elements");
   }
@@ -121,8 +115,7 @@ PartialTensorShape::PartialTensorShape(absl::Span<const int64_t> dims)
 }
 
 PartialTensorShape::PartialTensorShape(const TensorShape& shape)
-    : unknown_rank_(false),
-      dims_(shape.dim_sizes().begin(), shape.dim_sizes().end()) {}
+    : unknown_rank_(false), dims_(shape.dim_sizes().begin(), shape.dim_sizes().end()) {}
 
 PartialTensorShape PartialTensorShape::UnknownDims(int rank) {
   PartialTensorShape s;
@@ -131,8 +124,7 @@ PartialTensorShape PartialTensorShape::UnknownDims(int rank) {
   return s;
 }
 
-absl::Status PartialTensorShape::FromProto(const TensorShapeProto& proto,
-                                           PartialTensorShape* out) {
+absl::Status PartialTensorShape::FromProto(const TensorShapeProto& proto, PartialTensorShape* out) {
   // Unknown rank, in place: assigning a temporary makes GCC 12 warn about
   // the empty InlinedVector's uninitialized inline storage.
   out->unknown_rank_ = true;
@@ -199,16 +191,14 @@ absl::Status PartialTensorShape::MergeWith(const PartialTensorShape& other,
     return absl::OkStatus();
   }
   if (dims_.size() != other.dims_.size()) {
-    return errors::InvalidArgument("shapes ", DebugString(), " and ",
-                                   other.DebugString(),
+    return errors::InvalidArgument("shapes ", DebugString(), " and ", other.DebugString(),
                                    " have different ranks");
   }
   PartialTensorShape merged = *this;
   for (size_t i = 0; i < dims_.size(); ++i) {
     const int64_t a = dims_[i], b = other.dims_[i];
     if (a >= 0 && b >= 0 && a != b) {
-      return errors::InvalidArgument("shapes ", DebugString(), " and ",
-                                     other.DebugString(),
+      return errors::InvalidArgument("shapes ", DebugString(), " and ", other.DebugString(),
                                      " are incompatible at dimension ", i);
     }
     merged.dims_[i] = a >= 0 ? a : b;
@@ -228,17 +218,16 @@ void PartialTensorShape::AddDim(int64_t size) {
 
 std::string PartialTensorShape::DebugString() const {
   if (unknown_rank_) return "<unknown>";
-  return absl::StrCat(
-      "[",
-      absl::StrJoin(dims_, ",",
-                    [](std::string* out, int64_t d) {
-                      if (d < 0) {
-                        out->append("?");
-                      } else {
-                        absl::StrAppend(out, d);
-                      }
-                    }),
-      "]");
+  return absl::StrCat("[",
+                      absl::StrJoin(dims_, ",",
+                                    [](std::string* out, int64_t d) {
+                                      if (d < 0) {
+                                        out->append("?");
+                                      } else {
+                                        absl::StrAppend(out, d);
+                                      }
+                                    }),
+                      "]");
 }
 
 void PartialTensorShape::AsProto(TensorShapeProto* proto) const {

@@ -29,11 +29,9 @@ class TensorShape {
 
   // Builds a shape from untrusted dims: InvalidArgument naming the bad dim on
   // a negative size or an element count that overflows int64.
-  static absl::Status BuildTensorShape(absl::Span<const int64_t> dims,
-                                       TensorShape* out);
+  static absl::Status BuildTensorShape(absl::Span<const int64_t> dims, TensorShape* out);
   // InvalidArgument on unknown rank, unknown dims or overflow.
-  static absl::Status FromProto(const TensorShapeProto& proto,
-                                TensorShape* out);
+  static absl::Status FromProto(const TensorShapeProto& proto, TensorShape* out);
 
   int dims() const { return static_cast<int>(dims_.size()); }
   int64_t dim_size(int d) const { return dims_[d]; }
@@ -76,8 +74,7 @@ class PartialTensorShape {
   // A known rank with every dim unknown.
   static PartialTensorShape UnknownDims(int rank);
   // InvalidArgument for dims < -1.
-  static absl::Status FromProto(const TensorShapeProto& proto,
-                                PartialTensorShape* out);
+  static absl::Status FromProto(const TensorShapeProto& proto, PartialTensorShape* out);
 
   bool unknown_rank() const { return unknown_rank_; }
   // -1 when the rank is unknown.
@@ -96,8 +93,7 @@ class PartialTensorShape {
   // True iff `shape` is one of the shapes this partial shape describes.
   bool IsCompatibleWith(const TensorShape& shape) const;
   // The most specific shape compatible with both; InvalidArgument if none.
-  absl::Status MergeWith(const PartialTensorShape& other,
-                         PartialTensorShape* result) const;
+  absl::Status MergeWith(const PartialTensorShape& other, PartialTensorShape* result) const;
   // Same rank and same dims (unknown equals unknown).
   bool IsIdenticalTo(const PartialTensorShape& other) const;
 

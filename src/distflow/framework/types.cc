@@ -10,8 +10,8 @@ namespace {
 
 struct TypeName {
   DataType dtype;
-  const char* name;       // distflow/NumPy style
-  const char* tf_name;    // TensorFlow's DataTypeString
+  const char* name;     // distflow/NumPy style
+  const char* tf_name;  // TensorFlow's DataTypeString
 };
 
 constexpr TypeName kTypeNames[] = {
@@ -64,13 +64,33 @@ bool DataTypeFromString(absl::string_view name, DataType* dtype) {
 
 int DataTypeSize(DataType dtype) {
   switch (BaseType(dtype)) {
-    case DT_FLOAT: case DT_INT32: case DT_UINT32: case DT_QINT32: return 4;
-    case DT_DOUBLE: case DT_INT64: case DT_UINT64: case DT_COMPLEX64: return 8;
-    case DT_UINT8: case DT_INT8: case DT_BOOL: case DT_QINT8: case DT_QUINT8: return 1;
-    case DT_INT16: case DT_UINT16: case DT_BFLOAT16: case DT_HALF:
-    case DT_QINT16: case DT_QUINT16: return 2;
-    case DT_COMPLEX128: return 16;
-    default: return 0;
+    case DT_FLOAT:
+    case DT_INT32:
+    case DT_UINT32:
+    case DT_QINT32:
+      return 4;
+    case DT_DOUBLE:
+    case DT_INT64:
+    case DT_UINT64:
+    case DT_COMPLEX64:
+      return 8;
+    case DT_UINT8:
+    case DT_INT8:
+    case DT_BOOL:
+    case DT_QINT8:
+    case DT_QUINT8:
+      return 1;
+    case DT_INT16:
+    case DT_UINT16:
+    case DT_BFLOAT16:
+    case DT_HALF:
+    case DT_QINT16:
+    case DT_QUINT16:
+      return 2;
+    case DT_COMPLEX128:
+      return 16;
+    default:
+      return 0;
   }
 }
 
@@ -85,8 +105,14 @@ bool DataTypeIsFloating(DataType dtype) {
 
 bool DataTypeIsInteger(DataType dtype) {
   switch (BaseType(dtype)) {
-    case DT_INT8: case DT_INT16: case DT_INT32: case DT_INT64:
-    case DT_UINT8: case DT_UINT16: case DT_UINT32: case DT_UINT64:
+    case DT_INT8:
+    case DT_INT16:
+    case DT_INT32:
+    case DT_INT64:
+    case DT_UINT8:
+    case DT_UINT16:
+    case DT_UINT32:
+    case DT_UINT64:
       return true;
     default:
       return false;
@@ -98,15 +124,13 @@ bool DataTypeIsNumeric(DataType dtype) {
 }
 
 std::string DataTypeSliceString(DataTypeSlice types) {
-  return absl::StrJoin(types, ", ", [](std::string* out, DataType t) {
-    out->append(DataTypeString(t));
-  });
+  return absl::StrJoin(types, ", ",
+                       [](std::string* out, DataType t) { out->append(DataTypeString(t)); });
 }
 
 DataTypeSlice AllNumberTypes() {
-  static const DataType kTypes[] = {DT_FLOAT, DT_DOUBLE, DT_BFLOAT16, DT_INT32,
-                                    DT_INT64, DT_UINT8,  DT_INT8,     DT_INT16,
-                                    DT_UINT16, DT_UINT32, DT_UINT64};
+  static const DataType kTypes[] = {DT_FLOAT, DT_DOUBLE, DT_BFLOAT16, DT_INT32,  DT_INT64, DT_UINT8,
+                                    DT_INT8,  DT_INT16,  DT_UINT16,   DT_UINT32, DT_UINT64};
   return kTypes;
 }
 DataTypeSlice RealNumberTypes() { return AllNumberTypes(); }
@@ -120,9 +144,9 @@ DataTypeSlice IntegerTypes() {
   return kTypes;
 }
 DataTypeSlice AllTypes() {
-  static const DataType kTypes[] = {
-      DT_FLOAT, DT_DOUBLE, DT_BFLOAT16, DT_INT32,  DT_INT64, DT_UINT8, DT_INT8,
-      DT_INT16, DT_UINT16, DT_UINT32,   DT_UINT64, DT_BOOL,  DT_STRING};
+  static const DataType kTypes[] = {DT_FLOAT,  DT_DOUBLE, DT_BFLOAT16, DT_INT32,  DT_INT64,
+                                    DT_UINT8,  DT_INT8,   DT_INT16,    DT_UINT16, DT_UINT32,
+                                    DT_UINT64, DT_BOOL,   DT_STRING};
   return kTypes;
 }
 

@@ -5,10 +5,10 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "Eigen/Core"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "distflow/types.pb.h"
 
@@ -51,10 +51,10 @@ class ResourceHandle;  // framework/resource_handle.h
 // Maps C++ types to their DataType.
 template <typename T>
 struct DataTypeToEnum;
-#define DF_MATCH_TYPE_AND_ENUM(TYPE, ENUM)        \
-  template <>                                     \
-  struct DataTypeToEnum<TYPE> {                   \
-    static constexpr DataType value = ENUM;       \
+#define DF_MATCH_TYPE_AND_ENUM(TYPE, ENUM)  \
+  template <>                               \
+  struct DataTypeToEnum<TYPE> {             \
+    static constexpr DataType value = ENUM; \
   }
 DF_MATCH_TYPE_AND_ENUM(float, DT_FLOAT);
 DF_MATCH_TYPE_AND_ENUM(double, DT_DOUBLE);
@@ -80,20 +80,47 @@ DF_MATCH_TYPE_AND_ENUM(ResourceHandle, DT_RESOURCE);
 template <typename Fn>
 bool VisitDataType(DataType dtype, Fn&& fn) {
   switch (dtype) {
-    case DT_FLOAT: fn(float{}); return true;
-    case DT_DOUBLE: fn(double{}); return true;
-    case DT_INT32: fn(int32_t{}); return true;
-    case DT_INT64: fn(int64_t{}); return true;
-    case DT_UINT8: fn(uint8_t{}); return true;
-    case DT_INT8: fn(int8_t{}); return true;
-    case DT_INT16: fn(int16_t{}); return true;
-    case DT_UINT16: fn(uint16_t{}); return true;
-    case DT_UINT32: fn(uint32_t{}); return true;
-    case DT_UINT64: fn(uint64_t{}); return true;
-    case DT_BOOL: fn(bool{}); return true;
-    case DT_BFLOAT16: fn(bfloat16{}); return true;
-    case DT_STRING: fn(std::string{}); return true;
-    default: return false;
+    case DT_FLOAT:
+      fn(float{});
+      return true;
+    case DT_DOUBLE:
+      fn(double{});
+      return true;
+    case DT_INT32:
+      fn(int32_t{});
+      return true;
+    case DT_INT64:
+      fn(int64_t{});
+      return true;
+    case DT_UINT8:
+      fn(uint8_t{});
+      return true;
+    case DT_INT8:
+      fn(int8_t{});
+      return true;
+    case DT_INT16:
+      fn(int16_t{});
+      return true;
+    case DT_UINT16:
+      fn(uint16_t{});
+      return true;
+    case DT_UINT32:
+      fn(uint32_t{});
+      return true;
+    case DT_UINT64:
+      fn(uint64_t{});
+      return true;
+    case DT_BOOL:
+      fn(bool{});
+      return true;
+    case DT_BFLOAT16:
+      fn(bfloat16{});
+      return true;
+    case DT_STRING:
+      fn(std::string{});
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -101,11 +128,11 @@ bool VisitDataType(DataType dtype, Fn&& fn) {
 inline constexpr char kDeviceCpu[] = "CPU";
 
 // Named type sets used in op definitions.
-DataTypeSlice AllNumberTypes();      // float, double, bfloat16, all ints
-DataTypeSlice RealNumberTypes();     // same (no complex types in distflow)
-DataTypeSlice FloatingTypes();       // float, double, bfloat16
+DataTypeSlice AllNumberTypes();   // float, double, bfloat16, all ints
+DataTypeSlice RealNumberTypes();  // same (no complex types in distflow)
+DataTypeSlice FloatingTypes();    // float, double, bfloat16
 DataTypeSlice IntegerTypes();
-DataTypeSlice AllTypes();            // numbers, bool, string
+DataTypeSlice AllTypes();  // numbers, bool, string
 
 }  // namespace distflow
 

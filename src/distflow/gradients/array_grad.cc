@@ -34,8 +34,7 @@ REGISTER_GRADIENT_OP("PlaceholderWithDefault", PassThroughGrad);
 absl::Status ReshapeGrad(const Scope& scope, const Operation& op,
                          const std::vector<Output>& grad_inputs,
                          std::vector<Output>* grad_outputs) {
-  grad_outputs->push_back(
-      ops::Reshape(scope, grad_inputs[0], ops::Shape(scope, op.input(0))));
+  grad_outputs->push_back(ops::Reshape(scope, grad_inputs[0], ops::Shape(scope, op.input(0))));
   grad_outputs->resize(op.num_inputs(), NoGradient());
   return scope.status();
 }
@@ -46,8 +45,8 @@ REGISTER_GRADIENT_OP("Squeeze", ReshapeGrad);
 absl::Status TransposeGrad(const Scope& scope, const Operation& op,
                            const std::vector<Output>& grad_inputs,
                            std::vector<Output>* grad_outputs) {
-  grad_outputs->push_back(ops::Transpose(
-      scope, grad_inputs[0], ops::InvertPermutation(scope, op.input(1))));
+  grad_outputs->push_back(
+      ops::Transpose(scope, grad_inputs[0], ops::InvertPermutation(scope, op.input(1))));
   grad_outputs->push_back(NoGradient());
   return scope.status();
 }
@@ -80,12 +79,10 @@ absl::Status ConcatV2Grad(const Scope& scope, const Operation& op,
 REGISTER_GRADIENT_OP("ConcatV2", ConcatV2Grad);
 
 absl::Status PackGrad(const Scope& scope, const Operation& op,
-                      const std::vector<Output>& grad_inputs,
-                      std::vector<Output>* grad_outputs) {
+                      const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   int64_t axis = 0;
   DF_RETURN_IF_ERROR(GetNodeAttr(op.node()->attrs(), "axis", &axis));
-  const ops::Unstack pieces(scope, grad_inputs[0], op.num_inputs(),
-                            ops::Unstack::Axis(axis));
+  const ops::Unstack pieces(scope, grad_inputs[0], op.num_inputs(), ops::Unstack::Axis(axis));
   if (!scope.ok()) return scope.status();
   *grad_outputs = pieces.output;
   return absl::OkStatus();
@@ -106,23 +103,20 @@ std::vector<Output> GradsOrZeros(const Scope& scope, const Operation& op,
 }
 
 absl::Status UnpackGrad(const Scope& scope, const Operation& op,
-                        const std::vector<Output>& grad_inputs,
-                        std::vector<Output>* grad_outputs) {
+                        const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   int64_t axis = 0;
   DF_RETURN_IF_ERROR(GetNodeAttr(op.node()->attrs(), "axis", &axis));
-  grad_outputs->push_back(ops::Stack(
-      scope, GradsOrZeros(scope, op, grad_inputs), ops::Stack::Axis(axis)));
+  grad_outputs->push_back(
+      ops::Stack(scope, GradsOrZeros(scope, op, grad_inputs), ops::Stack::Axis(axis)));
   return scope.status();
 }
 REGISTER_GRADIENT_OP("Unpack", UnpackGrad);
 
 // Split(split_dim, value).
 absl::Status SplitGrad(const Scope& scope, const Operation& op,
-                       const std::vector<Output>& grad_inputs,
-                       std::vector<Output>* grad_outputs) {
+                       const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   grad_outputs->push_back(NoGradient());
-  grad_outputs->push_back(
-      ops::Concat(scope, GradsOrZeros(scope, op, grad_inputs), op.input(0)));
+  grad_outputs->push_back(ops::Concat(scope, GradsOrZeros(scope, op, grad_inputs), op.input(0)));
   return scope.status();
 }
 REGISTER_GRADIENT_OP("Split", SplitGrad);
@@ -130,15 +124,13 @@ REGISTER_GRADIENT_OP("Split", SplitGrad);
 // Slice(input, begin, size) is StridedSlice from begin to begin + the
 // output's shape with unit strides; its gradient is StridedSliceGrad.
 absl::Status SliceGrad(const Scope& scope, const Operation& op,
-                       const std::vector<Output>& grad_inputs,
-                       std::vector<Output>* grad_outputs) {
+                       const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   const Output begin = op.input(1);
   const ops::Shape::Attrs index_type = ops::Shape::OutType(op.input_type(1));
-  const Output end =
-      ops::AddV2(scope, begin, ops::Shape(scope, op.output(0), index_type));
-  grad_outputs->push_back(ops::StridedSliceGrad(
-      scope, ops::Shape(scope, op.input(0), index_type), begin, end,
-      ops::OnesLike(scope, begin), grad_inputs[0]));
+  const Output end = ops::AddV2(scope, begin, ops::Shape(scope, op.output(0), index_type));
+  grad_outputs->push_back(ops::StridedSliceGrad(scope, ops::Shape(scope, op.input(0), index_type),
+                                                begin, end, ops::OnesLike(scope, begin),
+                                                grad_inputs[0]));
   grad_outputs->push_back(NoGradient());
   grad_outputs->push_back(NoGradient());
   return scope.status();
@@ -150,10 +142,8 @@ absl::Status GetMasks(const Operation& op, ops::StridedSlice::Attrs* masks) {
   const AttrSlice attrs = op.node()->attrs();
   DF_RETURN_IF_ERROR(GetNodeAttr(attrs, "begin_mask", &masks->begin_mask_));
   DF_RETURN_IF_ERROR(GetNodeAttr(attrs, "end_mask", &masks->end_mask_));
-  DF_RETURN_IF_ERROR(
-      GetNodeAttr(attrs, "ellipsis_mask", &masks->ellipsis_mask_));
-  DF_RETURN_IF_ERROR(
-      GetNodeAttr(attrs, "new_axis_mask", &masks->new_axis_mask_));
+  DF_RETURN_IF_ERROR(GetNodeAttr(attrs, "ellipsis_mask", &masks->ellipsis_mask_));
+  DF_RETURN_IF_ERROR(GetNodeAttr(attrs, "new_axis_mask", &masks->new_axis_mask_));
   return GetNodeAttr(attrs, "shrink_axis_mask", &masks->shrink_axis_mask_);
 }
 
@@ -164,9 +154,8 @@ absl::Status StridedSliceGradFn(const Scope& scope, const Operation& op,
   DF_RETURN_IF_ERROR(GetMasks(op, &masks));
   const Output begin = op.input(1);
   grad_outputs->push_back(ops::StridedSliceGrad(
-      scope,
-      ops::Shape(scope, op.input(0), ops::Shape::OutType(op.input_type(1))),
-      begin, op.input(2), op.input(3), grad_inputs[0], masks));
+      scope, ops::Shape(scope, op.input(0), ops::Shape::OutType(op.input_type(1))), begin,
+      op.input(2), op.input(3), grad_inputs[0], masks));
   grad_outputs->resize(4, NoGradient());
   return scope.status();
 }
@@ -180,8 +169,8 @@ absl::Status StridedSliceGradGrad(const Scope& scope, const Operation& op,
   ops::StridedSlice::Attrs masks;
   DF_RETURN_IF_ERROR(GetMasks(op, &masks));
   grad_outputs->assign(4, NoGradient());
-  grad_outputs->push_back(ops::StridedSlice(scope, grad_inputs[0], op.input(1),
-                                            op.input(2), op.input(3), masks));
+  grad_outputs->push_back(
+      ops::StridedSlice(scope, grad_inputs[0], op.input(1), op.input(2), op.input(3), masks));
   return scope.status();
 }
 REGISTER_GRADIENT_OP("StridedSliceGrad", StridedSliceGradGrad);
@@ -189,18 +178,13 @@ REGISTER_GRADIENT_OP("StridedSliceGrad", StridedSliceGradGrad);
 // Tile(input, multiples): the output viewed as [m0, d0, m1, d1, ...] holds
 // m0 * m1 * ... copies of input; the gradient sums them.
 absl::Status TileGrad(const Scope& scope, const Operation& op,
-                      const std::vector<Output>& grad_inputs,
-                      std::vector<Output>* grad_outputs) {
+                      const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   const Output multiples = op.input(1);
-  const Output shape =
-      ops::Shape(scope, op.input(0), ops::Shape::OutType(op.input_type(1)));
+  const Output shape = ops::Shape(scope, op.input(0), ops::Shape::OutType(op.input_type(1)));
   const Output split_shape = ops::Reshape(
-      scope,
-      ops::Transpose(scope, ops::Stack(scope, {multiples, shape}), {1, 0}),
-      {-1});
+      scope, ops::Transpose(scope, ops::Stack(scope, {multiples, shape}), {1, 0}), {-1});
   const Output axes = ops::Range(scope, 0, ops::Size(scope, split_shape), 2);
-  const Output summed =
-      ops::Sum(scope, ops::Reshape(scope, grad_inputs[0], split_shape), axes);
+  const Output summed = ops::Sum(scope, ops::Reshape(scope, grad_inputs[0], split_shape), axes);
   grad_outputs->push_back(ops::Reshape(scope, summed, shape));
   grad_outputs->push_back(NoGradient());
   return scope.status();
@@ -216,12 +200,10 @@ absl::Status GatherV2Grad(const Scope& scope, const Operation& op,
                           const std::vector<Output>& grad_inputs,
                           std::vector<Output>* grad_outputs) {
   int64_t batch_dims = 0;
-  DF_RETURN_IF_ERROR(
-      GetNodeAttr(op.node()->attrs(), "batch_dims", &batch_dims));
+  DF_RETURN_IF_ERROR(GetNodeAttr(op.node()->attrs(), "batch_dims", &batch_dims));
   if (batch_dims != 0) {
-    return errors::Unimplemented(
-        "the gradient of GatherV2 supports batch_dims = 0 only, got ",
-        batch_dims);
+    return errors::Unimplemented("the gradient of GatherV2 supports batch_dims = 0 only, got ",
+                                 batch_dims);
   }
   const Output params = op.input(0);
   Output indices = op.input(1);
@@ -233,21 +215,18 @@ absl::Status GatherV2Grad(const Scope& scope, const Operation& op,
   const Output shape = ops::Shape(scope, params);
   axis = ops::FloorMod(scope, axis, ops::Rank(scope, params));
   const Output axis_vec = ops::Reshape(scope, axis, {1});
-  const Output outer =
-      ops::Prod(scope, ops::Slice(scope, shape, {0}, axis_vec), 0);
-  const Output inner = ops::Prod(
-      scope, ops::Slice(scope, shape, ops::AddV2(scope, axis_vec, 1), {-1}), 0);
+  const Output outer = ops::Prod(scope, ops::Slice(scope, shape, {0}, axis_vec), 0);
+  const Output inner =
+      ops::Prod(scope, ops::Slice(scope, shape, ops::AddV2(scope, axis_vec, 1), {-1}), 0);
   const Output dim = ops::GatherV2(scope, shape, axis, 0);
-  const Output values = ops::Transpose(
-      scope,
-      ops::Reshape(
-          scope, grad_inputs[0],
-          ops::Stack(scope, {outer, ops::Size(scope, indices), inner})),
-      {1, 0, 2});
-  const Output summed = ops::UnsortedSegmentSum(
-      scope, values, ops::Reshape(scope, indices, {-1}), dim);
-  grad_outputs->push_back(
-      ops::Reshape(scope, ops::Transpose(scope, summed, {1, 0, 2}), shape));
+  const Output values =
+      ops::Transpose(scope,
+                     ops::Reshape(scope, grad_inputs[0],
+                                  ops::Stack(scope, {outer, ops::Size(scope, indices), inner})),
+                     {1, 0, 2});
+  const Output summed =
+      ops::UnsortedSegmentSum(scope, values, ops::Reshape(scope, indices, {-1}), dim);
+  grad_outputs->push_back(ops::Reshape(scope, ops::Transpose(scope, summed, {1, 0, 2}), shape));
   grad_outputs->push_back(NoGradient());
   grad_outputs->push_back(NoGradient());
   return scope.status();
@@ -257,12 +236,10 @@ REGISTER_GRADIENT_OP("GatherV2", GatherV2Grad);
 // Fill(dims, value): every element is `value`, so its gradient is the sum
 // of the incoming gradient (as in TensorFlow); dims has none.
 absl::Status FillGrad(const Scope& scope, const Operation& /*op*/,
-                      const std::vector<Output>& grad_inputs,
-                      std::vector<Output>* grad_outputs) {
+                      const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   const Output& g = grad_inputs[0];
   grad_outputs->push_back(NoGradient());
-  grad_outputs->push_back(
-      ops::Sum(scope, g, ops::Range(scope, 0, ops::Rank(scope, g), 1)));
+  grad_outputs->push_back(ops::Sum(scope, g, ops::Range(scope, 0, ops::Rank(scope, g), 1)));
   return scope.status();
 }
 REGISTER_GRADIENT_OP("Fill", FillGrad);

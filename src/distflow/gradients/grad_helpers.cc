@@ -15,9 +15,8 @@ namespace grad {
 
 std::optional<TensorShape> KnownShape(const Scope& scope, const Output& x) {
   TensorShape shape;
-  if (x.node() == nullptr || !scope.refiner()
-                                  ->OutputShape(x.node(), x.index())
-                                  .AsTensorShape(&shape)) {
+  if (x.node() == nullptr ||
+      !scope.refiner()->OutputShape(x.node(), x.index()).AsTensorShape(&shape)) {
     return std::nullopt;
   }
   return shape;
@@ -40,8 +39,8 @@ Output ScalarConst(const Scope& scope, double value, DataType dtype) {
     }
   });
   if (!is_number) {
-    scope.UpdateStatus(errors::InvalidArgument(
-        "cannot make a ", DataTypeString(dtype), " constant for a gradient"));
+    scope.UpdateStatus(errors::InvalidArgument("cannot make a ", DataTypeString(dtype),
+                                               " constant for a gradient"));
     return Output();
   }
   return ops::Const(scope, t);
@@ -83,30 +82,23 @@ bool KnownReducedDims(const Tensor* axes, int rank, std::vector<bool>* dims) {
 Output ReducedShape(const Scope& scope, const Output& x, const Output& axes) {
   const std::optional<TensorShape> x_shape = KnownShape(scope, x);
   std::vector<bool> reduced;
-  if (x_shape &&
-      KnownReducedDims(KnownValue(scope, axes), x_shape->dims(), &reduced)) {
+  if (x_shape && KnownReducedDims(KnownValue(scope, axes), x_shape->dims(), &reduced)) {
     std::vector<int32_t> kept;
     for (int d = 0; d < x_shape->dims(); ++d) {
-      kept.push_back(reduced[d] ? 1
-                                : static_cast<int32_t>(x_shape->dim_size(d)));
+      kept.push_back(reduced[d] ? 1 : static_cast<int32_t>(x_shape->dim_size(d)));
     }
-    return ops::Const(scope,
-                      Tensor::FromVector<int32_t>(
-                          absl::Span<const int32_t>(kept),
-                          TensorShape({static_cast<int64_t>(kept.size())})));
+    return ops::Const(
+        scope, Tensor::FromVector<int32_t>(absl::Span<const int32_t>(kept),
+                                           TensorShape({static_cast<int64_t>(kept.size())})));
   }
   // mask[d] = 1 where d is reduced: one-hot rows of the (wrapped) axes,
   // summed; kept = shape * (1 - mask) + mask.
   const Output rank = ops::Rank(scope, x);
-  Output axes32 = BaseType(axes.type()) == DT_INT32
-                      ? axes
-                      : ops::Cast(scope, axes, DT_INT32);
+  Output axes32 = BaseType(axes.type()) == DT_INT32 ? axes : ops::Cast(scope, axes, DT_INT32);
   axes32 = ops::FloorMod(scope, ops::Reshape(scope, axes32, {-1}), rank);
-  const Output mask = ops::Minimum(
-      scope, ops::Sum(scope, ops::OneHot(scope, axes32, rank, 1, 0), 0), 1);
-  return ops::AddV2(
-      scope, ops::Mul(scope, ops::Shape(scope, x), ops::Sub(scope, 1, mask)),
-      mask);
+  const Output mask =
+      ops::Minimum(scope, ops::Sum(scope, ops::OneHot(scope, axes32, rank, 1, 0), 0), 1);
+  return ops::AddV2(scope, ops::Mul(scope, ops::Shape(scope, x), ops::Sub(scope, 1, mask)), mask);
 }
 
 Output BroadcastToInput(const Scope& scope, const Output& grad, const Output& x,
@@ -118,13 +110,11 @@ Output BroadcastToInput(const Scope& scope, const Output& grad, const Output& x,
     std::vector<int32_t> multiples;
     auto k = kept_value->flat<int32_t>();
     for (int d = 0; d < x_shape->dims(); ++d) {
-      multiples.push_back(
-          k[d] == 0 ? 1 : static_cast<int32_t>(x_shape->dim_size(d) / k[d]));
+      multiples.push_back(k[d] == 0 ? 1 : static_cast<int32_t>(x_shape->dim_size(d) / k[d]));
     }
     return ops::Tile(scope, reshaped, Tensor::FromVector<int32_t>(multiples));
   }
-  const Output multiples =
-      ops::FloorDiv(scope, ops::Shape(scope, x), ops::Maximum(scope, kept, 1));
+  const Output multiples = ops::FloorDiv(scope, ops::Shape(scope, x), ops::Maximum(scope, kept, 1));
   return ops::Tile(scope, reshaped, multiples);
 }
 

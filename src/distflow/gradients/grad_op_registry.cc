@@ -17,8 +17,7 @@ bool GradOpRegistry::Register(absl::string_view op, GradFunc func) {
   return true;
 }
 
-absl::Status GradOpRegistry::Lookup(absl::string_view op,
-                                    GradFunc* func) const {
+absl::Status GradOpRegistry::Lookup(absl::string_view op, GradFunc* func) const {
   absl::MutexLock lock(&mu_);
   auto it = table_.find(op);
   if (it == table_.end()) {

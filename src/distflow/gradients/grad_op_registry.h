@@ -58,8 +58,7 @@ class GradOpRegistry {
 
 }  // namespace distflow
 
-#define REGISTER_GRADIENT_OP(name, fn) \
-  DF_REGISTER_GRADIENT_OP_UNIQ_HELPER(__COUNTER__, name, fn)
+#define REGISTER_GRADIENT_OP(name, fn) DF_REGISTER_GRADIENT_OP_UNIQ_HELPER(__COUNTER__, name, fn)
 #define REGISTER_NO_GRADIENT_OP(name) \
   DF_REGISTER_GRADIENT_OP_UNIQ_HELPER(__COUNTER__, name, nullptr)
 #define DF_REGISTER_GRADIENT_OP_UNIQ_HELPER(ctr, name, fn) \

@@ -53,10 +53,9 @@ class JacobianRunner {
   // Runs `fetches` with the xs fed their values, except x `moved` (when
   // not -1) whose element `element` is replaced by `value`, and with
   // `extra` fed too.
-  absl::Status Run(const OutputList& fetches,
-                   std::vector<std::pair<std::string, Tensor>> extra,
-                   std::vector<Tensor>* out, int moved = -1,
-                   int64_t element = 0, double value = 0) {
+  absl::Status Run(const OutputList& fetches, std::vector<std::pair<std::string, Tensor>> extra,
+                   std::vector<Tensor>* out, int moved = -1, int64_t element = 0,
+                   double value = 0) {
     for (size_t i = 0; i < xs_.size(); ++i) {
       Tensor x = x_values_[i].DeepCopy();
       if (static_cast<int>(i) == moved) Set(&x, element, value);
@@ -76,16 +75,13 @@ class JacobianRunner {
 }  // namespace
 
 absl::Status ComputeGradientError(const Scope& scope, const OutputList& xs,
-                                  const std::vector<Tensor>& x_init_values,
-                                  const OutputList& ys,
-                                  const std::vector<TensorShape>& y_shapes,
-                                  double* max_error) {
+                                  const std::vector<Tensor>& x_init_values, const OutputList& ys,
+                                  const std::vector<TensorShape>& y_shapes, double* max_error) {
   if (!scope.ok()) return scope.status();
   if (xs.size() != x_init_values.size() || ys.size() != y_shapes.size()) {
-    return errors::InvalidArgument(
-        "ComputeGradientError got ", xs.size(), " xs with ",
-        x_init_values.size(), " values and ", ys.size(), " ys with ",
-        y_shapes.size(), " shapes; the counts must match");
+    return errors::InvalidArgument("ComputeGradientError got ", xs.size(), " xs with ",
+                                   x_init_values.size(), " values and ", ys.size(), " ys with ",
+                                   y_shapes.size(), " shapes; the counts must match");
   }
   for (size_t i = 0; i < xs.size(); ++i) {
     if (xs[i].node() == nullptr || !IsCheckedType(xs[i].type())) {
@@ -93,10 +89,9 @@ absl::Status ComputeGradientError(const Scope& scope, const OutputList& xs,
                                      " must be a float or double tensor");
     }
     if (x_init_values[i].dtype() != xs[i].type()) {
-      return errors::InvalidArgument(
-          "ComputeGradientError value ", i, " has dtype ",
-          DataTypeString(x_init_values[i].dtype()), " but x ", xs[i].name(),
-          " has dtype ", DataTypeString(xs[i].type()));
+      return errors::InvalidArgument("ComputeGradientError value ", i, " has dtype ",
+                                     DataTypeString(x_init_values[i].dtype()), " but x ",
+                                     xs[i].name(), " has dtype ", DataTypeString(xs[i].type()));
     }
   }
   for (size_t i = 0; i < ys.size(); ++i) {
@@ -108,15 +103,13 @@ absl::Status ComputeGradientError(const Scope& scope, const OutputList& xs,
 
   OutputList dys;
   for (size_t i = 0; i < ys.size(); ++i) {
-    dys.push_back(ops::Placeholder(scope, ys[i].type(),
-                                   ops::Placeholder::Shape(y_shapes[i])));
+    dys.push_back(ops::Placeholder(scope, ys[i].type(), ops::Placeholder::Shape(y_shapes[i])));
   }
   OutputList dxs;
   DF_RETURN_IF_ERROR(AddSymbolicGradients(scope, ys, xs, dys, &dxs));
   for (size_t i = 0; i < dxs.size(); ++i) {
     if (dxs[i].node() == nullptr) {
-      return errors::InvalidArgument("ComputeGradientError: x ", i,
-                                     " got no gradient tensor");
+      return errors::InvalidArgument("ComputeGradientError: x ", i, " got no gradient tensor");
     }
   }
   JacobianRunner runner(xs, x_init_values);
@@ -145,9 +138,8 @@ absl::Status ComputeGradientError(const Scope& scope, const OutputList& xs,
         const Tensor& g = grads[i];
         if (g.shape() != x_init_values[i].shape()) {
           return errors::InvalidArgument(
-              "ComputeGradientError: the gradient for x ", i, " (",
-              xs[i].name(), ") has shape ", g.shape().DebugString(),
-              " but x has shape ", x_init_values[i].shape().DebugString());
+              "ComputeGradientError: the gradient for x ", i, " (", xs[i].name(), ") has shape ",
+              g.shape().DebugString(), " but x has shape ", x_init_values[i].shape().DebugString());
         }
         for (int64_t k = 0; k < g.NumElements(); ++k, ++row) {
           theoretical[row * y_size + col] = Get(g, k);
@@ -174,14 +166,12 @@ absl::Status ComputeGradientError(const Scope& scope, const OutputList& xs,
       int64_t c = 0;
       for (size_t j = 0; j < ys.size(); ++j) {
         if (plus[j].shape() != y_shapes[j]) {
-          return errors::InvalidArgument("ComputeGradientError: y ", j, " (",
-                                         ys[j].name(), ") has shape ",
-                                         plus[j].shape().DebugString(),
-                                         ", not ", y_shapes[j].DebugString());
+          return errors::InvalidArgument("ComputeGradientError: y ", j, " (", ys[j].name(),
+                                         ") has shape ", plus[j].shape().DebugString(), ", not ",
+                                         y_shapes[j].DebugString());
         }
         for (int64_t e = 0; e < plus[j].NumElements(); ++e, ++c) {
-          numeric[row * y_size + c] =
-              (Get(plus[j], e) - Get(minus[j], e)) / (2 * delta);
+          numeric[row * y_size + c] = (Get(plus[j], e) - Get(minus[j], e)) / (2 * delta);
         }
       }
     }
@@ -201,13 +191,11 @@ absl::Status ComputeGradientError(const Scope& scope, const OutputList& xs,
 }
 
 absl::Status ComputeGradientError(const Scope& scope, const OutputList& xs,
-                                  const std::vector<TensorShape>& x_shapes,
-                                  const OutputList& ys,
-                                  const std::vector<TensorShape>& y_shapes,
-                                  double* max_error) {
+                                  const std::vector<TensorShape>& x_shapes, const OutputList& ys,
+                                  const std::vector<TensorShape>& y_shapes, double* max_error) {
   if (xs.size() != x_shapes.size()) {
-    return errors::InvalidArgument("ComputeGradientError got ", xs.size(),
-                                   " xs but ", x_shapes.size(), " shapes");
+    return errors::InvalidArgument("ComputeGradientError got ", xs.size(), " xs but ",
+                                   x_shapes.size(), " shapes");
   }
   std::mt19937_64 rng(301);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
@@ -224,12 +212,10 @@ absl::Status ComputeGradientError(const Scope& scope, const OutputList& xs,
   return ComputeGradientError(scope, xs, values, ys, y_shapes, max_error);
 }
 
-absl::Status ComputeGradientError(const Scope& scope, const Output& x,
-                                  const Tensor& x_init_value, const Output& y,
-                                  const TensorShape& y_shape,
-                                  double* max_error) {
-  return ComputeGradientError(scope, OutputList{x}, {x_init_value},
-                              OutputList{y}, {y_shape}, max_error);
+absl::Status ComputeGradientError(const Scope& scope, const Output& x, const Tensor& x_init_value,
+                                  const Output& y, const TensorShape& y_shape, double* max_error) {
+  return ComputeGradientError(scope, OutputList{x}, {x_init_value}, OutputList{y}, {y_shape},
+                              max_error);
 }
 
 }  // namespace distflow

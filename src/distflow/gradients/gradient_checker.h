@@ -28,24 +28,18 @@ namespace distflow {
 // mismatched counts, a dtype other than float/double or a value whose dtype
 // differs from its x; the error of building the gradients or of a run.
 absl::Status ComputeGradientError(const Scope& scope, const OutputList& xs,
-                                  const std::vector<Tensor>& x_init_values,
-                                  const OutputList& ys,
-                                  const std::vector<TensorShape>& y_shapes,
-                                  double* max_error);
+                                  const std::vector<Tensor>& x_init_values, const OutputList& ys,
+                                  const std::vector<TensorShape>& y_shapes, double* max_error);
 
 // The same with the xs fed values drawn uniformly from [-1, 1) (a fixed
 // seed, so results repeat).
 absl::Status ComputeGradientError(const Scope& scope, const OutputList& xs,
-                                  const std::vector<TensorShape>& x_shapes,
-                                  const OutputList& ys,
-                                  const std::vector<TensorShape>& y_shapes,
-                                  double* max_error);
+                                  const std::vector<TensorShape>& x_shapes, const OutputList& ys,
+                                  const std::vector<TensorShape>& y_shapes, double* max_error);
 
 // One x and one y.
-absl::Status ComputeGradientError(const Scope& scope, const Output& x,
-                                  const Tensor& x_init_value, const Output& y,
-                                  const TensorShape& y_shape,
-                                  double* max_error);
+absl::Status ComputeGradientError(const Scope& scope, const Output& x, const Tensor& x_init_value,
+                                  const Output& y, const TensorShape& y_shape, double* max_error);
 
 }  // namespace distflow
 

@@ -20,10 +20,8 @@ namespace {
 // summed once) before it is used.
 class SymbolicGradientBuilder {
  public:
-  SymbolicGradientBuilder(const Scope& scope,
-                          const std::vector<Output>& outputs,
-                          const std::vector<Output>& inputs,
-                          const std::vector<Output>& grad_inputs,
+  SymbolicGradientBuilder(const Scope& scope, const std::vector<Output>& outputs,
+                          const std::vector<Output>& inputs, const std::vector<Output>& grad_inputs,
                           std::vector<Output>* grad_outputs)
       : scope_(scope),
         outputs_(outputs),
@@ -62,9 +60,8 @@ class SymbolicGradientBuilder {
 absl::Status SymbolicGradientBuilder::Validate() const {
   if (!scope_.ok()) return scope_.status();
   if (grad_inputs_.size() != outputs_.size()) {
-    return errors::InvalidArgument("AddSymbolicGradients got ", outputs_.size(),
-                                   " outputs but ", grad_inputs_.size(),
-                                   " grad_inputs; they must match one to one");
+    return errors::InvalidArgument("AddSymbolicGradients got ", outputs_.size(), " outputs but ",
+                                   grad_inputs_.size(), " grad_inputs; they must match one to one");
   }
   for (size_t i = 0; i < outputs_.size(); ++i) {
     if (outputs_[i].node() == nullptr) {
@@ -77,9 +74,8 @@ absl::Status SymbolicGradientBuilder::Validate() const {
     }
     if (grad_inputs_[i].type() != outputs_[i].type()) {
       return errors::InvalidArgument(
-          "AddSymbolicGradients grad_input ", i, " (", grad_inputs_[i].name(),
-          ") has dtype ", DataTypeString(grad_inputs_[i].type()),
-          " but output ", outputs_[i].name(), " has dtype ",
+          "AddSymbolicGradients grad_input ", i, " (", grad_inputs_[i].name(), ") has dtype ",
+          DataTypeString(grad_inputs_[i].type()), " but output ", outputs_[i].name(), " has dtype ",
           DataTypeString(outputs_[i].type()));
     }
   }
@@ -183,23 +179,19 @@ absl::Status SymbolicGradientBuilder::Backprop(Node* node) {
     GradFunc fn = nullptr;
     absl::Status s = GradOpRegistry::Global()->Lookup(node->type_string(), &fn);
     if (!s.ok()) {
-      return absl::Status(
-          s.code(), absl::StrCat(s.message(), " (node '", node->name(), "')"));
+      return absl::Status(s.code(), absl::StrCat(s.message(), " (node '", node->name(), "')"));
     }
     if (fn != nullptr) {
-      const Scope grad_scope =
-          scope_.NewSubScope(absl::StrCat(node->name(), "_grad"));
+      const Scope grad_scope = scope_.NewSubScope(absl::StrCat(node->name(), "_grad"));
       s = fn(grad_scope, Operation(node), grads, &input_grads);
       if (s.ok()) s = scope_.status();
       if (!s.ok()) {
         return errors::Annotate(
-            s, absl::StrCat("gradient of node '", node->name(), "' (",
-                            node->type_string(), "): "));
+            s, absl::StrCat("gradient of node '", node->name(), "' (", node->type_string(), "): "));
       }
       if (static_cast<int>(input_grads.size()) != node->num_inputs()) {
-        return errors::Internal("gradient function of ", node->type_string(),
-                                " returned ", input_grads.size(),
-                                " gradients for node '", node->name(),
+        return errors::Internal("gradient function of ", node->type_string(), " returned ",
+                                input_grads.size(), " gradients for node '", node->name(),
                                 "' with ", node->num_inputs(), " inputs");
       }
     }
@@ -211,16 +203,14 @@ absl::Status SymbolicGradientBuilder::Backprop(Node* node) {
     // As in TensorFlow, gradients flow only into floating-point tensors and
     // variable handles; integer and bool tensors (indices, shapes, masks)
     // have none.
-    if (!input_grads.empty() &&
-        (DataTypeIsFloating(want) || want == DT_RESOURCE)) {
+    if (!input_grads.empty() && (DataTypeIsFloating(want) || want == DT_RESOURCE)) {
       const Output& g = input_grads[e->dst_input()];
       if (g.node() != nullptr) {
         if (want != DT_RESOURCE && g.type() != want) {
-          return errors::Internal("gradient function of ", node->type_string(),
-                                  " gave input ", e->dst_input(), " of node '",
-                                  node->name(), "' a ",
-                                  DataTypeString(g.type()),
-                                  " gradient; expected ", DataTypeString(want));
+          return errors::Internal("gradient function of ", node->type_string(), " gave input ",
+                                  e->dst_input(), " of node '", node->name(), "' a ",
+                                  DataTypeString(g.type()), " gradient; expected ",
+                                  DataTypeString(want));
         }
         backprops_[Output(src, e->src_output())].push_back(g);
       }
@@ -260,8 +250,7 @@ absl::Status SymbolicGradientBuilder::Run() {
     return errors::Unimplemented(
         "AddSymbolicGradients: the nodes between the outputs and the inputs "
         "form a cycle (",
-        num_between_ - processed,
-        " nodes never became ready); loops are not supported");
+        num_between_ - processed, " nodes never became ready); loops are not supported");
   }
 
   grad_outputs_->clear();
@@ -279,18 +268,14 @@ absl::Status SymbolicGradientBuilder::Run() {
 
 Output NoGradient() { return Output(); }
 
-absl::Status AddSymbolicGradients(const Scope& scope,
-                                  const std::vector<Output>& outputs,
+absl::Status AddSymbolicGradients(const Scope& scope, const std::vector<Output>& outputs,
                                   const std::vector<Output>& inputs,
                                   const std::vector<Output>& grad_inputs,
                                   std::vector<Output>* grad_outputs) {
-  return SymbolicGradientBuilder(scope, outputs, inputs, grad_inputs,
-                                 grad_outputs)
-      .Run();
+  return SymbolicGradientBuilder(scope, outputs, inputs, grad_inputs, grad_outputs).Run();
 }
 
-absl::Status AddSymbolicGradients(const Scope& scope,
-                                  const std::vector<Output>& outputs,
+absl::Status AddSymbolicGradients(const Scope& scope, const std::vector<Output>& outputs,
                                   const std::vector<Output>& inputs,
                                   std::vector<Output>* grad_outputs) {
   std::vector<Output> grad_inputs;
@@ -303,8 +288,7 @@ absl::Status AddSymbolicGradients(const Scope& scope,
     grad_inputs.push_back(ops::OnesLike(scope, outputs[i]));
   }
   if (!scope.ok()) return scope.status();
-  return AddSymbolicGradients(scope, outputs, inputs, grad_inputs,
-                              grad_outputs);
+  return AddSymbolicGradients(scope, outputs, inputs, grad_inputs, grad_outputs);
 }
 
 }  // namespace distflow

@@ -39,16 +39,14 @@ namespace distflow {
 //    between the outputs and the inputs has no registered gradient;
 //  - Unimplemented when the nodes between them form a cycle;
 //  - the scope's error when building a gradient op fails.
-absl::Status AddSymbolicGradients(const Scope& scope,
-                                  const std::vector<Output>& outputs,
+absl::Status AddSymbolicGradients(const Scope& scope, const std::vector<Output>& outputs,
                                   const std::vector<Output>& inputs,
                                   const std::vector<Output>& grad_inputs,
                                   std::vector<Output>* grad_outputs);
 
 // The same with grad_inputs = OnesLike(outputs[i]): the gradients of
 // sum_i(sum(outputs[i])).
-absl::Status AddSymbolicGradients(const Scope& scope,
-                                  const std::vector<Output>& outputs,
+absl::Status AddSymbolicGradients(const Scope& scope, const std::vector<Output>& outputs,
                                   const std::vector<Output>& inputs,
                                   std::vector<Output>* grad_outputs);
 

@@ -30,18 +30,15 @@ using grad::SumToShapeOf;
 // Unary ops: grad_inputs[0] is dL/dy, op.input(0) is x, op.output(0) is y.
 
 absl::Status NegGrad(const Scope& scope, const Operation& /*op*/,
-                     const std::vector<Output>& grad_inputs,
-                     std::vector<Output>* grad_outputs) {
+                     const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   grad_outputs->push_back(ops::Neg(scope, grad_inputs[0]));
   return scope.status();
 }
 REGISTER_GRADIENT_OP("Neg", NegGrad);
 
 absl::Status AbsGrad(const Scope& scope, const Operation& op,
-                     const std::vector<Output>& grad_inputs,
-                     std::vector<Output>* grad_outputs) {
-  grad_outputs->push_back(
-      ops::Mul(scope, grad_inputs[0], ops::Sign(scope, op.input(0))));
+                     const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
+  grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], ops::Sign(scope, op.input(0))));
   return scope.status();
 }
 REGISTER_GRADIENT_OP("Abs", AbsGrad);
@@ -55,19 +52,16 @@ absl::Status SignGrad(const Scope& scope, const Operation& op,
 REGISTER_GRADIENT_OP("Sign", SignGrad);
 
 absl::Status SquareGrad(const Scope& scope, const Operation& op,
-                        const std::vector<Output>& grad_inputs,
-                        std::vector<Output>* grad_outputs) {
+                        const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   const Output x = op.input(0);
-  const Output two_x =
-      ops::Mul(scope, ScalarConst(scope, 2, op.input_type(0)), x);
+  const Output two_x = ops::Mul(scope, ScalarConst(scope, 2, op.input_type(0)), x);
   grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], two_x));
   return scope.status();
 }
 REGISTER_GRADIENT_OP("Square", SquareGrad);
 
 absl::Status SqrtGradFn(const Scope& scope, const Operation& op,
-                        const std::vector<Output>& grad_inputs,
-                        std::vector<Output>* grad_outputs) {
+                        const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   grad_outputs->push_back(ops::SqrtGrad(scope, op.output(0), grad_inputs[0]));
   return scope.status();
 }
@@ -82,24 +76,21 @@ absl::Status RsqrtGradFn(const Scope& scope, const Operation& op,
 REGISTER_GRADIENT_OP("Rsqrt", RsqrtGradFn);
 
 absl::Status ExpGrad(const Scope& scope, const Operation& op,
-                     const std::vector<Output>& grad_inputs,
-                     std::vector<Output>* grad_outputs) {
+                     const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], op.output(0)));
   return scope.status();
 }
 REGISTER_GRADIENT_OP("Exp", ExpGrad);
 
 absl::Status LogGrad(const Scope& scope, const Operation& op,
-                     const std::vector<Output>& grad_inputs,
-                     std::vector<Output>* grad_outputs) {
+                     const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   grad_outputs->push_back(ops::RealDiv(scope, grad_inputs[0], op.input(0)));
   return scope.status();
 }
 REGISTER_GRADIENT_OP("Log", LogGrad);
 
 absl::Status TanhGradFn(const Scope& scope, const Operation& op,
-                        const std::vector<Output>& grad_inputs,
-                        std::vector<Output>* grad_outputs) {
+                        const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   grad_outputs->push_back(ops::TanhGrad(scope, op.output(0), grad_inputs[0]));
   return scope.status();
 }
@@ -108,8 +99,7 @@ REGISTER_GRADIENT_OP("Tanh", TanhGradFn);
 absl::Status SigmoidGradFn(const Scope& scope, const Operation& op,
                            const std::vector<Output>& grad_inputs,
                            std::vector<Output>* grad_outputs) {
-  grad_outputs->push_back(
-      ops::SigmoidGrad(scope, op.output(0), grad_inputs[0]));
+  grad_outputs->push_back(ops::SigmoidGrad(scope, op.output(0), grad_inputs[0]));
   return scope.status();
 }
 REGISTER_GRADIENT_OP("Sigmoid", SigmoidGradFn);
@@ -119,8 +109,7 @@ absl::Status ReciprocalGrad(const Scope& scope, const Operation& op,
                             const std::vector<Output>& grad_inputs,
                             std::vector<Output>* grad_outputs) {
   const Output y = op.output(0);
-  grad_outputs->push_back(
-      ops::Mul(scope, ops::Neg(scope, grad_inputs[0]), ops::Mul(scope, y, y)));
+  grad_outputs->push_back(ops::Mul(scope, ops::Neg(scope, grad_inputs[0]), ops::Mul(scope, y, y)));
   return scope.status();
 }
 REGISTER_GRADIENT_OP("Reciprocal", ReciprocalGrad);
@@ -128,43 +117,37 @@ REGISTER_GRADIENT_OP("Reciprocal", ReciprocalGrad);
 // Binary ops with broadcasting: the gradients for the broadcast result are
 // summed back to each operand's shape.
 
-absl::Status BroadcastBack(const Scope& scope, const Operation& op,
-                           const Output& gx, const Output& gy,
-                           std::vector<Output>* grad_outputs) {
+absl::Status BroadcastBack(const Scope& scope, const Operation& op, const Output& gx,
+                           const Output& gy, std::vector<Output>* grad_outputs) {
   grad_outputs->push_back(SumToShapeOf(scope, gx, op.input(0)));
   grad_outputs->push_back(SumToShapeOf(scope, gy, op.input(1)));
   return scope.status();
 }
 
 absl::Status AddGrad(const Scope& scope, const Operation& op,
-                     const std::vector<Output>& grad_inputs,
-                     std::vector<Output>* grad_outputs) {
+                     const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   return BroadcastBack(scope, op, grad_inputs[0], grad_inputs[0], grad_outputs);
 }
 REGISTER_GRADIENT_OP("Add", AddGrad);
 REGISTER_GRADIENT_OP("AddV2", AddGrad);
 
 absl::Status SubGrad(const Scope& scope, const Operation& op,
-                     const std::vector<Output>& grad_inputs,
-                     std::vector<Output>* grad_outputs) {
-  return BroadcastBack(scope, op, grad_inputs[0],
-                       ops::Neg(scope, grad_inputs[0]), grad_outputs);
+                     const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
+  return BroadcastBack(scope, op, grad_inputs[0], ops::Neg(scope, grad_inputs[0]), grad_outputs);
 }
 REGISTER_GRADIENT_OP("Sub", SubGrad);
 
 absl::Status MulGrad(const Scope& scope, const Operation& op,
-                     const std::vector<Output>& grad_inputs,
-                     std::vector<Output>* grad_outputs) {
+                     const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   const Output& g = grad_inputs[0];
-  return BroadcastBack(scope, op, ops::Mul(scope, g, op.input(1)),
-                       ops::Mul(scope, op.input(0), g), grad_outputs);
+  return BroadcastBack(scope, op, ops::Mul(scope, g, op.input(1)), ops::Mul(scope, op.input(0), g),
+                       grad_outputs);
 }
 REGISTER_GRADIENT_OP("Mul", MulGrad);
 
 // d(x/y) = dz / y, -dz * x / y^2. Integer division is not differentiable.
 absl::Status DivGrad(const Scope& scope, const Operation& op,
-                     const std::vector<Output>& grad_inputs,
-                     std::vector<Output>* grad_outputs) {
+                     const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   const Output x = op.input(0);
   const Output y = op.input(1);
   if (!DataTypeIsFloating(op.input_type(0))) {
@@ -172,8 +155,8 @@ absl::Status DivGrad(const Scope& scope, const Operation& op,
     return absl::OkStatus();
   }
   const Output& g = grad_inputs[0];
-  const Output gy = ops::RealDiv(
-      scope, ops::RealDiv(scope, ops::Mul(scope, ops::Neg(scope, g), x), y), y);
+  const Output gy =
+      ops::RealDiv(scope, ops::RealDiv(scope, ops::Mul(scope, ops::Neg(scope, g), x), y), y);
   return BroadcastBack(scope, op, ops::RealDiv(scope, g, y), gy, grad_outputs);
 }
 REGISTER_GRADIENT_OP("Div", DivGrad);
@@ -181,8 +164,7 @@ REGISTER_GRADIENT_OP("RealDiv", DivGrad);
 
 // d(x^y) = dz * y * x^(y-1), dz * z * log(x) (taken as 0 where x <= 0).
 absl::Status PowGrad(const Scope& scope, const Operation& op,
-                     const std::vector<Output>& grad_inputs,
-                     std::vector<Output>* grad_outputs) {
+                     const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   const Output x = op.input(0);
   const Output y = op.input(1);
   const Output z = op.output(0);
@@ -190,13 +172,10 @@ absl::Status PowGrad(const Scope& scope, const Operation& op,
   const DataType t = op.input_type(0);
   const Output one = ScalarConst(scope, 1, t);
   const Output gx =
-      ops::Mul(scope, g,
-               ops::Mul(scope, y, ops::Pow(scope, x, ops::Sub(scope, y, one))));
+      ops::Mul(scope, g, ops::Mul(scope, y, ops::Pow(scope, x, ops::Sub(scope, y, one))));
   const Output positive = ops::Greater(scope, x, ScalarConst(scope, 0, t));
   const Output log_x = ops::SelectV2(
-      scope, positive,
-      ops::Log(scope,
-               ops::SelectV2(scope, positive, x, ops::OnesLike(scope, x))),
+      scope, positive, ops::Log(scope, ops::SelectV2(scope, positive, x, ops::OnesLike(scope, x))),
       ops::ZerosLike(scope, x));
   const Output gy = ops::Mul(scope, g, ops::Mul(scope, z, log_x));
   return BroadcastBack(scope, op, gx, gy, grad_outputs);
@@ -206,8 +185,7 @@ REGISTER_GRADIENT_OP("Pow", PowGrad);
 // Maximum / Minimum pass the gradient to the operand that was picked; ties
 // go to x, as in TensorFlow.
 absl::Status MaximumMinimumGrad(const Scope& scope, const Operation& op,
-                                const std::vector<Output>& grad_inputs,
-                                const Output& x_picked,
+                                const std::vector<Output>& grad_inputs, const Output& x_picked,
                                 std::vector<Output>* grad_outputs) {
   const Output& g = grad_inputs[0];
   const Output zeros = ops::ZerosLike(scope, g);
@@ -219,16 +197,14 @@ absl::Status MaximumGrad(const Scope& scope, const Operation& op,
                          const std::vector<Output>& grad_inputs,
                          std::vector<Output>* grad_outputs) {
   return MaximumMinimumGrad(scope, op, grad_inputs,
-                            ops::GreaterEqual(scope, op.input(0), op.input(1)),
-                            grad_outputs);
+                            ops::GreaterEqual(scope, op.input(0), op.input(1)), grad_outputs);
 }
 REGISTER_GRADIENT_OP("Maximum", MaximumGrad);
 
 absl::Status MinimumGrad(const Scope& scope, const Operation& op,
                          const std::vector<Output>& grad_inputs,
                          std::vector<Output>* grad_outputs) {
-  return MaximumMinimumGrad(scope, op, grad_inputs,
-                            ops::LessEqual(scope, op.input(0), op.input(1)),
+  return MaximumMinimumGrad(scope, op, grad_inputs, ops::LessEqual(scope, op.input(0), op.input(1)),
                             grad_outputs);
 }
 REGISTER_GRADIENT_OP("Minimum", MinimumGrad);
@@ -239,17 +215,15 @@ absl::Status SquaredDifferenceGrad(const Scope& scope, const Operation& op,
                                    std::vector<Output>* grad_outputs) {
   const Output x = op.input(0);
   const Output y = op.input(1);
-  const Output gx = ops::Mul(
-      scope,
-      ops::Mul(scope, ScalarConst(scope, 2, op.input_type(0)), grad_inputs[0]),
-      ops::Sub(scope, x, y));
+  const Output gx =
+      ops::Mul(scope, ops::Mul(scope, ScalarConst(scope, 2, op.input_type(0)), grad_inputs[0]),
+               ops::Sub(scope, x, y));
   return BroadcastBack(scope, op, gx, ops::Neg(scope, gx), grad_outputs);
 }
 REGISTER_GRADIENT_OP("SquaredDifference", SquaredDifferenceGrad);
 
 absl::Status AddNGrad(const Scope& /*scope*/, const Operation& op,
-                      const std::vector<Output>& grad_inputs,
-                      std::vector<Output>* grad_outputs) {
+                      const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   grad_outputs->assign(op.num_inputs(), grad_inputs[0]);
   return absl::OkStatus();
 }
@@ -258,8 +232,7 @@ REGISTER_GRADIENT_OP("AddN", AddNGrad);
 // Between floating types the gradient is cast back; other casts are not
 // differentiable.
 absl::Status CastGrad(const Scope& scope, const Operation& op,
-                      const std::vector<Output>& grad_inputs,
-                      std::vector<Output>* grad_outputs) {
+                      const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   const DataType src = op.input_type(0);
   if (DataTypeIsFloating(src) && DataTypeIsFloating(op.output_type(0))) {
     grad_outputs->push_back(ops::Cast(scope, grad_inputs[0], src));
@@ -276,8 +249,7 @@ REGISTER_GRADIENT_OP("Cast", CastGrad);
 //   z = a^T b:   da = b dz^T,   db = a dz
 //   z = a^T b^T: da = b^T dz^T, db = dz^T a^T
 absl::Status MatMulGrad(const Scope& scope, const Operation& op,
-                        const std::vector<Output>& grad_inputs,
-                        std::vector<Output>* grad_outputs) {
+                        const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   bool ta = false, tb = false;
   DF_RETURN_IF_ERROR(GetNodeAttr(op.node()->attrs(), "transpose_a", &ta));
   DF_RETURN_IF_ERROR(GetNodeAttr(op.node()->attrs(), "transpose_b", &tb));
@@ -297,10 +269,8 @@ absl::Status MatMulGrad(const Scope& scope, const Operation& op,
     grad_outputs->push_back(ops::MatMul(scope, b, g, ga.TransposeB(true)));
     grad_outputs->push_back(ops::MatMul(scope, a, g, gb));
   } else {
-    grad_outputs->push_back(
-        ops::MatMul(scope, b, g, ga.TransposeA(true).TransposeB(true)));
-    grad_outputs->push_back(
-        ops::MatMul(scope, g, a, gb.TransposeA(true).TransposeB(true)));
+    grad_outputs->push_back(ops::MatMul(scope, b, g, ga.TransposeA(true).TransposeB(true)));
+    grad_outputs->push_back(ops::MatMul(scope, g, a, gb.TransposeA(true).TransposeB(true)));
   }
   return scope.status();
 }
@@ -340,8 +310,7 @@ REGISTER_GRADIENT_OP("BatchMatMulV2", BatchMatMulV2Grad);
 // Select(c, t, e) with c a scalar, a vector over the first dim or t's shape:
 // the gradient goes to t where c holds and to e elsewhere.
 absl::Status SelectGrad(const Scope& scope, const Operation& op,
-                        const std::vector<Output>& grad_inputs,
-                        std::vector<Output>* grad_outputs) {
+                        const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   const Output c = op.input(0);
   const Output& g = grad_inputs[0];
   const Output zeros = ops::ZerosLike(scope, g);
@@ -361,10 +330,8 @@ absl::Status SelectV2Grad(const Scope& scope, const Operation& op,
   const Output& g = grad_inputs[0];
   const Output zeros = ops::ZerosLike(scope, g);
   grad_outputs->push_back(NoGradient());
-  grad_outputs->push_back(
-      SumToShapeOf(scope, ops::SelectV2(scope, c, g, zeros), op.input(1)));
-  grad_outputs->push_back(
-      SumToShapeOf(scope, ops::SelectV2(scope, c, zeros, g), op.input(2)));
+  grad_outputs->push_back(SumToShapeOf(scope, ops::SelectV2(scope, c, g, zeros), op.input(1)));
+  grad_outputs->push_back(SumToShapeOf(scope, ops::SelectV2(scope, c, zeros, g), op.input(2)));
   return scope.status();
 }
 REGISTER_GRADIENT_OP("SelectV2", SelectV2Grad);
@@ -372,12 +339,10 @@ REGISTER_GRADIENT_OP("SelectV2", SelectV2Grad);
 // Reductions: op.input(0) is x, op.input(1) the axes (no gradient).
 
 absl::Status SumGrad(const Scope& scope, const Operation& op,
-                     const std::vector<Output>& grad_inputs,
-                     std::vector<Output>* grad_outputs) {
+                     const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   const Output x = op.input(0);
   const Output kept = grad::ReducedShape(scope, x, op.input(1));
-  grad_outputs->push_back(
-      grad::BroadcastToInput(scope, grad_inputs[0], x, kept));
+  grad_outputs->push_back(grad::BroadcastToInput(scope, grad_inputs[0], x, kept));
   grad_outputs->push_back(NoGradient());
   return scope.status();
 }
@@ -385,27 +350,23 @@ REGISTER_GRADIENT_OP("Sum", SumGrad);
 
 // Sum's gradient divided by the number of elements averaged.
 absl::Status MeanGrad(const Scope& scope, const Operation& op,
-                      const std::vector<Output>& grad_inputs,
-                      std::vector<Output>* grad_outputs) {
+                      const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   const Output x = op.input(0);
   const Output y = op.output(0);
   const Output kept = grad::ReducedShape(scope, x, op.input(1));
-  const Output sum_grad =
-      grad::BroadcastToInput(scope, grad_inputs[0], x, kept);
+  const Output sum_grad = grad::BroadcastToInput(scope, grad_inputs[0], x, kept);
   const std::optional<TensorShape> x_shape = grad::KnownShape(scope, x);
   const std::optional<TensorShape> y_shape = grad::KnownShape(scope, y);
   Output count;
   if (x_shape && y_shape) {
     const int64_t out = std::max<int64_t>(y_shape->num_elements(), 1);
     count =
-        ScalarConst(scope, static_cast<double>(x_shape->num_elements() / out),
-                    op.input_type(0));
+        ScalarConst(scope, static_cast<double>(x_shape->num_elements() / out), op.input_type(0));
   } else {
-    count =
-        ops::Cast(scope,
-                  ops::FloorDiv(scope, ops::Size(scope, x),
-                                ops::Maximum(scope, ops::Size(scope, y), 1)),
-                  op.input_type(0));
+    count = ops::Cast(
+        scope,
+        ops::FloorDiv(scope, ops::Size(scope, x), ops::Maximum(scope, ops::Size(scope, y), 1)),
+        op.input_type(0));
   }
   grad_outputs->push_back(ops::RealDiv(scope, sum_grad, count));
   grad_outputs->push_back(NoGradient());
@@ -416,15 +377,13 @@ REGISTER_GRADIENT_OP("Mean", MeanGrad);
 // Max / Min: the gradient is shared equally among the elements equal to the
 // extremum.
 absl::Status MaxMinGrad(const Scope& scope, const Operation& op,
-                        const std::vector<Output>& grad_inputs,
-                        std::vector<Output>* grad_outputs) {
+                        const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   const Output x = op.input(0);
   const Output axes = op.input(1);
   const Output kept = grad::ReducedShape(scope, x, axes);
   const Output y = ops::Reshape(scope, op.output(0), kept);
   const Output g = ops::Reshape(scope, grad_inputs[0], kept);
-  const Output hits =
-      ops::Cast(scope, ops::Equal(scope, x, y), op.input_type(0));
+  const Output hits = ops::Cast(scope, ops::Equal(scope, x, y), op.input_type(0));
   const Output count = ops::Reshape(scope, ops::Sum(scope, hits, axes), kept);
   grad_outputs->push_back(ops::Mul(scope, ops::RealDiv(scope, hits, count), g));
   grad_outputs->push_back(NoGradient());
@@ -436,8 +395,7 @@ REGISTER_GRADIENT_OP("Min", MaxMinGrad);
 // d(prod x) / dx_i = prod / x_i (exact for nonzero inputs; see the file
 // comment).
 absl::Status ProdGrad(const Scope& scope, const Operation& op,
-                      const std::vector<Output>& grad_inputs,
-                      std::vector<Output>* grad_outputs) {
+                      const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   const Output x = op.input(0);
   const Output kept = grad::ReducedShape(scope, x, op.input(1));
   const Output g_times_prod =
@@ -453,8 +411,8 @@ absl::Status FloorModGrad(const Scope& scope, const Operation& op,
                           const std::vector<Output>& grad_inputs,
                           std::vector<Output>* grad_outputs) {
   const Output& g = grad_inputs[0];
-  const Output gy = ops::Mul(scope, ops::Neg(scope, g),
-                             ops::FloorDiv(scope, op.input(0), op.input(1)));
+  const Output gy =
+      ops::Mul(scope, ops::Neg(scope, g), ops::FloorDiv(scope, op.input(0), op.input(1)));
   return BroadcastBack(scope, op, g, gy, grad_outputs);
 }
 REGISTER_GRADIENT_OP("FloorMod", FloorModGrad);

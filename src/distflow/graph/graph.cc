@@ -60,8 +60,7 @@ Graph::Graph(const OpRegistry* ops) : ops_(ops) {
 
 Graph::~Graph() = default;
 
-Node* Graph::AllocateNode(NodeDef def, const OpDef* op_def, DataTypeVector in,
-                          DataTypeVector out) {
+Node* Graph::AllocateNode(NodeDef def, const OpDef* op_def, DataTypeVector in, DataTypeVector out) {
   auto node = std::unique_ptr<Node>(new Node);
   node->id_ = static_cast<int>(nodes_.size());
   node->def_ = std::move(def);

@@ -159,8 +159,7 @@ class Graph {
   void Copy(const Graph& src);
 
  private:
-  Node* AllocateNode(NodeDef def, const OpDef* op_def, DataTypeVector in,
-                     DataTypeVector out);
+  Node* AllocateNode(NodeDef def, const OpDef* op_def, DataTypeVector in, DataTypeVector out);
 
   const OpRegistry* ops_;
   std::vector<Node*> nodes_;  // by id; nullptr after removal

@@ -31,8 +31,7 @@ absl::Status Build(const GraphConstructorOptions& opts, const GraphDef& gdef, Gr
       return errors::InvalidArgument("duplicate node name '", def.name(), "'");
     }
     if (!opts.allow_internal_ops && absl::StartsWith(def.op(), "_")) {
-      return errors::InvalidArgument(FormatNodeForError(def), " uses internal op '",
-                                     def.op(), "'");
+      return errors::InvalidArgument(FormatNodeForError(def), " uses internal op '", def.op(), "'");
     }
     ParsedDeviceName parsed;
     if (!device_name::Parse(def.device(), &parsed)) {
@@ -48,8 +47,8 @@ absl::Status Build(const GraphConstructorOptions& opts, const GraphDef& gdef, Gr
     int data_index = 0;
     for (const std::string& input : n->def().input()) {
       TensorId id;
-      DF_RETURN_IF_ERROR(errors::Annotate(ParseTensorName(input, &id),
-                                          absl::StrCat("node '", n->name(), "': ")));
+      DF_RETURN_IF_ERROR(
+          errors::Annotate(ParseTensorName(input, &id), absl::StrCat("node '", n->name(), "': ")));
       auto it = by_name.find(id.node);
       if (it == by_name.end()) {
         return errors::InvalidArgument("node '", n->name(), "': input '", input,
@@ -61,17 +60,16 @@ absl::Status Build(const GraphConstructorOptions& opts, const GraphDef& gdef, Gr
         continue;
       }
       if (id.index >= src->num_outputs()) {
-        return errors::InvalidArgument("node '", n->name(), "': input '", input,
-                                       "' names output ", id.index, " of node '", src->name(),
-                                       "' which has ", src->num_outputs(), " outputs");
+        return errors::InvalidArgument("node '", n->name(), "': input '", input, "' names output ",
+                                       id.index, " of node '", src->name(), "' which has ",
+                                       src->num_outputs(), " outputs");
       }
       const DataType produced = src->output_type(id.index);
       const DataType expected = n->input_type(data_index);
       if (!TypesCompatible(produced, expected)) {
-        return errors::InvalidArgument("node '", n->name(), "': input ", data_index, " ('",
-                                       input, "') expects ", DataTypeString(expected),
-                                       " but '", src->name(), "' produces ",
-                                       DataTypeString(produced));
+        return errors::InvalidArgument("node '", n->name(), "': input ", data_index, " ('", input,
+                                       "') expects ", DataTypeString(expected), " but '",
+                                       src->name(), "' produces ", DataTypeString(produced));
       }
       g->AddEdge(src, id.index, n, data_index);
       ++data_index;
@@ -87,8 +85,8 @@ absl::Status Build(const GraphConstructorOptions& opts, const GraphDef& gdef, Gr
 
 }  // namespace
 
-absl::Status ConvertGraphDefToGraph(const GraphConstructorOptions& opts,
-                                    const GraphDef& graph_def, Graph* graph) {
+absl::Status ConvertGraphDefToGraph(const GraphConstructorOptions& opts, const GraphDef& graph_def,
+                                    Graph* graph) {
   // Build into a scratch graph so a failure leaves `graph` untouched.
   Graph scratch(graph->op_registry());
   DF_RETURN_IF_ERROR(Build(opts, graph_def, &scratch));
@@ -126,8 +124,8 @@ absl::Status TopologicalOrder(const Graph& g, std::vector<Node*>* order) {
   if (static_cast<int>(order->size()) != g.num_op_nodes()) {
     for (Node* n : g.op_nodes()) {
       if (pending[n->id()] > 0) {
-        return errors::InvalidArgument("graph has a cycle through node '", n->name(),
-                                       "' (", n->type_string(),
+        return errors::InvalidArgument("graph has a cycle through node '", n->name(), "' (",
+                                       n->type_string(),
                                        "); cycles are only allowed through NextIteration");
       }
     }

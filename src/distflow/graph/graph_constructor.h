@@ -19,8 +19,8 @@ struct GraphConstructorOptions {
 };
 
 // REQUIRES: `graph` has no op nodes. On error `graph` is left unchanged.
-absl::Status ConvertGraphDefToGraph(const GraphConstructorOptions& opts,
-                                    const GraphDef& graph_def, Graph* graph);
+absl::Status ConvertGraphDefToGraph(const GraphConstructorOptions& opts, const GraphDef& graph_def,
+                                    Graph* graph);
 
 // Adds SOURCE -> n for nodes without inputs and n -> SINK for nodes without
 // outputs, so every op node hangs between them.

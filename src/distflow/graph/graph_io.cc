@@ -14,7 +14,8 @@ namespace {
 class CollectErrors : public google::protobuf::io::ErrorCollector {
  public:
   void AddError(int line, int column, const std::string& message) override {
-    if (first_.empty()) first_ = absl::StrCat("line ", line + 1, " column ", column + 1, ": ", message);
+    if (first_.empty())
+      first_ = absl::StrCat("line ", line + 1, " column ", column + 1, ": ", message);
   }
   const std::string& first() const { return first_; }
 
@@ -47,8 +48,7 @@ absl::Status ReadGraphDefFromFile(const std::string& path, GraphDef* graph_def) 
   if (graph_def->ParseFromString(data)) return absl::OkStatus();
   absl::Status text = ParseGraphDefText(data, graph_def);
   if (text.ok()) return text;
-  return errors::InvalidArgument(path, ": not a binary GraphDef, and as text: ",
-                                 text.message());
+  return errors::InvalidArgument(path, ": not a binary GraphDef, and as text: ", text.message());
 }
 
 std::string SerializeGraphDefDeterministic(const GraphDef& graph_def) {
@@ -62,8 +62,7 @@ std::string SerializeGraphDefDeterministic(const GraphDef& graph_def) {
   return out;
 }
 
-absl::Status WriteGraphDefToFile(const std::string& path, const GraphDef& graph_def,
-                                 bool text) {
+absl::Status WriteGraphDefToFile(const std::string& path, const GraphDef& graph_def, bool text) {
   std::string data;
   if (text) {
     if (!google::protobuf::TextFormat::PrintToString(graph_def, &data)) {

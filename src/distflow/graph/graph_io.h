@@ -17,8 +17,7 @@ absl::Status ParseGraphDefText(const std::string& text, GraphDef* graph_def);
 
 // Binary output is deterministic (maps sorted), so equal graphs give equal bytes.
 std::string SerializeGraphDefDeterministic(const GraphDef& graph_def);
-absl::Status WriteGraphDefToFile(const std::string& path, const GraphDef& graph_def,
-                                 bool text);
+absl::Status WriteGraphDefToFile(const std::string& path, const GraphDef& graph_def, bool text);
 
 }  // namespace distflow
 

@@ -23,8 +23,7 @@ struct GraphInfo {
   std::vector<std::vector<MemoryType>> output_types;
 };
 
-void MemoryTypesForNode(const Node& n, const std::string& device_type,
-                        std::vector<MemoryType>* in,
+void MemoryTypesForNode(const Node& n, const std::string& device_type, std::vector<MemoryType>* in,
                         std::vector<MemoryType>* out) {
   if (device_type == kDeviceCpu) {
     in->assign(n.num_inputs(), MemoryType::kHost);
@@ -70,15 +69,13 @@ absl::Status BuildGraphInfo(const Graph& g, GraphInfo* info) {
           FormatNodeForError(n->def()),
           " has no assigned device; place the graph before partitioning it");
     }
-    if (!device_name::Parse(n->assigned_device_name(), &parsed) ||
-        !parsed.has_type) {
+    if (!device_name::Parse(n->assigned_device_name(), &parsed) || !parsed.has_type) {
       return errors::InvalidArgument(FormatNodeForError(n->def()),
                                      " is assigned to malformed device '",
                                      n->assigned_device_name(), "'");
     }
     info->device_types[n->id()] = parsed.type;
-    MemoryTypesForNode(*n, parsed.type, &info->input_types[n->id()],
-                       &info->output_types[n->id()]);
+    MemoryTypesForNode(*n, parsed.type, &info->input_types[n->id()], &info->output_types[n->id()]);
   }
   return absl::OkStatus();
 }
@@ -101,8 +98,7 @@ bool NeedSameDeviceSendRecv(const Edge* e, const GraphInfo& info) {
 bool IsDstInputOnHost(const Edge* e, const GraphInfo& info) {
   const Node* dst = e->dst();
   if (info.device_types[dst->id()] == kDeviceCpu) return true;
-  return !e->IsControlEdge() &&
-         info.input_types[dst->id()][e->dst_input()] == MemoryType::kHost;
+  return !e->IsControlEdge() && info.input_types[dst->id()][e->dst_input()] == MemoryType::kHost;
 }
 
 void AddInput(NodeDef* dst, absl::string_view src_name, int src_slot) {
@@ -126,15 +122,14 @@ struct Output {
 // destination partition.
 class EdgeSplitter {
  public:
-  EdgeSplitter(const PartitionOptions& opts, const Edge* edge,
-               bool same_partition)
+  EdgeSplitter(const PartitionOptions& opts, const Edge* edge, bool same_partition)
       : opts_(opts),
         edge_(edge),
         src_(edge->src()),
         dst_(edge->dst()),
         dtype_(EdgeType(edge)),
-        wire_dtype_(opts.enable_bfloat16_sendrecv && !same_partition &&
-                            dtype_ == DT_FLOAT && !edge->IsControlEdge()
+        wire_dtype_(opts.enable_bfloat16_sendrecv && !same_partition && dtype_ == DT_FLOAT &&
+                            !edge->IsControlEdge()
                         ? DT_BFLOAT16
                         : dtype_),
         tensor_name_(absl::StrCat("edge_", edge->id(), "_", src_->name())) {}
@@ -152,8 +147,7 @@ class EdgeSplitter {
   // Adds (Cast and) _Send to the source partition.
   NodeDef* AddSend(GraphDef* gdef, Output from) {
     if (wire_dtype_ != from.dtype) {
-      NodeDef* cast =
-          AddCast(gdef, src_->assigned_device_name(), from, wire_dtype_);
+      NodeDef* cast = AddCast(gdef, src_->assigned_device_name(), from, wire_dtype_);
       from = {cast->name(), 0, wire_dtype_};
     }
     NodeDef* send = NewNode(gdef, "_Send", src_->assigned_device_name());
@@ -191,8 +185,7 @@ class EdgeSplitter {
     return n;
   }
 
-  NodeDef* AddCast(GraphDef* gdef, const std::string& device,
-                   const Output& from, DataType to) {
+  NodeDef* AddCast(GraphDef* gdef, const std::string& device, const Output& from, DataType to) {
     NodeDef* cast = NewNode(gdef, "Cast", device);
     AddInput(cast, from.node, from.index);
     AddNodeAttr("SrcT", from.dtype, cast);
@@ -205,8 +198,8 @@ class EdgeSplitter {
     const std::string& send_device = src_->assigned_device_name();
     AddNodeAttr("tensor_name", tensor_name_, n);
     AddNodeAttr("send_device", send_device, n);
-    AddNodeAttr("send_device_incarnation",
-                static_cast<int64_t>(opts_.get_incarnation(send_device)), n);
+    AddNodeAttr("send_device_incarnation", static_cast<int64_t>(opts_.get_incarnation(send_device)),
+                n);
     AddNodeAttr("recv_device", dst_->assigned_device_name(), n);
     AddNodeAttr("client_terminated", false, n);
   }
@@ -229,8 +222,7 @@ bool IsLoopExit(const Node* n) {
 
 // Unimplemented when the nodes an Enter reaches before its Exits live in
 // more than one location.
-absl::Status CheckLoopsStayInOneLocation(const PartitionOptions& opts,
-                                         const Graph& g) {
+absl::Status CheckLoopsStayInOneLocation(const PartitionOptions& opts, const Graph& g) {
   std::vector<int> seen(g.num_node_ids(), -1);
   for (const Node* enter : g.op_nodes()) {
     if (!IsLoopEnter(enter)) continue;
@@ -241,10 +233,10 @@ absl::Status CheckLoopsStayInOneLocation(const PartitionOptions& opts,
       const Node* n = stack.back();
       stack.pop_back();
       if (opts.node_to_loc(n) != loc) {
-        return errors::Unimplemented(
-            "the loop entered at node '", enter->name(), "' spans locations '",
-            loc, "' and '", opts.node_to_loc(n), "' (node '", n->name(),
-            "'); loops across partitions are not supported");
+        return errors::Unimplemented("the loop entered at node '", enter->name(),
+                                     "' spans locations '", loc, "' and '", opts.node_to_loc(n),
+                                     "' (node '", n->name(),
+                                     "'); loops across partitions are not supported");
       }
       if (IsLoopExit(n)) continue;
       for (const Edge* e : n->out_edges()) {
@@ -305,14 +297,12 @@ absl::Status Partition(const PartitionOptions& opts, Graph* g,
     }
     for (int i = 0; i < dst->num_inputs(); ++i) {
       if (inputs[i] == nullptr) {
-        return errors::InvalidArgument(FormatNodeForError(dst->def()),
-                                       " has no edge into input ", i);
+        return errors::InvalidArgument(FormatNodeForError(dst->def()), " has no edge into input ",
+                                       i);
       }
     }
     std::sort(control_inputs.begin(), control_inputs.end(),
-              [](const Edge* a, const Edge* b) {
-                return a->src()->id() < b->src()->id();
-              });
+              [](const Edge* a, const Edge* b) { return a->src()->id() < b->src()->id(); });
     inputs.insert(inputs.end(), control_inputs.begin(), control_inputs.end());
 
     ref_recvs.clear();
@@ -320,8 +310,8 @@ absl::Status Partition(const PartitionOptions& opts, Graph* g,
     for (const Edge* edge : inputs) {
       const Node* src = edge->src();
       const int slot = edge->IsControlEdge() ? kControlSlot : 0;
-      const bool src_is_ref = !edge->IsControlEdge() &&
-                              IsRefType(src->output_type(edge->src_output()));
+      const bool src_is_ref =
+          !edge->IsControlEdge() && IsRefType(src->output_type(edge->src_output()));
       const std::string src_loc = opts.node_to_loc(src);
       GraphDef* src_graph = &(*partitions)[src_loc];
       const bool same_partition = src_loc == dst_loc;
@@ -332,15 +322,12 @@ absl::Status Partition(const PartitionOptions& opts, Graph* g,
       }
       if (!edge->IsControlEdge() && IsRefType(EdgeType(edge))) {
         return errors::InvalidArgument(
-            FormatNodeForError(dst->def()), " on '",
-            dst->assigned_device_name(), "' takes input ", edge->dst_input(),
-            " by reference from node '", src->name(), "' on '",
-            src->assigned_device_name(),
-            "'; a reference cannot cross partitions (colocate them)");
+            FormatNodeForError(dst->def()), " on '", dst->assigned_device_name(), "' takes input ",
+            edge->dst_input(), " by reference from node '", src->name(), "' on '",
+            src->assigned_device_name(), "'; a reference cannot cross partitions (colocate them)");
       }
 
-      const DupRecvKey key{src->id(), edge->src_output(), dst_loc,
-                           IsDstInputOnHost(edge, info)};
+      const DupRecvKey key{src->id(), edge->src_output(), dst_loc, IsDstInputOnHost(edge, info)};
       if (auto it = dup_recv.find(key); it != dup_recv.end()) {
         AddInput(dst_def, it->second, slot);
         ref_control_inputs.push_back(it->second);
@@ -348,10 +335,9 @@ absl::Status Partition(const PartitionOptions& opts, Graph* g,
       }
 
       EdgeSplitter splitter(opts, edge, same_partition);
-      const Output from =
-          edge->IsControlEdge()
-              ? splitter.AddDummyConst(src_graph)
-              : Output{src->name(), edge->src_output(), EdgeType(edge)};
+      const Output from = edge->IsControlEdge()
+                              ? splitter.AddDummyConst(src_graph)
+                              : Output{src->name(), edge->src_output(), EdgeType(edge)};
       NodeDef* send = splitter.AddSend(src_graph, from);
       NodeDef* real_recv = nullptr;
       NodeDef* recv = splitter.AddRecv(dst_graph, &real_recv);
@@ -385,51 +371,42 @@ absl::Status Partition(const PartitionOptions& opts, Graph* g,
   return absl::OkStatus();
 }
 
-absl::Status ValidatePartitions(
-    const std::unordered_map<std::string, GraphDef>& partitions,
-    absl::Span<const std::string> device_names) {
+absl::Status ValidatePartitions(const std::unordered_map<std::string, GraphDef>& partitions,
+                                absl::Span<const std::string> device_names) {
   std::vector<ParsedDeviceName> devices(device_names.size());
   for (size_t i = 0; i < device_names.size(); ++i) {
     DF_RETURN_IF_ERROR(device_name::ParseOrError(device_names[i], &devices[i]));
   }
-  const absl::flat_hash_set<std::string> names(device_names.begin(),
-                                               device_names.end());
+  const absl::flat_hash_set<std::string> names(device_names.begin(), device_names.end());
   auto available = [&] {
-    return absl::StrCat("; available devices: [",
-                        absl::StrJoin(device_names, ", "), "]");
+    return absl::StrCat("; available devices: [", absl::StrJoin(device_names, ", "), "]");
   };
   for (const auto& [loc, gdef] : partitions) {
     ParsedDeviceName spec;
-    const bool matches =
-        device_name::Parse(loc, &spec) &&
-        std::any_of(devices.begin(), devices.end(), [&](const auto& d) {
-          return device_name::Matches(spec, d);
-        });
+    const bool matches = device_name::Parse(loc, &spec) &&
+                         std::any_of(devices.begin(), devices.end(),
+                                     [&](const auto& d) { return device_name::Matches(spec, d); });
     if (!matches) {
       return errors::InvalidArgument("partition for location '", loc,
-                                     "' matches no available device",
-                                     available());
+                                     "' matches no available device", available());
     }
     for (const NodeDef& node : gdef.node()) {
       if (!names.contains(node.device())) {
-        return errors::InvalidArgument(
-            "node '", node.name(), "' in the partition for '", loc,
-            "' is on device '", node.device(),
-            "', which is not an available device", available());
+        return errors::InvalidArgument("node '", node.name(), "' in the partition for '", loc,
+                                       "' is on device '", node.device(),
+                                       "', which is not an available device", available());
       }
     }
   }
   return absl::OkStatus();
 }
 
-std::string SplitByDevice(const Node* node) {
-  return node->assigned_device_name();
-}
+std::string SplitByDevice(const Node* node) { return node->assigned_device_name(); }
 
 std::string SplitByTask(const Node* node) {
   ParsedDeviceName parsed;
-  if (!device_name::Parse(node->assigned_device_name(), &parsed) ||
-      !parsed.has_job || !parsed.has_replica || !parsed.has_task) {
+  if (!device_name::Parse(node->assigned_device_name(), &parsed) || !parsed.has_job ||
+      !parsed.has_replica || !parsed.has_task) {
     return "";
   }
   return device_name::TaskName(parsed);

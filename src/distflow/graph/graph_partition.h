@@ -76,9 +76,8 @@ absl::Status Partition(const PartitionOptions& opts, Graph* g,
 // one of `device_names` (full device names), and that every node's device is
 // one of them. InvalidArgument naming the location or node and listing the
 // devices otherwise.
-absl::Status ValidatePartitions(
-    const std::unordered_map<std::string, GraphDef>& partitions,
-    absl::Span<const std::string> device_names);
+absl::Status ValidatePartitions(const std::unordered_map<std::string, GraphDef>& partitions,
+                                absl::Span<const std::string> device_names);
 
 // node_to_loc functions: the node's assigned device, and its task
 // ("/job:J/replica:R/task:T"; empty when the device name lacks one).

@@ -26,8 +26,7 @@ std::string ArgNames(const OpDef& op_def) {
 // OK iff a tensor of type `actual` may feed an input declared `expected`: the
 // same type, or a ref tensor feeding a non-ref input of its base type.
 bool TypeCompatible(DataType expected, DataType actual) {
-  return expected == actual ||
-         (!IsRefType(expected) && expected == BaseType(actual));
+  return expected == actual || (!IsRefType(expected) && expected == BaseType(actual));
 }
 
 }  // namespace
@@ -83,11 +82,10 @@ absl::Status NodeBuilder::InferAttrsFromArg(const OpDef& op_def, int arg_index,
     auto it = attrs.find(arg.number_attr());
     if (it == attrs.end()) {
       SetAttrValue(n, &attrs[arg.number_attr()]);
-    } else if (it->second.value_case() != AttrValue::kI ||
-               it->second.i() != n) {
+    } else if (it->second.value_case() != AttrValue::kI || it->second.i() != n) {
       return errors::InvalidArgument(node, ": input '", arg.name(), "' has ", n,
-                                     " tensors but attr '", arg.number_attr(),
-                                     "' is ", SummarizeAttrValue(it->second));
+                                     " tensors but attr '", arg.number_attr(), "' is ",
+                                     SummarizeAttrValue(it->second));
     }
   }
   if (!arg.type_attr().empty()) {
@@ -96,13 +94,11 @@ absl::Status NodeBuilder::InferAttrsFromArg(const OpDef& op_def, int arg_index,
       auto it = attrs.find(arg.type_attr());
       if (it == attrs.end()) {
         SetAttrValue(dt, &attrs[arg.type_attr()]);
-      } else if (it->second.value_case() != AttrValue::kType ||
-                 it->second.type() != dt) {
-        return errors::InvalidArgument(
-            node, ": input '", arg.name(), "' gets ", DataTypeString(dt),
-            " from '", TensorName(t), "' but attr '", arg.type_attr(), "' is ",
-            SummarizeAttrValue(it->second),
-            " (set by an earlier input or explicitly)");
+      } else if (it->second.value_case() != AttrValue::kType || it->second.type() != dt) {
+        return errors::InvalidArgument(node, ": input '", arg.name(), "' gets ", DataTypeString(dt),
+                                       " from '", TensorName(t), "' but attr '", arg.type_attr(),
+                                       "' is ", SummarizeAttrValue(it->second),
+                                       " (set by an earlier input or explicitly)");
       }
     }
   } else if (!arg.type_list_attr().empty()) {
@@ -116,10 +112,9 @@ absl::Status NodeBuilder::InferAttrsFromArg(const OpDef& op_def, int arg_index,
     if (it == attrs.end()) {
       attrs[arg.type_list_attr()] = std::move(inferred);
     } else if (!AreAttrValuesEqual(it->second, inferred)) {
-      return errors::InvalidArgument(node, ": input '", arg.name(),
-                                     "' has types ", DataTypeSliceString(types),
-                                     " but attr '", arg.type_list_attr(),
-                                     "' is ", SummarizeAttrValue(it->second));
+      return errors::InvalidArgument(node, ": input '", arg.name(), "' has types ",
+                                     DataTypeSliceString(types), " but attr '",
+                                     arg.type_list_attr(), "' is ", SummarizeAttrValue(it->second));
     }
   }
   return absl::OkStatus();
@@ -130,8 +125,8 @@ absl::Status NodeBuilder::BuildNodeDef(const Graph& graph, const OpDef& op_def,
   *def = def_;
   const std::string node = FormatNodeForError(*def);
   if (!IsValidNodeName(def->name())) {
-    return errors::InvalidArgument(
-        "'", def->name(), "' is not a valid node name (op ", def->op(), ")");
+    return errors::InvalidArgument("'", def->name(), "' is not a valid node name (op ", def->op(),
+                                   ")");
   }
   if (!def->device().empty()) {
     ParsedDeviceName parsed;
@@ -139,35 +134,30 @@ absl::Status NodeBuilder::BuildNodeDef(const Graph& graph, const OpDef& op_def,
     if (!s.ok()) return errors::Annotate(s, absl::StrCat(node, ": "));
   }
   if (static_cast<int>(inputs_.size()) != op_def.input_arg_size()) {
-    return errors::InvalidArgument(
-        node, ": op '", op_def.name(), "' takes ", op_def.input_arg_size(),
-        " inputs (", ArgNames(op_def), ") but ", inputs_.size(), " were given");
+    return errors::InvalidArgument(node, ": op '", op_def.name(), "' takes ",
+                                   op_def.input_arg_size(), " inputs (", ArgNames(op_def), ") but ",
+                                   inputs_.size(), " were given");
   }
   for (int i = 0; i < op_def.input_arg_size(); ++i) {
     const OpDef::ArgDef& arg = op_def.input_arg(i);
     const InputArg& in = inputs_[i];
-    const bool arg_is_list =
-        !arg.number_attr().empty() || !arg.type_list_attr().empty();
+    const bool arg_is_list = !arg.number_attr().empty() || !arg.type_list_attr().empty();
     if (arg_is_list != in.is_list) {
-      return errors::InvalidArgument(
-          node, ": input '", arg.name(), "' takes ",
-          arg_is_list ? "a list of tensors" : "a single tensor",
-          " but was given ", in.is_list ? "a list" : "a single tensor");
+      return errors::InvalidArgument(node, ": input '", arg.name(), "' takes ",
+                                     arg_is_list ? "a list of tensors" : "a single tensor",
+                                     " but was given ", in.is_list ? "a list" : "a single tensor");
     }
     for (const NodeOut& t : in.tensors) {
       if (t.node == nullptr) {
-        return errors::InvalidArgument(
-            node, ": input '", arg.name(),
-            "' is missing (null node: building its producer failed?)");
+        return errors::InvalidArgument(node, ": input '", arg.name(),
+                                       "' is missing (null node: building its producer failed?)");
       }
       if (graph.FindNodeId(t.node->id()) != t.node) {
-        return errors::InvalidArgument(node, ": input '", arg.name(),
-                                       "' comes from node '", t.node->name(),
-                                       "' which is not in this graph");
+        return errors::InvalidArgument(node, ": input '", arg.name(), "' comes from node '",
+                                       t.node->name(), "' which is not in this graph");
       }
       if (t.index < 0 || t.index >= t.node->num_outputs()) {
-        return errors::InvalidArgument(node, ": input '", arg.name(),
-                                       "' reads '", TensorName(t),
+        return errors::InvalidArgument(node, ": input '", arg.name(), "' reads '", TensorName(t),
                                        "' but node '", t.node->name(), "' has ",
                                        t.node->num_outputs(), " outputs");
       }
@@ -199,9 +189,9 @@ absl::Status NodeBuilder::BuildNodeDef(const Graph& graph, const OpDef& op_def,
     for (const NodeOut& t : in.tensors) {
       const DataType actual = t.node->output_type(t.index);
       if (!TypeCompatible(in_types[flat], actual)) {
-        return errors::InvalidArgument(
-            node, ": input ", flat, " expects ", DataTypeString(in_types[flat]),
-            " but '", TensorName(t), "' is ", DataTypeString(actual));
+        return errors::InvalidArgument(node, ": input ", flat, " expects ",
+                                       DataTypeString(in_types[flat]), " but '", TensorName(t),
+                                       "' is ", DataTypeString(actual));
       }
       ++flat;
     }
@@ -221,8 +211,7 @@ absl::Status NodeBuilder::Finalize(Graph* graph, Node** created_node) const {
   DF_ASSIGN_OR_RETURN(Node * node, graph->AddNode(std::move(def)));
   int dst = 0;
   for (const InputArg& in : inputs_) {
-    for (const NodeOut& t : in.tensors)
-      graph->AddEdge(t.node, t.index, node, dst++);
+    for (const NodeOut& t : in.tensors) graph->AddEdge(t.node, t.index, node, dst++);
   }
   for (Node* c : control_inputs_) graph->AddControlEdge(c, node);
   if (created_node != nullptr) *created_node = node;

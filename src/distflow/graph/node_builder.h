@@ -82,11 +82,9 @@ class NodeBuilder {
   };
 
   // Builds the complete NodeDef: inferred attrs, inputs, defaults, checks.
-  absl::Status BuildNodeDef(const Graph& graph, const OpDef& op_def,
-                            NodeDef* def) const;
+  absl::Status BuildNodeDef(const Graph& graph, const OpDef& op_def, NodeDef* def) const;
   // Sets or checks the attrs input arg `arg_index` determines.
-  absl::Status InferAttrsFromArg(const OpDef& op_def, int arg_index,
-                                 NodeDef* def) const;
+  absl::Status InferAttrsFromArg(const OpDef& op_def, int arg_index, NodeDef* def) const;
 
   NodeDef def_;
   const OpRegistry* registry_;

@@ -15,8 +15,8 @@ absl::Status ShapeRefiner::AddNode(const Node* node) {
     tensors[e->dst_input()] = ConstantValue(e->src(), e->src_output());
   }
   const OpRegistrationData* reg = OpRegistry::Global()->LookUp(node->type_string());
-  InferenceContext ctx(node->def(), node->op_def(), node->input_types(),
-                       node->output_types(), shapes, tensors);
+  InferenceContext ctx(node->def(), node->op_def(), node->input_types(), node->output_types(),
+                       shapes, tensors);
   if (reg != nullptr && reg->shape_fn) {
     absl::Status s = reg->shape_fn(&ctx);
     if (!s.ok()) {
@@ -63,8 +63,7 @@ PartialTensorShape ShapeRefiner::OutputShape(const Node* node, int index) const 
 
 const Tensor* ShapeRefiner::ConstantValue(const Node* node, int index) const {
   auto it = info_.find(node);
-  if (it == info_.end() || index < 0 ||
-      index >= static_cast<int>(it->second.constants.size())) {
+  if (it == info_.end() || index < 0 || index >= static_cast<int>(it->second.constants.size())) {
     return nullptr;
   }
   return it->second.constants[index].get();

@@ -28,14 +28,13 @@ absl::Status ResolveEndpoint(const NameIndex& index, absl::string_view what,
   DF_RETURN_IF_ERROR(ParseFeedOrFetchName(name, what, &id));
   auto it = index.find(id.node);
   if (it == index.end()) {
-    return errors::InvalidArgument(what, " '", name, "': no node named '",
-                                   id.node, "' in the graph");
+    return errors::InvalidArgument(what, " '", name, "': no node named '", id.node,
+                                   "' in the graph");
   }
   Node* node = it->second;
   if (id.index >= node->num_outputs()) {
-    return errors::InvalidArgument(what, " '", name, "': node '", node->name(),
-                                   "' has ", node->num_outputs(),
-                                   " outputs, so output ", id.index,
+    return errors::InvalidArgument(what, " '", name, "': node '", node->name(), "' has ",
+                                   node->num_outputs(), " outputs, so output ", id.index,
                                    " does not exist");
   }
   out->given = name;
@@ -46,15 +45,13 @@ absl::Status ResolveEndpoint(const NameIndex& index, absl::string_view what,
 }
 
 absl::Status ResolveEndpoints(const NameIndex& index, absl::string_view what,
-                              absl::Span<const std::string> names,
-                              std::vector<Endpoint>* out) {
+                              absl::Span<const std::string> names, std::vector<Endpoint>* out) {
   absl::flat_hash_set<std::string> seen;
   out->resize(names.size());
   for (size_t i = 0; i < names.size(); ++i) {
     DF_RETURN_IF_ERROR(ResolveEndpoint(index, what, names[i], &(*out)[i]));
     if (!seen.insert((*out)[i].canonical).second) {
-      return errors::InvalidArgument(what, " '", names[i], "' (tensor '",
-                                     (*out)[i].canonical,
+      return errors::InvalidArgument(what, " '", names[i], "' (tensor '", (*out)[i].canonical,
                                      "') is listed more than once");
     }
   }
@@ -62,26 +59,22 @@ absl::Status ResolveEndpoints(const NameIndex& index, absl::string_view what,
 }
 
 bool IsPlaceholder(const Node* n) {
-  return n->type_string() == "Placeholder" ||
-         n->type_string() == "PlaceholderV2";
+  return n->type_string() == "Placeholder" || n->type_string() == "PlaceholderV2";
 }
 
 // `base` if no node uses it yet, else `base_1`, `base_2`, ...; the result is
 // reserved in `taken`.
-std::string UniqueName(const std::string& base,
-                       absl::flat_hash_set<std::string>* taken) {
+std::string UniqueName(const std::string& base, absl::flat_hash_set<std::string>* taken) {
   std::string name = base;
   for (int i = 1; taken->contains(name); ++i) name = absl::StrCat(base, "_", i);
   taken->insert(name);
   return name;
 }
 
-void SetClientAttrs(const Endpoint& e, const DeviceAttributes& client,
-                    NodeDef* def) {
+void SetClientAttrs(const Endpoint& e, const DeviceAttributes& client, NodeDef* def) {
   AddNodeAttr("tensor_name", e.given, def);
   AddNodeAttr("send_device", client.name(), def);
-  AddNodeAttr("send_device_incarnation",
-              static_cast<int64_t>(client.incarnation()), def);
+  AddNodeAttr("send_device_incarnation", static_cast<int64_t>(client.incarnation()), def);
   AddNodeAttr("recv_device", client.name(), def);
   AddNodeAttr("client_terminated", true, def);
   def->set_device(client.name());
@@ -110,12 +103,12 @@ void PruneForReverseReachability(Graph* g, absl::Span<Node* const> roots) {
   FixupSourceAndSinkEdges(g);
 }
 
-absl::Status RewriteGraphForExecution(
-    Graph* g, absl::Span<const std::string> fed_outputs,
-    absl::Span<const std::string> fetch_outputs,
-    absl::Span<const std::string> target_node_names,
-    const DeviceAttributes& client_device, bool use_function_convention,
-    RewriteGraphMetadata* out_metadata) {
+absl::Status RewriteGraphForExecution(Graph* g, absl::Span<const std::string> fed_outputs,
+                                      absl::Span<const std::string> fetch_outputs,
+                                      absl::Span<const std::string> target_node_names,
+                                      const DeviceAttributes& client_device,
+                                      bool use_function_convention,
+                                      RewriteGraphMetadata* out_metadata) {
   // Validate everything before the first mutation.
   NameIndex index;
   absl::flat_hash_set<std::string> taken;
@@ -130,26 +123,23 @@ absl::Status RewriteGraphForExecution(
   for (const std::string& target : target_node_names) {
     auto it = index.find(target);
     if (it == index.end()) {
-      return errors::InvalidArgument("target '", target,
-                                     "': no node of that name in the graph");
+      return errors::InvalidArgument("target '", target, "': no node of that name in the graph");
     }
     roots.push_back(it->second);
   }
   for (const Endpoint& feed : feeds) {
     for (const Edge* e : feed.node->out_edges()) {
-      if (e->src_output() == feed.index &&
-          IsRefType(e->dst()->input_type(e->dst_input()))) {
-        return errors::InvalidArgument(
-            "feed '", feed.given, "': node '", e->dst()->name(),
-            "' consumes it as a reference (input ", e->dst_input(),
-            "), which a fed value cannot be");
+      if (e->src_output() == feed.index && IsRefType(e->dst()->input_type(e->dst_input()))) {
+        return errors::InvalidArgument("feed '", feed.given, "': node '", e->dst()->name(),
+                                       "' consumes it as a reference (input ", e->dst_input(),
+                                       "), which a fed value cannot be");
       }
     }
   }
   const char* feed_op = use_function_convention ? "_Arg" : "_Recv";
   const char* fetch_op = use_function_convention ? "_Retval" : "_Send";
-  for (const auto& [op, used] : {std::make_pair(feed_op, !feeds.empty()),
-                                 std::make_pair(fetch_op, !fetches.empty())}) {
+  for (const auto& [op, used] :
+       {std::make_pair(feed_op, !feeds.empty()), std::make_pair(fetch_op, !fetches.empty())}) {
     if (used && g->op_registry()->LookUp(op) == nullptr) {
       return errors::Unimplemented("op '", op,
                                    "' is not registered; it is needed to "
@@ -165,15 +155,13 @@ absl::Status RewriteGraphForExecution(
     NodeDef def;
     def.set_op(feed_op);
     if (use_function_convention) {
-      def.set_name(UniqueName(
-          absl::StrCat(feed.node->name(), "/_arg_", feed.index, "_", i),
-          &taken));
+      def.set_name(
+          UniqueName(absl::StrCat(feed.node->name(), "/_arg_", feed.index, "_", i), &taken));
       AddNodeAttr("T", dtype, &def);
       AddNodeAttr("index", static_cast<int64_t>(i), &def);
       def.set_device(client_device.name());
     } else {
-      def.set_name(UniqueName(
-          absl::StrCat(feed.node->name(), "/_recv_", feed.index), &taken));
+      def.set_name(UniqueName(absl::StrCat(feed.node->name(), "/_recv_", feed.index), &taken));
       AddNodeAttr("tensor_type", dtype, &def);
       SetClientAttrs(feed, client_device, &def);
     }
@@ -182,8 +170,7 @@ absl::Status RewriteGraphForExecution(
     std::vector<const Edge*> moved;
     for (const Edge* e : feed.node->out_edges()) {
       if (e->src_output() == feed.index ||
-          (e->IsControlEdge() && IsPlaceholder(feed.node) &&
-           e->dst()->IsOp())) {
+          (e->IsControlEdge() && IsPlaceholder(feed.node) && e->dst()->IsOp())) {
         moved.push_back(e);
       }
     }
@@ -214,14 +201,12 @@ absl::Status RewriteGraphForExecution(
     def.add_input(absl::StrCat(src->name(), ":", src_output));
     AddNodeAttr("T", dtype, &def);
     if (use_function_convention) {
-      def.set_name(UniqueName(
-          absl::StrCat(fetch.node->name(), "/_retval_", fetch.index, "_", i),
-          &taken));
+      def.set_name(
+          UniqueName(absl::StrCat(fetch.node->name(), "/_retval_", fetch.index, "_", i), &taken));
       AddNodeAttr("index", static_cast<int64_t>(i), &def);
       def.set_device(client_device.name());
     } else {
-      def.set_name(UniqueName(
-          absl::StrCat(fetch.node->name(), "/_send_", fetch.index), &taken));
+      def.set_name(UniqueName(absl::StrCat(fetch.node->name(), "/_send_", fetch.index), &taken));
       SetClientAttrs(fetch, client_device, &def);
     }
     DF_ASSIGN_OR_RETURN(Node * fetch_node, g->AddNode(std::move(def)));

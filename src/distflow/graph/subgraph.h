@@ -57,12 +57,12 @@ struct RewriteGraphMetadata {
 // when a tensor is fed or fetched more than once (names are compared after
 // canonicalisation, so "x" and "x:0" are the same tensor), when a fed tensor
 // is consumed by a ref input, or when a target names a missing node.
-absl::Status RewriteGraphForExecution(
-    Graph* g, absl::Span<const std::string> fed_outputs,
-    absl::Span<const std::string> fetch_outputs,
-    absl::Span<const std::string> target_node_names,
-    const DeviceAttributes& client_device, bool use_function_convention = false,
-    RewriteGraphMetadata* out_metadata = nullptr);
+absl::Status RewriteGraphForExecution(Graph* g, absl::Span<const std::string> fed_outputs,
+                                      absl::Span<const std::string> fetch_outputs,
+                                      absl::Span<const std::string> target_node_names,
+                                      const DeviceAttributes& client_device,
+                                      bool use_function_convention = false,
+                                      RewriteGraphMetadata* out_metadata = nullptr);
 
 // Removes every op node not reachable backwards from `roots` over data and
 // control edges, then reconnects SOURCE and SINK. REQUIRES: the roots are op

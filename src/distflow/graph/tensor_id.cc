@@ -42,8 +42,7 @@ absl::Status ParseTensorName(absl::string_view name, TensorId* out) {
   return absl::OkStatus();
 }
 
-absl::Status ParseFeedOrFetchName(absl::string_view name, absl::string_view what,
-                                  TensorId* out) {
+absl::Status ParseFeedOrFetchName(absl::string_view name, absl::string_view what, TensorId* out) {
   DF_RETURN_IF_ERROR(
       errors::Annotate(ParseTensorName(name, out), absl::StrCat(what, " '", name, "': ")));
   if (out->IsControl()) {

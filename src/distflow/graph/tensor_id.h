@@ -3,9 +3,9 @@
 #define DISTFLOW_GRAPH_TENSOR_ID_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace distflow {
 
@@ -26,8 +26,7 @@ absl::Status ParseTensorName(absl::string_view name, TensorId* out);
 // Parses the name of a tensor a run feeds or fetches: InvalidArgument
 // naming it as `what` ("feed", "fetch") when it is malformed or names a
 // control input.
-absl::Status ParseFeedOrFetchName(absl::string_view name, absl::string_view what,
-                                  TensorId* out);
+absl::Status ParseFeedOrFetchName(absl::string_view name, absl::string_view what, TensorId* out);
 
 }  // namespace distflow
 

@@ -89,17 +89,15 @@ class ActivationOp : public OpKernel {
     using C = nn::ComputeType<T>;
     const Tensor& in = ctx->input(0);
     Tensor* out = nullptr;
-    OP_REQUIRES_OK(
-        ctx, ctx->forward_input_or_allocate_output({0}, 0, in.shape(), &out));
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 0, in.shape(), &out));
     const T* x = in.base<T>();
     T* y = out->base<T>();
-    nn::ParallelFor(ctx, in.NumElements(), Fn::kCost,
-                    [x, y](int64_t begin, int64_t end) {
-                      const Fn fn;
-                      for (int64_t i = begin; i < end; ++i) {
-                        y[i] = static_cast<T>(fn(static_cast<C>(x[i])));
-                      }
-                    });
+    nn::ParallelFor(ctx, in.NumElements(), Fn::kCost, [x, y](int64_t begin, int64_t end) {
+      const Fn fn;
+      for (int64_t i = begin; i < end; ++i) {
+        y[i] = static_cast<T>(fn(static_cast<C>(x[i])));
+      }
+    });
   }
 };
 
@@ -114,56 +112,44 @@ class ActivationGradOp : public OpKernel {
     const Tensor& grad = ctx->input(0);
     const Tensor& x_in = ctx->input(1);
     OP_REQUIRES(ctx, grad.shape() == x_in.shape(),
-                errors::InvalidArgument(
-                    "gradients and ", second_input_,
-                    " must have the same shape, got gradients shape ",
-                    grad.shape().DebugString(), " and ", second_input_,
-                    " shape ", x_in.shape().DebugString()));
+                errors::InvalidArgument("gradients and ", second_input_,
+                                        " must have the same shape, got gradients shape ",
+                                        grad.shape().DebugString(), " and ", second_input_,
+                                        " shape ", x_in.shape().DebugString()));
     Tensor* out = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(
-                            {0, 1}, 0, grad.shape(), &out));
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0, 1}, 0, grad.shape(), &out));
     const T* g = grad.base<T>();
     const T* x = x_in.base<T>();
     T* y = out->base<T>();
-    nn::ParallelFor(ctx, grad.NumElements(), Fn::kCost,
-                    [g, x, y](int64_t begin, int64_t end) {
-                      const Fn fn;
-                      for (int64_t i = begin; i < end; ++i) {
-                        y[i] = static_cast<T>(
-                            fn(static_cast<C>(g[i]), static_cast<C>(x[i])));
-                      }
-                    });
+    nn::ParallelFor(ctx, grad.NumElements(), Fn::kCost, [g, x, y](int64_t begin, int64_t end) {
+      const Fn fn;
+      for (int64_t i = begin; i < end; ++i) {
+        y[i] = static_cast<T>(fn(static_cast<C>(g[i]), static_cast<C>(x[i])));
+      }
+    });
   }
 
  private:
   const std::string second_input_;  // "features" or "outputs", for errors
 };
 
-#define DF_REGISTER_ACTIVATIONS(T)                                    \
-  REGISTER_KERNEL_BUILDER(                                            \
-      Name("Relu").Device(kDeviceCpu).TypeConstraint<T>("T"),         \
-      ActivationOp<T, ReluFn>);                                       \
-  REGISTER_KERNEL_BUILDER(                                            \
-      Name("Relu6").Device(kDeviceCpu).TypeConstraint<T>("T"),        \
-      ActivationOp<T, Relu6Fn>);                                      \
-  REGISTER_KERNEL_BUILDER(                                            \
-      Name("Elu").Device(kDeviceCpu).TypeConstraint<T>("T"),          \
-      ActivationOp<T, EluFn>);                                        \
-  REGISTER_KERNEL_BUILDER(                                            \
-      Name("Softplus").Device(kDeviceCpu).TypeConstraint<T>("T"),     \
-      ActivationOp<T, SoftplusFn>);                                   \
-  REGISTER_KERNEL_BUILDER(                                            \
-      Name("ReluGrad").Device(kDeviceCpu).TypeConstraint<T>("T"),     \
-      ActivationGradOp<T, ReluGradFn>);                               \
-  REGISTER_KERNEL_BUILDER(                                            \
-      Name("Relu6Grad").Device(kDeviceCpu).TypeConstraint<T>("T"),    \
-      ActivationGradOp<T, Relu6GradFn>);                              \
-  REGISTER_KERNEL_BUILDER(                                            \
-      Name("EluGrad").Device(kDeviceCpu).TypeConstraint<T>("T"),      \
-      ActivationGradOp<T, EluGradFn>);                                \
-  REGISTER_KERNEL_BUILDER(                                            \
-      Name("SoftplusGrad").Device(kDeviceCpu).TypeConstraint<T>("T"), \
-      ActivationGradOp<T, SoftplusGradFn>)
+#define DF_REGISTER_ACTIVATIONS(T)                                                        \
+  REGISTER_KERNEL_BUILDER(Name("Relu").Device(kDeviceCpu).TypeConstraint<T>("T"),         \
+                          ActivationOp<T, ReluFn>);                                       \
+  REGISTER_KERNEL_BUILDER(Name("Relu6").Device(kDeviceCpu).TypeConstraint<T>("T"),        \
+                          ActivationOp<T, Relu6Fn>);                                      \
+  REGISTER_KERNEL_BUILDER(Name("Elu").Device(kDeviceCpu).TypeConstraint<T>("T"),          \
+                          ActivationOp<T, EluFn>);                                        \
+  REGISTER_KERNEL_BUILDER(Name("Softplus").Device(kDeviceCpu).TypeConstraint<T>("T"),     \
+                          ActivationOp<T, SoftplusFn>);                                   \
+  REGISTER_KERNEL_BUILDER(Name("ReluGrad").Device(kDeviceCpu).TypeConstraint<T>("T"),     \
+                          ActivationGradOp<T, ReluGradFn>);                               \
+  REGISTER_KERNEL_BUILDER(Name("Relu6Grad").Device(kDeviceCpu).TypeConstraint<T>("T"),    \
+                          ActivationGradOp<T, Relu6GradFn>);                              \
+  REGISTER_KERNEL_BUILDER(Name("EluGrad").Device(kDeviceCpu).TypeConstraint<T>("T"),      \
+                          ActivationGradOp<T, EluGradFn>);                                \
+  REGISTER_KERNEL_BUILDER(Name("SoftplusGrad").Device(kDeviceCpu).TypeConstraint<T>("T"), \
+                          ActivationGradOp<T, SoftplusGradFn>)
 
 DF_REGISTER_ACTIVATIONS(float);
 DF_REGISTER_ACTIVATIONS(double);

@@ -31,24 +31,19 @@ class ArgOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& input = ctx->input(0);
     const Tensor& dimension = ctx->input(1);
-    OP_REQUIRES(
-        ctx, dimension.dims() == 0,
-        errors::InvalidArgument("dimension must be a scalar, got shape ",
-                                dimension.shape().DebugString()));
-    const int64_t axis_arg = dimension.dtype() == DT_INT32
-                                 ? dimension.scalar<int32_t>()
-                                 : dimension.scalar<int64_t>();
+    OP_REQUIRES(ctx, dimension.dims() == 0,
+                errors::InvalidArgument("dimension must be a scalar, got shape ",
+                                        dimension.shape().DebugString()));
+    const int64_t axis_arg =
+        dimension.dtype() == DT_INT32 ? dimension.scalar<int32_t>() : dimension.scalar<int64_t>();
     const int rank = input.dims();
-    OP_REQUIRES(
-        ctx, axis_arg >= -rank && axis_arg < rank,
-        errors::InvalidArgument("Expected dimension in the range [", -rank,
-                                ", ", rank, "), but got ", axis_arg));
-    const int axis =
-        static_cast<int>(axis_arg < 0 ? axis_arg + rank : axis_arg);
+    OP_REQUIRES(ctx, axis_arg >= -rank && axis_arg < rank,
+                errors::InvalidArgument("Expected dimension in the range [", -rank, ", ", rank,
+                                        "), but got ", axis_arg));
+    const int axis = static_cast<int>(axis_arg < 0 ? axis_arg + rank : axis_arg);
     const int64_t n = input.dim_size(axis);
     OP_REQUIRES(ctx, n > 0,
-                errors::InvalidArgument("Reduction axis ", axis_arg,
-                                        " is empty in shape ",
+                errors::InvalidArgument("Reduction axis ", axis_arg, " is empty in shape ",
                                         input.shape().DebugString()));
     TensorShape out_shape = input.shape();
     out_shape.RemoveDim(axis);

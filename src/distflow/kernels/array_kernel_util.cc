@@ -11,8 +11,7 @@ namespace {
 // The alignment of the buffers Tensor allocates.
 constexpr uintptr_t kTensorAlignment = 64;
 
-absl::Status ReadIndices(const Tensor& t, absl::string_view name,
-                         std::vector<int64_t>* out) {
+absl::Status ReadIndices(const Tensor& t, absl::string_view name, std::vector<int64_t>* out) {
   out->clear();
   if (t.dtype() == DT_INT32) {
     for (int32_t v : t.flat<int32_t>()) out->push_back(v);
@@ -27,8 +26,7 @@ absl::Status ReadIndices(const Tensor& t, absl::string_view name,
 
 }  // namespace
 
-absl::Status IndexVector(const Tensor& t, absl::string_view name,
-                         std::vector<int64_t>* out) {
+absl::Status IndexVector(const Tensor& t, absl::string_view name, std::vector<int64_t>* out) {
   if (t.dims() != 1) {
     return errors::InvalidArgument(name, " must be a 1-D tensor, got shape ",
                                    t.shape().DebugString());
@@ -36,11 +34,9 @@ absl::Status IndexVector(const Tensor& t, absl::string_view name,
   return ReadIndices(t, name, out);
 }
 
-absl::Status IndexScalar(const Tensor& t, absl::string_view name,
-                         int64_t* out) {
+absl::Status IndexScalar(const Tensor& t, absl::string_view name, int64_t* out) {
   if (t.dims() != 0) {
-    return errors::InvalidArgument(name, " must be a scalar, got shape ",
-                                   t.shape().DebugString());
+    return errors::InvalidArgument(name, " must be a scalar, got shape ", t.shape().DebugString());
   }
   std::vector<int64_t> v;
   DF_RETURN_IF_ERROR(ReadIndices(t, name, &v));
@@ -50,8 +46,7 @@ absl::Status IndexScalar(const Tensor& t, absl::string_view name,
 
 absl::Status ExactShape(const PartialTensorShape& shape, TensorShape* out) {
   if (!shape.IsFullyDefined()) {
-    return errors::Internal("array kernel computed an inexact output shape ",
-                            shape.DebugString());
+    return errors::Internal("array kernel computed an inexact output shape ", shape.DebugString());
   }
   return TensorShape::BuildTensorShape(shape.dim_sizes(), out);
 }
@@ -66,8 +61,8 @@ DimVector RowMajorStrides(const TensorShape& shape) {
   return strides;
 }
 
-void SetFlatRangeOutput(OpKernelContext* ctx, int index, const Tensor& input,
-                        int64_t start, const TensorShape& shape) {
+void SetFlatRangeOutput(OpKernelContext* ctx, int index, const Tensor& input, int64_t start,
+                        const TensorShape& shape) {
   const int64_t n = shape.num_elements();
   const char* first = ElementAt(input, start);
   if (n > 0 && reinterpret_cast<uintptr_t>(first) % kTensorAlignment == 0) {
@@ -83,10 +78,8 @@ void SetFlatRangeOutput(OpKernelContext* ctx, int index, const Tensor& input,
 }
 
 void SetStridedBoxOutput(OpKernelContext* ctx, int index, const Tensor& input,
-                         absl::Span<const int64_t> begin,
-                         absl::Span<const int64_t> stride,
-                         absl::Span<const int64_t> size,
-                         const TensorShape& out_shape) {
+                         absl::Span<const int64_t> begin, absl::Span<const int64_t> stride,
+                         absl::Span<const int64_t> size, const TensorShape& out_shape) {
   const int rank = input.dims();
   if (out_shape.num_elements() == 0) {
     Tensor* out;
@@ -113,8 +106,7 @@ void SetStridedBoxOutput(OpKernelContext* ctx, int index, const Tensor& input,
   for (int k = 0; k < rank; ++k) src_strides[k] = stride[k] * in_strides[k];
   Tensor* out;
   OP_REQUIRES_OK(ctx, ctx->allocate_output(index, out_shape, &out));
-  StridedCopy(input.dtype(), ElementAt(input, offset), size, src_strides,
-              out->raw_data());
+  StridedCopy(input.dtype(), ElementAt(input, offset), size, src_strides, out->raw_data());
 }
 
 std::vector<DataType> ArrayKernelTypes() {

@@ -21,8 +21,7 @@
 namespace distflow {
 
 // The values of `t`, a 1-D int32 or int64 tensor named `name` in errors.
-absl::Status IndexVector(const Tensor& t, absl::string_view name,
-                         std::vector<int64_t>* out);
+absl::Status IndexVector(const Tensor& t, absl::string_view name, std::vector<int64_t>* out);
 
 // The value of `t`, an int32 or int64 scalar named `name` in errors.
 absl::Status IndexScalar(const Tensor& t, absl::string_view name, int64_t* out);
@@ -40,8 +39,8 @@ DimVector RowMajorStrides(const TensorShape& shape);
 // is a view sharing input's buffer when its first element is 64-byte aligned
 // (the alignment Tensor gives its own buffers, which kernels may rely on);
 // otherwise it is a copy. REQUIRES: the range lies inside input.
-void SetFlatRangeOutput(OpKernelContext* ctx, int index, const Tensor& input,
-                        int64_t start, const TensorShape& shape);
+void SetFlatRangeOutput(OpKernelContext* ctx, int index, const Tensor& input, int64_t start,
+                        const TensorShape& shape);
 
 // Sets output `index` of `ctx` to the box of `input` that takes, in each dim
 // d, size[d] elements starting at begin[d] and stepping stride[d], laid out
@@ -49,10 +48,8 @@ void SetFlatRangeOutput(OpKernelContext* ctx, int index, const Tensor& input,
 // the input goes through SetFlatRangeOutput; others are copied.
 // REQUIRES: the box lies inside input.
 void SetStridedBoxOutput(OpKernelContext* ctx, int index, const Tensor& input,
-                         absl::Span<const int64_t> begin,
-                         absl::Span<const int64_t> stride,
-                         absl::Span<const int64_t> size,
-                         const TensorShape& out_shape);
+                         absl::Span<const int64_t> begin, absl::Span<const int64_t> stride,
+                         absl::Span<const int64_t> size, const TensorShape& out_shape);
 
 // The element types the data-moving array kernels accept: every number type,
 // bool and string.

@@ -5,8 +5,7 @@
 
 namespace distflow {
 
-absl::Status BroadcastTensorShapes(const TensorShape& a, const TensorShape& b,
-                                   TensorShape* out) {
+absl::Status BroadcastTensorShapes(const TensorShape& a, const TensorShape& b, TensorShape* out) {
   const int rank = std::max(a.dims(), b.dims());
   DimVector dims(rank);
   for (int i = 0; i < rank; ++i) {
@@ -14,8 +13,8 @@ absl::Status BroadcastTensorShapes(const TensorShape& a, const TensorShape& b,
     const int64_t da = ia >= 0 ? a.dim_size(ia) : 1;
     const int64_t db = ib >= 0 ? b.dim_size(ib) : 1;
     if (da != db && da != 1 && db != 1) {
-      return errors::InvalidArgument("incompatible shapes for broadcasting: ",
-                                     a.DebugString(), " and ", b.DebugString());
+      return errors::InvalidArgument("incompatible shapes for broadcasting: ", a.DebugString(),
+                                     " and ", b.DebugString());
     }
     dims[i] = da == 1 ? db : da;
   }
@@ -24,8 +23,7 @@ absl::Status BroadcastTensorShapes(const TensorShape& a, const TensorShape& b,
   return TensorShape::BuildTensorShape(dims, out);
 }
 
-absl::Status BroadcastPlan::Make(std::initializer_list<TensorShape> shapes,
-                                 BroadcastPlan* plan) {
+absl::Status BroadcastPlan::Make(std::initializer_list<TensorShape> shapes, BroadcastPlan* plan) {
   DF_CHECK(shapes.size() >= 1 && shapes.size() <= kMaxInputs);
   const TensorShape* in = shapes.begin();
   const int n = static_cast<int>(shapes.size());

@@ -29,8 +29,7 @@ class BroadcastPlan {
   // "incompatible shapes for broadcasting: [2,3] and [4]" when they do not
   // broadcast; with three shapes the first two are broadcast first and the
   // error names that result and the third shape.
-  static absl::Status Make(std::initializer_list<TensorShape> shapes,
-                           BroadcastPlan* plan);
+  static absl::Status Make(std::initializer_list<TensorShape> shapes, BroadcastPlan* plan);
 
   const TensorShape& output_shape() const { return output_shape_; }
   int64_t num_elements() const { return output_shape_.num_elements(); }
@@ -58,8 +57,7 @@ class BroadcastPlan {
 };
 
 // The NumPy broadcast of `a` and `b`, or InvalidArgument naming both.
-absl::Status BroadcastTensorShapes(const TensorShape& a, const TensorShape& b,
-                                   TensorShape* out);
+absl::Status BroadcastTensorShapes(const TensorShape& a, const TensorShape& b, TensorShape* out);
 
 template <typename Fn>
 void BroadcastPlan::ForEachSegment(int64_t begin, int64_t end, Fn&& fn) const {

@@ -22,10 +22,9 @@ class BroadcastGradientArgsOp : public OpKernel {
     TensorShape shapes[2];
     for (int i = 0; i < 2; ++i) {
       const Tensor& s = ctx->input(i);
-      OP_REQUIRES(
-          ctx, s.dims() == 1,
-          errors::InvalidArgument("s", i, " must be a vector, got shape ",
-                                  s.shape().DebugString()));
+      OP_REQUIRES(ctx, s.dims() == 1,
+                  errors::InvalidArgument("s", i, " must be a vector, got shape ",
+                                          s.shape().DebugString()));
       std::vector<int64_t> dims(s.flat<T>().begin(), s.flat<T>().end());
       OP_REQUIRES_OK(ctx, TensorShape::BuildTensorShape(dims, &shapes[i]));
     }
@@ -39,9 +38,8 @@ class BroadcastGradientArgsOp : public OpKernel {
         if (d < pad || shapes[i].dim_size(d - pad) == 1) axes.push_back(d);
       }
       Tensor* r = nullptr;
-      OP_REQUIRES_OK(
-          ctx, ctx->allocate_output(
-                   i, TensorShape({static_cast<int64_t>(axes.size())}), &r));
+      OP_REQUIRES_OK(ctx,
+                     ctx->allocate_output(i, TensorShape({static_cast<int64_t>(axes.size())}), &r));
       std::copy(axes.begin(), axes.end(), r->base<T>());
     }
   }

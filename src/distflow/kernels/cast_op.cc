@@ -53,8 +53,7 @@ Dst CastValue(Src v) {
     return static_cast<bfloat16>(CastValue<float>(v));
   } else if constexpr (std::is_same_v<Dst, bool>) {
     return v != Src(0);
-  } else if constexpr (std::is_floating_point_v<Src> &&
-                       std::is_integral_v<Dst>) {
+  } else if constexpr (std::is_floating_point_v<Src> && std::is_integral_v<Dst>) {
     if (std::isnan(v)) return 0;
     // Both bounds are exactly representable in Src for the types here
     // (powers of two, and lowest is 0 or -2^k).
@@ -100,16 +99,14 @@ class CastOp : public OpKernel {
         using Dst = decltype(dst_zero);
         const Src* in = x.base<Src>();
         Dst* out = y->base<Dst>();
-        ShardElementwise(ctx, n, kCheapElementCost,
-                         [&](int64_t begin, int64_t end) {
-                           Convert(in + begin, out + begin, end - begin);
-                         });
+        ShardElementwise(ctx, n, kCheapElementCost, [&](int64_t begin, int64_t end) {
+          Convert(in + begin, out + begin, end - begin);
+        });
       });
     });
-    OP_REQUIRES(
-        ctx, supported,
-        errors::Unimplemented("Cast from ", DataTypeString(src_), " to ",
-                              DataTypeString(dst_), " is not supported"));
+    OP_REQUIRES(ctx, supported,
+                errors::Unimplemented("Cast from ", DataTypeString(src_), " to ",
+                                      DataTypeString(dst_), " is not supported"));
   }
 
  private:
@@ -129,8 +126,7 @@ class CastOp : public OpKernel {
 };
 
 std::vector<DataType> CastTypes() {
-  return {DT_FLOAT, DT_DOUBLE, DT_BFLOAT16, DT_INT32,
-          DT_INT64, DT_UINT8,  DT_BOOL};
+  return {DT_FLOAT, DT_DOUBLE, DT_BFLOAT16, DT_INT32, DT_INT64, DT_UINT8, DT_BOOL};
 }
 
 REGISTER_KERNEL_BUILDER(Name("Cast")

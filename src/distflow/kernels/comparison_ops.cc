@@ -39,8 +39,7 @@ template <typename T, typename F, bool kIncompatible>
 class EqualityOp : public OpKernel {
  public:
   explicit EqualityOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    ctx->SetStatus(
-        ctx->GetAttr("incompatible_shape_error", &incompatible_shape_error_));
+    ctx->SetStatus(ctx->GetAttr("incompatible_shape_error", &incompatible_shape_error_));
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -55,8 +54,7 @@ class EqualityOp : public OpKernel {
       return;
     }
     OP_REQUIRES_OK(ctx, s);
-    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(
-                            {0, 1}, 0, plan.output_shape(), &z));
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0, 1}, 0, plan.output_shape(), &z));
     if (plan.num_elements() == 0) return;
     ComputeBroadcastBinary<F, T, bool>(ctx, plan, x, y, z, kCheapElementCost);
   }
@@ -65,10 +63,9 @@ class EqualityOp : public OpKernel {
   bool incompatible_shape_error_ = true;
 };
 
-#define DF_REGISTER_COMPARISON(name, F, T)                  \
-  REGISTER_KERNEL_BUILDER(                                  \
-      Name(name).Device(kDeviceCpu).TypeConstraint<T>("T"), \
-      BinaryOp<T, F, bool>)
+#define DF_REGISTER_COMPARISON(name, F, T)                                      \
+  REGISTER_KERNEL_BUILDER(Name(name).Device(kDeviceCpu).TypeConstraint<T>("T"), \
+                          BinaryOp<T, F, bool>)
 #define DF_REGISTER_COMPARISON_NUMBERS(name, F) \
   DF_REGISTER_COMPARISON(name, F, float);       \
   DF_REGISTER_COMPARISON(name, F, double);      \
@@ -81,10 +78,9 @@ DF_REGISTER_COMPARISON_NUMBERS("LessEqual", LessEqualFn);
 DF_REGISTER_COMPARISON_NUMBERS("Greater", GreaterFn);
 DF_REGISTER_COMPARISON_NUMBERS("GreaterEqual", GreaterEqualFn);
 
-#define DF_REGISTER_EQUALITY(name, F, T, incompatible)      \
-  REGISTER_KERNEL_BUILDER(                                  \
-      Name(name).Device(kDeviceCpu).TypeConstraint<T>("T"), \
-      EqualityOp<T, F, incompatible>)
+#define DF_REGISTER_EQUALITY(name, F, T, incompatible)                          \
+  REGISTER_KERNEL_BUILDER(Name(name).Device(kDeviceCpu).TypeConstraint<T>("T"), \
+                          EqualityOp<T, F, incompatible>)
 #define DF_REGISTER_EQUALITY_TYPES(name, F, incompatible) \
   DF_REGISTER_EQUALITY(name, F, float, incompatible);     \
   DF_REGISTER_EQUALITY(name, F, double, incompatible);    \
@@ -97,12 +93,9 @@ DF_REGISTER_COMPARISON_NUMBERS("GreaterEqual", GreaterEqualFn);
 DF_REGISTER_EQUALITY_TYPES("Equal", EqualFn, false);
 DF_REGISTER_EQUALITY_TYPES("NotEqual", NotEqualFn, true);
 
-REGISTER_KERNEL_BUILDER(Name("LogicalAnd").Device(kDeviceCpu),
-                        BinaryOp<bool, LogicalAndFn>);
-REGISTER_KERNEL_BUILDER(Name("LogicalOr").Device(kDeviceCpu),
-                        BinaryOp<bool, LogicalOrFn>);
-REGISTER_KERNEL_BUILDER(Name("LogicalNot").Device(kDeviceCpu),
-                        UnaryOp<bool, LogicalNotFn>);
+REGISTER_KERNEL_BUILDER(Name("LogicalAnd").Device(kDeviceCpu), BinaryOp<bool, LogicalAndFn>);
+REGISTER_KERNEL_BUILDER(Name("LogicalOr").Device(kDeviceCpu), BinaryOp<bool, LogicalOrFn>);
+REGISTER_KERNEL_BUILDER(Name("LogicalNot").Device(kDeviceCpu), UnaryOp<bool, LogicalNotFn>);
 
 #undef DF_REGISTER_EQUALITY_TYPES
 #undef DF_REGISTER_EQUALITY

@@ -43,9 +43,8 @@ class ConcatV2Op : public OpKernel {
   }
 };
 
-REGISTER_KERNEL_BUILDER(
-    Name("ConcatV2").Device(kDeviceCpu).TypeConstraint("T", ArrayKernelTypes()),
-    ConcatV2Op);
+REGISTER_KERNEL_BUILDER(Name("ConcatV2").Device(kDeviceCpu).TypeConstraint("T", ArrayKernelTypes()),
+                        ConcatV2Op);
 
 }  // namespace
 }  // namespace distflow

@@ -37,8 +37,7 @@ void DivideBy(Tensor* t, int n) {
 }  // namespace
 
 ConditionalAccumulator::ConditionalAccumulator(std::string name, DataType dtype,
-                                               PartialTensorShape shape,
-                                               std::string reduction_type)
+                                               PartialTensorShape shape, std::string reduction_type)
     : name_(std::move(name)),
       dtype_(dtype),
       shape_(std::move(shape)),
@@ -46,40 +45,34 @@ ConditionalAccumulator::ConditionalAccumulator(std::string name, DataType dtype,
 
 ConditionalAccumulator::~ConditionalAccumulator() = default;
 
-absl::Status ConditionalAccumulator::MatchesAttrs(
-    DataType dtype, const PartialTensorShape& shape,
-    const std::string& reduction_type) const {
-  if (dtype != dtype_ || !shape.IsIdenticalTo(shape_) ||
-      reduction_type != reduction_type_) {
-    return errors::InvalidArgument(
-        "Shared accumulator '", name_, "' is ", DataTypeString(dtype_), " ",
-        shape_.DebugString(), " ", reduction_type_, " but was requested as ",
-        DataTypeString(dtype), " ", shape.DebugString(), " ", reduction_type);
+absl::Status ConditionalAccumulator::MatchesAttrs(DataType dtype, const PartialTensorShape& shape,
+                                                  const std::string& reduction_type) const {
+  if (dtype != dtype_ || !shape.IsIdenticalTo(shape_) || reduction_type != reduction_type_) {
+    return errors::InvalidArgument("Shared accumulator '", name_, "' is ", DataTypeString(dtype_),
+                                   " ", shape_.DebugString(), " ", reduction_type_,
+                                   " but was requested as ", DataTypeString(dtype), " ",
+                                   shape.DebugString(), " ", reduction_type);
   }
   return absl::OkStatus();
 }
 
-absl::Status ConditionalAccumulator::TryApplyGrad(int64_t local_step,
-                                                  const Tensor& grad) {
+absl::Status ConditionalAccumulator::TryApplyGrad(int64_t local_step, const Tensor& grad) {
   if (grad.dtype() != dtype_) {
-    return errors::InvalidArgument("Accumulator '", name_, "' is ",
-                                   DataTypeString(dtype_), ", got a ",
-                                   DataTypeString(grad.dtype()), " gradient");
+    return errors::InvalidArgument("Accumulator '", name_, "' is ", DataTypeString(dtype_),
+                                   ", got a ", DataTypeString(grad.dtype()), " gradient");
   }
   if (!shape_.IsCompatibleWith(grad.shape())) {
-    return errors::InvalidArgument(
-        "Accumulator '", name_, "' has shape ", shape_.DebugString(),
-        ", got a gradient of shape ", grad.shape().DebugString());
+    return errors::InvalidArgument("Accumulator '", name_, "' has shape ", shape_.DebugString(),
+                                   ", got a gradient of shape ", grad.shape().DebugString());
   }
   TakeList done;
   {
     absl::MutexLock l(&mu_);
     if (local_step < global_step_) return absl::OkStatus();  // stale
     if (counter_ > 0 && grad.shape() != sum_.shape()) {
-      return errors::InvalidArgument(
-          "Accumulator '", name_, "' holds gradients of shape ",
-          sum_.shape().DebugString(), ", got a gradient of shape ",
-          grad.shape().DebugString());
+      return errors::InvalidArgument("Accumulator '", name_, "' holds gradients of shape ",
+                                     sum_.shape().DebugString(), ", got a gradient of shape ",
+                                     grad.shape().DebugString());
     }
     if (counter_ == 0) {
       sum_ = grad.DeepCopy();
@@ -95,8 +88,7 @@ absl::Status ConditionalAccumulator::TryApplyGrad(int64_t local_step,
   return absl::OkStatus();
 }
 
-void ConditionalAccumulator::TryTakeGrad(int num_required,
-                                         CancellationManager* cm,
+void ConditionalAccumulator::TryTakeGrad(int num_required, CancellationManager* cm,
                                          TakeCallback done_callback) {
   auto take = std::make_unique<Take>();
   take->num_required = num_required;
@@ -109,17 +101,16 @@ void ConditionalAccumulator::TryTakeGrad(int num_required,
     take->accumulator.reset(this);
     take->id = next_id_++;
     if (num_required < 1) {
-      take->status = errors::InvalidArgument(
-          "Argument num_required must be positive, but was ", num_required);
+      take->status =
+          errors::InvalidArgument("Argument num_required must be positive, but was ", num_required);
       done.push_back(std::move(take));
     } else {
       if (cm != nullptr) {
         take->token = cm->get_cancellation_token();
-        take->registered = cm->RegisterCallback(
-            take->token, [this, id = take->id] { Cancel(id); });
+        take->registered = cm->RegisterCallback(take->token, [this, id = take->id] { Cancel(id); });
         if (!take->registered) {
-          take->status = errors::Cancelled("TakeGradient from accumulator '",
-                                           name_, "' was cancelled");
+          take->status =
+              errors::Cancelled("TakeGradient from accumulator '", name_, "' was cancelled");
           done.push_back(std::move(take));
         }
       }
@@ -156,8 +147,8 @@ void ConditionalAccumulator::Cancel(int64_t id) {
     absl::MutexLock l(&mu_);
     for (auto it = takes_.begin(); it != takes_.end(); ++it) {
       if ((*it)->id != id) continue;
-      (*it)->status = errors::Cancelled("TakeGradient from accumulator '",
-                                        name_, "' was cancelled");
+      (*it)->status =
+          errors::Cancelled("TakeGradient from accumulator '", name_, "' was cancelled");
       done.splice(done.end(), takes_, it);
       break;
     }
@@ -188,9 +179,9 @@ void ConditionalAccumulator::SetGlobalStep(int64_t new_global_step) {
 
 std::string ConditionalAccumulator::DebugString() const {
   absl::MutexLock l(&mu_);
-  return absl::StrCat("ConditionalAccumulator '", name_, "' ",
-                      DataTypeString(dtype_), " ", shape_.DebugString(),
-                      " accumulated=", counter_, " global_step=", global_step_);
+  return absl::StrCat("ConditionalAccumulator '", name_, "' ", DataTypeString(dtype_), " ",
+                      shape_.DebugString(), " accumulated=", counter_,
+                      " global_step=", global_step_);
 }
 
 }  // namespace distflow

@@ -31,8 +31,8 @@ class ConditionalAccumulator : public ResourceBase {
   using TakeCallback = std::function<void(const absl::Status&, Tensor)>;
 
   // REQUIRES: dtype is float or double; reduction_type is "MEAN" or "SUM".
-  ConditionalAccumulator(std::string name, DataType dtype,
-                         PartialTensorShape shape, std::string reduction_type);
+  ConditionalAccumulator(std::string name, DataType dtype, PartialTensorShape shape,
+                         std::string reduction_type);
 
   const std::string& name() const { return name_; }
   DataType dtype() const { return dtype_; }
@@ -48,8 +48,7 @@ class ConditionalAccumulator : public ResourceBase {
   absl::Status TryApplyGrad(int64_t local_step, const Tensor& grad);
   // Waits for num_required gradients (see above). InvalidArgument for
   // num_required < 1.
-  void TryTakeGrad(int num_required, CancellationManager* cm,
-                   TakeCallback done);
+  void TryTakeGrad(int num_required, CancellationManager* cm, TakeCallback done);
   // Gradients accumulated since the last take.
   int num_accumulated() const;
   // Sets the global step (also backwards, as TensorFlow does).

@@ -27,8 +27,7 @@ class AccumulatorOp : public OpKernel {
     if (ctx->output_type(0) == DT_RESOURCE) {
       handle_ = Tensor(DT_RESOURCE, TensorShape());
       handle_.scalar<ResourceHandle>() =
-          MakeResourceHandle<ConditionalAccumulator>(
-              ctx->device(), name_.container, name_.name);
+          MakeResourceHandle<ConditionalAccumulator>(ctx->device(), name_.container, name_.name);
     } else {
       handle_ = Tensor(DT_STRING, TensorShape({2}));
       handle_.flat<std::string>()[0] = name_.container;
@@ -40,14 +39,11 @@ class AccumulatorOp : public OpKernel {
     absl::StatusOr<ResourceMgr*> rm = GetResourceMgr(ctx->device());
     OP_REQUIRES_OK(ctx, rm.status());
     auto accumulator = (*rm)->LookupOrCreate<ConditionalAccumulator>(
-        name_.container, name_.name,
-        [this]() -> absl::StatusOr<ConditionalAccumulator*> {
-          return new ConditionalAccumulator(name_.name, dtype_, shape_,
-                                            reduction_type_);
+        name_.container, name_.name, [this]() -> absl::StatusOr<ConditionalAccumulator*> {
+          return new ConditionalAccumulator(name_.name, dtype_, shape_, reduction_type_);
         });
     OP_REQUIRES_OK(ctx, accumulator.status());
-    OP_REQUIRES_OK(
-        ctx, (*accumulator)->MatchesAttrs(dtype_, shape_, reduction_type_));
+    OP_REQUIRES_OK(ctx, (*accumulator)->MatchesAttrs(dtype_, shape_, reduction_type_));
     if (handle_.dtype() == DT_RESOURCE) {
       ctx->set_output(0, handle_);
     } else {
@@ -75,8 +71,7 @@ REGISTER_KERNEL_BUILDER(Name("ResourceConditionalAccumulator")
                         AccumulatorOp);
 
 // The accumulator input 0 names, in either handle form.
-absl::StatusOr<RefPtr<ConditionalAccumulator>> AccumulatorFromInput(
-    OpKernelContext* ctx) {
+absl::StatusOr<RefPtr<ConditionalAccumulator>> AccumulatorFromInput(OpKernelContext* ctx) {
   if (ctx->input_dtype(0) == DT_RESOURCE) {
     DF_ASSIGN_OR_RETURN(ResourceHandle handle, HandleFromInput(ctx, 0));
     return LookupResource<ConditionalAccumulator>(ctx, handle);
@@ -90,9 +85,8 @@ absl::StatusOr<RefPtr<ConditionalAccumulator>> AccumulatorFromInput(
     };
     const Tensor& t = ctx->input(0);
     if (t.dtype() != DT_STRING || t.shape() != TensorShape({2})) {
-      return errors::InvalidArgument(
-          "an accumulator handle must be a [2] string tensor, got ",
-          t.DebugString());
+      return errors::InvalidArgument("an accumulator handle must be a [2] string tensor, got ",
+                                     t.DebugString());
     }
     container = t.flat<std::string>()[0];
     name = t.flat<std::string>()[1];
@@ -110,29 +104,25 @@ absl::Status CheckScalar(OpKernelContext* ctx, int i, absl::string_view name) {
 
 class AccumulatorApplyGradientOp : public OpKernel {
  public:
-  explicit AccumulatorApplyGradientOp(OpKernelConstruction* ctx)
-      : OpKernel(ctx) {}
+  explicit AccumulatorApplyGradientOp(OpKernelConstruction* ctx) : OpKernel(ctx) {}
 
   void Compute(OpKernelContext* ctx) override {
     OP_REQUIRES_OK(ctx, CheckScalar(ctx, 1, "local_step"));
     auto accumulator = AccumulatorFromInput(ctx);
     OP_REQUIRES_OK(ctx, accumulator.status());
-    OP_REQUIRES_OK(ctx, (*accumulator)
-                            ->TryApplyGrad(ctx->input(1).scalar<int64_t>(),
-                                           ctx->input(2)));
+    OP_REQUIRES_OK(ctx,
+                   (*accumulator)->TryApplyGrad(ctx->input(1).scalar<int64_t>(), ctx->input(2)));
   }
 };
 
 REGISTER_KERNEL_BUILDER(Name("AccumulatorApplyGradient").Device(kDeviceCpu),
                         AccumulatorApplyGradientOp);
-REGISTER_KERNEL_BUILDER(
-    Name("ResourceAccumulatorApplyGradient").Device(kDeviceCpu),
-    AccumulatorApplyGradientOp);
+REGISTER_KERNEL_BUILDER(Name("ResourceAccumulatorApplyGradient").Device(kDeviceCpu),
+                        AccumulatorApplyGradientOp);
 
 class AccumulatorTakeGradientOp : public AsyncOpKernel {
  public:
-  explicit AccumulatorTakeGradientOp(OpKernelConstruction* ctx)
-      : AsyncOpKernel(ctx) {
+  explicit AccumulatorTakeGradientOp(OpKernelConstruction* ctx) : AsyncOpKernel(ctx) {
     OP_REQUIRES_OK(ctx, ctx->GetAttr("dtype", &dtype_));
   }
 
@@ -141,16 +131,13 @@ class AccumulatorTakeGradientOp : public AsyncOpKernel {
     auto accumulator = AccumulatorFromInput(ctx);
     OP_REQUIRES_OK_ASYNC(ctx, accumulator.status(), done);
     OP_REQUIRES_ASYNC(ctx, (*accumulator)->dtype() == dtype_,
-                      errors::InvalidArgument(
-                          "Accumulator '", (*accumulator)->name(), "' is ",
-                          DataTypeString((*accumulator)->dtype()), ", not ",
-                          DataTypeString(dtype_)),
+                      errors::InvalidArgument("Accumulator '", (*accumulator)->name(), "' is ",
+                                              DataTypeString((*accumulator)->dtype()), ", not ",
+                                              DataTypeString(dtype_)),
                       done);
     (*accumulator)
-        ->TryTakeGrad(ctx->input(1).scalar<int32_t>(),
-                      ctx->cancellation_manager(),
-                      [ctx, done = std::move(done)](const absl::Status& s,
-                                                    Tensor average) {
+        ->TryTakeGrad(ctx->input(1).scalar<int32_t>(), ctx->cancellation_manager(),
+                      [ctx, done = std::move(done)](const absl::Status& s, Tensor average) {
                         if (s.ok()) {
                           ctx->set_output(0, std::move(average));
                         } else {
@@ -166,35 +153,30 @@ class AccumulatorTakeGradientOp : public AsyncOpKernel {
 
 REGISTER_KERNEL_BUILDER(Name("AccumulatorTakeGradient").Device(kDeviceCpu),
                         AccumulatorTakeGradientOp);
-REGISTER_KERNEL_BUILDER(
-    Name("ResourceAccumulatorTakeGradient").Device(kDeviceCpu),
-    AccumulatorTakeGradientOp);
+REGISTER_KERNEL_BUILDER(Name("ResourceAccumulatorTakeGradient").Device(kDeviceCpu),
+                        AccumulatorTakeGradientOp);
 
 class AccumulatorNumAccumulatedOp : public OpKernel {
  public:
-  explicit AccumulatorNumAccumulatedOp(OpKernelConstruction* ctx)
-      : OpKernel(ctx) {
+  explicit AccumulatorNumAccumulatedOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
     set_expensive(false);
   }
 
   void Compute(OpKernelContext* ctx) override {
     auto accumulator = AccumulatorFromInput(ctx);
     OP_REQUIRES_OK(ctx, accumulator.status());
-    ctx->set_output(0,
-                    Tensor::Scalar<int32_t>((*accumulator)->num_accumulated()));
+    ctx->set_output(0, Tensor::Scalar<int32_t>((*accumulator)->num_accumulated()));
   }
 };
 
 REGISTER_KERNEL_BUILDER(Name("AccumulatorNumAccumulated").Device(kDeviceCpu),
                         AccumulatorNumAccumulatedOp);
-REGISTER_KERNEL_BUILDER(
-    Name("ResourceAccumulatorNumAccumulated").Device(kDeviceCpu),
-    AccumulatorNumAccumulatedOp);
+REGISTER_KERNEL_BUILDER(Name("ResourceAccumulatorNumAccumulated").Device(kDeviceCpu),
+                        AccumulatorNumAccumulatedOp);
 
 class AccumulatorSetGlobalStepOp : public OpKernel {
  public:
-  explicit AccumulatorSetGlobalStepOp(OpKernelConstruction* ctx)
-      : OpKernel(ctx) {
+  explicit AccumulatorSetGlobalStepOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
     set_expensive(false);
   }
 
@@ -208,9 +190,8 @@ class AccumulatorSetGlobalStepOp : public OpKernel {
 
 REGISTER_KERNEL_BUILDER(Name("AccumulatorSetGlobalStep").Device(kDeviceCpu),
                         AccumulatorSetGlobalStepOp);
-REGISTER_KERNEL_BUILDER(
-    Name("ResourceAccumulatorSetGlobalStep").Device(kDeviceCpu),
-    AccumulatorSetGlobalStepOp);
+REGISTER_KERNEL_BUILDER(Name("ResourceAccumulatorSetGlobalStep").Device(kDeviceCpu),
+                        AccumulatorSetGlobalStepOp);
 
 }  // namespace
 }  // namespace distflow

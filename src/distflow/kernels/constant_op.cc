@@ -13,9 +13,8 @@ class ConstOp : public OpKernel {
     DataType dtype;
     OP_REQUIRES_OK(ctx, ctx->GetAttr("dtype", &dtype));
     OP_REQUIRES(ctx, value_.dtype() == dtype,
-                errors::InvalidArgument(
-                    "Const value has type ", DataTypeString(value_.dtype()),
-                    " but dtype is ", DataTypeString(dtype)));
+                errors::InvalidArgument("Const value has type ", DataTypeString(value_.dtype()),
+                                        " but dtype is ", DataTypeString(dtype)));
   }
 
   void Compute(OpKernelContext* ctx) override { ctx->set_output(0, value_); }

@@ -14,8 +14,8 @@ class SwitchOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& pred = ctx->input(1);
     if (pred.dims() != 0) {
-      ctx->SetStatus(errors::InvalidArgument("pred must be a scalar, got shape ",
-                                             pred.shape().DebugString()));
+      ctx->SetStatus(
+          errors::InvalidArgument("pred must be a scalar, got shape ", pred.shape().DebugString()));
       return;
     }
     ctx->set_output(pred.scalar<bool>() ? 1 : 0, ctx->input(0));

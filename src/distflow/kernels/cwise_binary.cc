@@ -84,9 +84,7 @@ struct SquaredDifferenceFn {
 
 // Truncating division for integers (x / -1 wraps for the most negative x).
 struct DivFn {
-  static absl::Status Validate(const Tensor&, const Tensor& y) {
-    return CheckIntegerDivisor(y);
-  }
+  static absl::Status Validate(const Tensor&, const Tensor& y) { return CheckIntegerDivisor(y); }
   template <typename C>
   C operator()(C a, C b) const {
     if constexpr (kIsSignedInt<C>) {
@@ -99,9 +97,7 @@ struct DivFn {
 
 // Rounds toward negative infinity, as Python's //.
 struct FloorDivFn {
-  static absl::Status Validate(const Tensor&, const Tensor& y) {
-    return CheckIntegerDivisor(y);
-  }
+  static absl::Status Validate(const Tensor&, const Tensor& y) { return CheckIntegerDivisor(y); }
   template <typename C>
   C operator()(C a, C b) const {
     if constexpr (kIsSignedInt<C>) {
@@ -116,9 +112,7 @@ struct FloorDivFn {
 
 // The remainder of FloorDiv: zero or the sign of b, as Python's %.
 struct FloorModFn {
-  static absl::Status Validate(const Tensor&, const Tensor& y) {
-    return CheckIntegerDivisor(y);
-  }
+  static absl::Status Validate(const Tensor&, const Tensor& y) { return CheckIntegerDivisor(y); }
   template <typename C>
   C operator()(C a, C b) const {
     if constexpr (kIsSignedInt<C>) {
@@ -141,8 +135,7 @@ struct PowFn {
       for (int64_t v : y.flat<int64_t>()) negative |= v < 0;
     }
     if (negative) {
-      return errors::InvalidArgument(
-          "Integers to negative integer powers are not allowed");
+      return errors::InvalidArgument("Integers to negative integer powers are not allowed");
     }
     return absl::OkStatus();
   }
@@ -182,10 +175,9 @@ struct MinimumFn {
   }
 };
 
-#define DF_REGISTER_BINARY(name, F, T, cost)                \
-  REGISTER_KERNEL_BUILDER(                                  \
-      Name(name).Device(kDeviceCpu).TypeConstraint<T>("T"), \
-      BinaryOp<T, F, T, cost>)
+#define DF_REGISTER_BINARY(name, F, T, cost)                                    \
+  REGISTER_KERNEL_BUILDER(Name(name).Device(kDeviceCpu).TypeConstraint<T>("T"), \
+                          BinaryOp<T, F, T, cost>)
 #define DF_REGISTER_BINARY_NUMBERS(name, F, cost) \
   DF_REGISTER_BINARY(name, F, float, cost);       \
   DF_REGISTER_BINARY(name, F, double, cost);      \
@@ -198,8 +190,7 @@ DF_REGISTER_BINARY_NUMBERS("Add", AddFn, kCheapElementCost);
 DF_REGISTER_BINARY("Add", AddFn, std::string, kTranscendentalElementCost);
 DF_REGISTER_BINARY_NUMBERS("Sub", SubFn, kCheapElementCost);
 DF_REGISTER_BINARY_NUMBERS("Mul", MulFn, kCheapElementCost);
-DF_REGISTER_BINARY_NUMBERS("SquaredDifference", SquaredDifferenceFn,
-                           kCheapElementCost);
+DF_REGISTER_BINARY_NUMBERS("SquaredDifference", SquaredDifferenceFn, kCheapElementCost);
 DF_REGISTER_BINARY_NUMBERS("RealDiv", DivFn, kCheapElementCost);
 DF_REGISTER_BINARY_NUMBERS("Div", DivFn, kCheapElementCost);
 DF_REGISTER_BINARY_NUMBERS("FloorDiv", FloorDivFn, kTranscendentalElementCost);

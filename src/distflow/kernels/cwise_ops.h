@@ -52,8 +52,7 @@ void ShardElementwise(OpKernelContext* ctx, int64_t n, int64_t cost_per_element,
 // z[i] = f(x[i * sx], y[i * sy]) for i in [0, n), with sx, sy in {0, 1}.
 // z may alias x or y when that operand's stride is 1.
 template <typename F, typename In, typename Out>
-inline void BinarySegment(const In* x, int64_t sx, const In* y, int64_t sy,
-                          Out* z, int64_t n) {
+inline void BinarySegment(const In* x, int64_t sx, const In* y, int64_t sy, Out* z, int64_t n) {
   using C = ComputeType<In>;
   const F f;
   if (sx != 0 && sy != 0) {
@@ -71,8 +70,7 @@ inline void BinarySegment(const In* x, int64_t sx, const In* y, int64_t sy,
       z[i] = static_cast<Out>(f(xv, static_cast<C>(y[i])));
     }
   } else {
-    const Out v =
-        static_cast<Out>(f(static_cast<C>(x[0]), static_cast<C>(y[0])));
+    const Out v = static_cast<Out>(f(static_cast<C>(x[0]), static_cast<C>(y[0])));
     std::fill(z, z + n, v);
   }
 }
@@ -80,33 +78,28 @@ inline void BinarySegment(const In* x, int64_t sx, const In* y, int64_t sy,
 // Computes z = f(x, y) elementwise under `plan` (built from x and y).
 // REQUIRES: z has plan.output_shape() and dtype Out.
 template <typename F, typename In, typename Out>
-void ComputeBroadcastBinary(OpKernelContext* ctx, const BroadcastPlan& plan,
-                            const Tensor& x, const Tensor& y, Tensor* z,
-                            int64_t cost_per_element) {
+void ComputeBroadcastBinary(OpKernelContext* ctx, const BroadcastPlan& plan, const Tensor& x,
+                            const Tensor& y, Tensor* z, int64_t cost_per_element) {
   const In* px = x.base<In>();
   const In* py = y.base<In>();
   Out* pz = z->base<Out>();
   const int64_t sx = plan.inner_stride(0), sy = plan.inner_stride(1);
-  ShardElementwise(
-      ctx, plan.num_elements(), cost_per_element,
-      [&](int64_t begin, int64_t end) {
-        plan.ForEachSegment(
-            begin, end, [&](int64_t out, const int64_t* in, int64_t len) {
-              BinarySegment<F>(px + in[0], sx, py + in[1], sy, pz + out, len);
-            });
-      });
+  ShardElementwise(ctx, plan.num_elements(), cost_per_element, [&](int64_t begin, int64_t end) {
+    plan.ForEachSegment(begin, end, [&](int64_t out, const int64_t* in, int64_t len) {
+      BinarySegment<F>(px + in[0], sx, py + in[1], sy, pz + out, len);
+    });
+  });
 }
 
 template <typename F, typename = void>
 struct HasValidate : std::false_type {};
 template <typename F>
-struct HasValidate<F, std::void_t<decltype(F::Validate(
-                          std::declval<Tensor>(), std::declval<Tensor>()))>>
+struct HasValidate<
+    F, std::void_t<decltype(F::Validate(std::declval<Tensor>(), std::declval<Tensor>()))>>
     : std::true_type {};
 
 // A broadcasting binary op: inputs x, y of type T, output of type Out.
-template <typename T, typename F, typename Out = T,
-          int64_t kCost = kCheapElementCost>
+template <typename T, typename F, typename Out = T, int64_t kCost = kCheapElementCost>
 class BinaryOp : public OpKernel {
  public:
   explicit BinaryOp(OpKernelConstruction* ctx) : OpKernel(ctx) {}
@@ -120,8 +113,7 @@ class BinaryOp : public OpKernel {
       OP_REQUIRES_OK(ctx, F::Validate(x, y));
     }
     Tensor* z = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(
-                            {0, 1}, 0, plan.output_shape(), &z));
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0, 1}, 0, plan.output_shape(), &z));
     if (plan.num_elements() == 0) return;
     ComputeBroadcastBinary<F, T, Out>(ctx, plan, x, y, z, kCost);
   }
@@ -139,19 +131,15 @@ class UnaryGradOp : public OpKernel {
     const Tensor& dy = ctx->input(1);
     OP_REQUIRES(ctx, y.shape() == dy.shape(),
                 errors::InvalidArgument("y and dy must have the same shape: ",
-                                        y.shape().DebugString(), " vs ",
-                                        dy.shape().DebugString()));
+                                        y.shape().DebugString(), " vs ", dy.shape().DebugString()));
     Tensor* z = nullptr;
-    OP_REQUIRES_OK(
-        ctx, ctx->forward_input_or_allocate_output({1, 0}, 0, y.shape(), &z));
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({1, 0}, 0, y.shape(), &z));
     const T* py = y.base<T>();
     const T* pdy = dy.base<T>();
     T* pz = z->base<T>();
-    ShardElementwise(ctx, y.NumElements(), kCheapElementCost,
-                     [&](int64_t begin, int64_t end) {
-                       BinarySegment<F>(py + begin, 1, pdy + begin, 1,
-                                        pz + begin, end - begin);
-                     });
+    ShardElementwise(ctx, y.NumElements(), kCheapElementCost, [&](int64_t begin, int64_t end) {
+      BinarySegment<F>(py + begin, 1, pdy + begin, 1, pz + begin, end - begin);
+    });
   }
 };
 
@@ -169,14 +157,12 @@ class UnaryOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
     Tensor* y = nullptr;
-    OP_REQUIRES_OK(
-        ctx, ctx->forward_input_or_allocate_output({0}, 0, x.shape(), &y));
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 0, x.shape(), &y));
     const T* px = x.base<T>();
     T* py = y->base<T>();
-    ShardElementwise(ctx, x.NumElements(), kCost,
-                     [&](int64_t begin, int64_t end) {
-                       Apply(px + begin, py + begin, end - begin);
-                     });
+    ShardElementwise(ctx, x.NumElements(), kCost, [&](int64_t begin, int64_t end) {
+      Apply(px + begin, py + begin, end - begin);
+    });
   }
 
  private:
@@ -192,12 +178,10 @@ class UnaryOp : public OpKernel {
       C buf[kChunk];
       for (int64_t start = 0; start < n; start += kChunk) {
         const int64_t len = std::min(kChunk, n - start);
-        for (int64_t i = 0; i < len; ++i)
-          buf[i] = static_cast<C>(in[start + i]);
+        for (int64_t i = 0; i < len; ++i) buf[i] = static_cast<C>(in[start + i]);
         Eigen::Map<Array> a(buf, len);
         a = f(a);
-        for (int64_t i = 0; i < len; ++i)
-          out[start + i] = static_cast<T>(buf[i]);
+        for (int64_t i = 0; i < len; ++i) out[start + i] = static_cast<T>(buf[i]);
       }
     }
   }

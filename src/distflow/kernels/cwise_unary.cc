@@ -60,10 +60,8 @@ struct RsqrtGradFn {
   }
 };
 
-#define DF_REGISTER_UNARY(name, F, T, cost)                 \
-  REGISTER_KERNEL_BUILDER(                                  \
-      Name(name).Device(kDeviceCpu).TypeConstraint<T>("T"), \
-      UnaryOp<T, F, cost>)
+#define DF_REGISTER_UNARY(name, F, T, cost) \
+  REGISTER_KERNEL_BUILDER(Name(name).Device(kDeviceCpu).TypeConstraint<T>("T"), UnaryOp<T, F, cost>)
 #define DF_REGISTER_UNARY_FLOATS(name, F, cost) \
   DF_REGISTER_UNARY(name, F, float, cost);      \
   DF_REGISTER_UNARY(name, F, double, cost);     \
@@ -85,16 +83,13 @@ DF_REGISTER_UNARY_FLOATS("Tanh", TanhFn, kTranscendentalElementCost);
 DF_REGISTER_UNARY_FLOATS("Sigmoid", SigmoidFn, kTranscendentalElementCost);
 DF_REGISTER_UNARY_FLOATS("Reciprocal", ReciprocalFn, kCheapElementCost);
 
-#define DF_REGISTER_UNARY_GRAD(name, F)                            \
-  REGISTER_KERNEL_BUILDER(                                         \
-      Name(name).Device(kDeviceCpu).TypeConstraint<float>("T"),    \
-      UnaryGradOp<float, F>);                                      \
-  REGISTER_KERNEL_BUILDER(                                         \
-      Name(name).Device(kDeviceCpu).TypeConstraint<double>("T"),   \
-      UnaryGradOp<double, F>);                                     \
-  REGISTER_KERNEL_BUILDER(                                         \
-      Name(name).Device(kDeviceCpu).TypeConstraint<bfloat16>("T"), \
-      UnaryGradOp<bfloat16, F>)
+#define DF_REGISTER_UNARY_GRAD(name, F)                                                \
+  REGISTER_KERNEL_BUILDER(Name(name).Device(kDeviceCpu).TypeConstraint<float>("T"),    \
+                          UnaryGradOp<float, F>);                                      \
+  REGISTER_KERNEL_BUILDER(Name(name).Device(kDeviceCpu).TypeConstraint<double>("T"),   \
+                          UnaryGradOp<double, F>);                                     \
+  REGISTER_KERNEL_BUILDER(Name(name).Device(kDeviceCpu).TypeConstraint<bfloat16>("T"), \
+                          UnaryGradOp<bfloat16, F>)
 
 DF_REGISTER_UNARY_GRAD("SigmoidGrad", SigmoidGradFn);
 DF_REGISTER_UNARY_GRAD("TanhGrad", TanhGradFn);

@@ -20,20 +20,17 @@ struct BytesMover {
   static void One(const char* src, char* dst) { std::memcpy(dst, src, N); }
   static void Strided(const char* src, int64_t n, int64_t stride, char* dst) {
     const int64_t step = stride * static_cast<int64_t>(N);
-    for (int64_t k = 0; k < n; ++k, src += step, dst += N)
-      std::memcpy(dst, src, N);
+    for (int64_t k = 0; k < n; ++k, src += step, dst += N) std::memcpy(dst, src, N);
   }
 };
 
 struct StringMover {
   static constexpr int64_t kSize = sizeof(std::string);
   static void Run(const char* src, int64_t n, char* dst) {
-    std::copy_n(reinterpret_cast<const std::string*>(src), n,
-                reinterpret_cast<std::string*>(dst));
+    std::copy_n(reinterpret_cast<const std::string*>(src), n, reinterpret_cast<std::string*>(dst));
   }
   static void One(const char* src, char* dst) {
-    *reinterpret_cast<std::string*>(dst) =
-        *reinterpret_cast<const std::string*>(src);
+    *reinterpret_cast<std::string*>(dst) = *reinterpret_cast<const std::string*>(src);
   }
   static void Strided(const char* src, int64_t n, int64_t stride, char* dst) {
     const auto* s = reinterpret_cast<const std::string*>(src);
@@ -151,13 +148,11 @@ size_t ElementBytes(DataType dtype) {
 void CopyElements(DataType dtype, const void* src, int64_t n, void* dst) {
   if (n <= 0) return;
   WithMover(dtype, [&](auto mover) {
-    decltype(mover)::Run(static_cast<const char*>(src), n,
-                         static_cast<char*>(dst));
+    decltype(mover)::Run(static_cast<const char*>(src), n, static_cast<char*>(dst));
   });
 }
 
-void StridedCopy(DataType dtype, const void* src,
-                 absl::Span<const int64_t> sizes,
+void StridedCopy(DataType dtype, const void* src, absl::Span<const int64_t> sizes,
                  absl::Span<const int64_t> src_strides, void* dst) {
   DF_CHECK(sizes.size() == src_strides.size());
   // Drop size-1 dims and merge dims that are contiguous with the next one, so
@@ -166,8 +161,7 @@ void StridedCopy(DataType dtype, const void* src,
   for (size_t d = 0; d < sizes.size(); ++d) {
     if (sizes[d] == 0) return;
     if (sizes[d] == 1) continue;
-    if (!merged_sizes.empty() &&
-        merged_strides.back() == src_strides[d] * sizes[d]) {
+    if (!merged_sizes.empty() && merged_strides.back() == src_strides[d] * sizes[d]) {
       merged_sizes.back() *= sizes[d];
       merged_strides.back() = src_strides[d];
     } else {
@@ -189,12 +183,11 @@ void StridedCopy(DataType dtype, const void* src,
   WithMover(dtype, [&](auto mover) {
     using Mover = decltype(mover);
     if (contiguous >= 0) {
-      BlockedTransposeImpl<Mover>(static_cast<const char*>(src), merged_sizes,
-                                  merged_strides, contiguous,
-                                  static_cast<char*>(dst));
+      BlockedTransposeImpl<Mover>(static_cast<const char*>(src), merged_sizes, merged_strides,
+                                  contiguous, static_cast<char*>(dst));
     } else {
-      StridedCopyImpl<Mover>(static_cast<const char*>(src), merged_sizes,
-                             merged_strides, static_cast<char*>(dst));
+      StridedCopyImpl<Mover>(static_cast<const char*>(src), merged_sizes, merged_strides,
+                             static_cast<char*>(dst));
     }
   });
 }
@@ -208,9 +201,8 @@ void FillElements(DataType dtype, const void* value, int64_t n, void* dst) {
   });
 }
 
-void GatherRows(DataType dtype, const void* src, int64_t batch, int64_t outer,
-                int64_t limit, int64_t inner, const int64_t* indices, int64_t n,
-                void* dst) {
+void GatherRows(DataType dtype, const void* src, int64_t batch, int64_t outer, int64_t limit,
+                int64_t inner, const int64_t* indices, int64_t n, void* dst) {
   WithMover(dtype, [&](auto mover) {
     using Mover = decltype(mover);
     const int64_t block = inner * Mover::kSize;
@@ -218,11 +210,9 @@ void GatherRows(DataType dtype, const void* src, int64_t batch, int64_t outer,
     for (int64_t b = 0; b < batch; ++b) {
       const int64_t* ix = indices + b * n;
       for (int64_t o = 0; o < outer; ++o) {
-        const char* base =
-            static_cast<const char*>(src) + (b * outer + o) * limit * block;
+        const char* base = static_cast<const char*>(src) + (b * outer + o) * limit * block;
         if (inner == 1) {
-          for (int64_t j = 0; j < n; ++j, out += block)
-            Mover::One(base + ix[j] * block, out);
+          for (int64_t j = 0; j < n; ++j, out += block) Mover::One(base + ix[j] * block, out);
         } else {
           for (int64_t j = 0; j < n; ++j, out += block)
             Mover::Run(base + ix[j] * block, inner, out);
@@ -242,8 +232,7 @@ void ConcatRows(DataType dtype, absl::Span<const void* const> srcs,
       for (size_t i = 0; i < srcs.size(); ++i) {
         const int64_t n = chunks[i];
         if (n == 0) continue;
-        Mover::Run(static_cast<const char*>(srcs[i]) + r * n * Mover::kSize, n,
-                   out);
+        Mover::Run(static_cast<const char*>(srcs[i]) + r * n * Mover::kSize, n, out);
         out += n * Mover::kSize;
       }
     }

@@ -23,8 +23,7 @@ size_t ElementBytes(DataType dtype);
 
 // The address of element `index` of `t`'s flat buffer.
 inline char* ElementAt(const Tensor& t, int64_t index) {
-  return static_cast<char*>(t.raw_data()) +
-         index * static_cast<int64_t>(ElementBytes(t.dtype()));
+  return static_cast<char*>(t.raw_data()) + index * static_cast<int64_t>(ElementBytes(t.dtype()));
 }
 
 // Copies `n` consecutive elements from `src` to `dst`.
@@ -34,8 +33,7 @@ void CopyElements(DataType dtype, const void* src, int64_t n, void* dst);
 // src[sum_d i_d * src_strides[d]] for every index i within `sizes`. Strides
 // may be zero (repetition) or negative (reversal). An empty `sizes` copies one
 // element. REQUIRES: sizes.size() == src_strides.size().
-void StridedCopy(DataType dtype, const void* src,
-                 absl::Span<const int64_t> sizes,
+void StridedCopy(DataType dtype, const void* src, absl::Span<const int64_t> sizes,
                  absl::Span<const int64_t> src_strides, void* dst);
 
 // Writes `n` copies of the element at `value` to `dst`.
@@ -45,9 +43,8 @@ void FillElements(DataType dtype, const void* value, int64_t n, void* dst);
 // [batch, outer, limit, inner] and `indices` as [batch, n]; `dst` receives
 // [batch, outer, n, inner] with dst[b, o, j, :] = src[b, o, indices[b, j], :].
 // REQUIRES: every index is in [0, limit).
-void GatherRows(DataType dtype, const void* src, int64_t batch, int64_t outer,
-                int64_t limit, int64_t inner, const int64_t* indices, int64_t n,
-                void* dst);
+void GatherRows(DataType dtype, const void* src, int64_t batch, int64_t outer, int64_t limit,
+                int64_t inner, const int64_t* indices, int64_t n, void* dst);
 
 // Interleaves row blocks: for each of `rows` rows r, appends chunks[i]
 // elements of each source i, read from srcs[i] + r * chunks[i]. This is

@@ -37,15 +37,13 @@ FIFOQueue::FIFOQueue(std::string name, DataTypeVector component_types,
 
 FIFOQueue::~FIFOQueue() = default;
 
-absl::Status FIFOQueue::MatchesAttrs(
-    const DataTypeVector& component_types,
-    const std::vector<PartialTensorShape>& shapes, int64_t capacity) const {
+absl::Status FIFOQueue::MatchesAttrs(const DataTypeVector& component_types,
+                                     const std::vector<PartialTensorShape>& shapes,
+                                     int64_t capacity) const {
   if (component_types != component_types_) {
-    return errors::InvalidArgument("Shared queue '", name_,
-                                   "' has component types ",
-                                   DataTypeSliceString(component_types_),
-                                   " but requested component types were ",
-                                   DataTypeSliceString(component_types));
+    return errors::InvalidArgument(
+        "Shared queue '", name_, "' has component types ", DataTypeSliceString(component_types_),
+        " but requested component types were ", DataTypeSliceString(component_types));
   }
   bool same_shapes = shapes.size() == shapes_.size();
   for (size_t i = 0; same_shapes && i < shapes.size(); ++i) {
@@ -56,9 +54,8 @@ absl::Status FIFOQueue::MatchesAttrs(
                                    "' was created with other component shapes");
   }
   if (capacity != capacity_) {
-    return errors::InvalidArgument("Shared queue '", name_, "' has capacity ",
-                                   capacity_, " but requested capacity was ",
-                                   capacity);
+    return errors::InvalidArgument("Shared queue '", name_, "' has capacity ", capacity_,
+                                   " but requested capacity was ", capacity);
   }
   return absl::OkStatus();
 }
@@ -68,53 +65,46 @@ absl::Status FIFOQueue::CheckComponentTypes(DataTypeSlice types) const {
     return absl::OkStatus();
   }
   return errors::InvalidArgument("Queue '", name_, "' has component types ",
-                                 DataTypeSliceString(component_types_),
-                                 " but the op expects ",
+                                 DataTypeSliceString(component_types_), " but the op expects ",
                                  DataTypeSliceString(types));
 }
 
 absl::Status FIFOQueue::ValidateTuple(const Tuple& tuple, bool batched) const {
   if (tuple.size() != component_types_.size()) {
-    return errors::InvalidArgument("Queue '", name_, "' has ",
-                                   component_types_.size(), " components, got ",
-                                   tuple.size());
+    return errors::InvalidArgument("Queue '", name_, "' has ", component_types_.size(),
+                                   " components, got ", tuple.size());
   }
   for (size_t i = 0; i < tuple.size(); ++i) {
     const Tensor& t = tuple[i];
     if (t.dtype() != component_types_[i]) {
-      return errors::InvalidArgument("Queue '", name_, "' component ", i,
-                                     " is ",
-                                     DataTypeString(component_types_[i]),
-                                     ", got ", DataTypeString(t.dtype()));
+      return errors::InvalidArgument("Queue '", name_, "' component ", i, " is ",
+                                     DataTypeString(component_types_[i]), ", got ",
+                                     DataTypeString(t.dtype()));
     }
     TensorShape element = t.shape();
     if (batched) {
       if (t.dims() < 1) {
-        return errors::InvalidArgument(
-            "EnqueueMany on queue '", name_, "': component ", i,
-            " must have a batch dimension, got shape ",
-            t.shape().DebugString());
+        return errors::InvalidArgument("EnqueueMany on queue '", name_, "': component ", i,
+                                       " must have a batch dimension, got shape ",
+                                       t.shape().DebugString());
       }
       if (t.dim_size(0) != tuple[0].dim_size(0)) {
-        return errors::InvalidArgument(
-            "EnqueueMany on queue '", name_, "': component ", i, " has ",
-            t.dim_size(0), " elements but component 0 has ",
-            tuple[0].dim_size(0));
+        return errors::InvalidArgument("EnqueueMany on queue '", name_, "': component ", i, " has ",
+                                       t.dim_size(0), " elements but component 0 has ",
+                                       tuple[0].dim_size(0));
       }
       element.RemoveDim(0);
     }
     if (!shapes_.empty() && !shapes_[i].IsCompatibleWith(element)) {
-      return errors::InvalidArgument("Queue '", name_, "' component ", i,
-                                     " has shape ", shapes_[i].DebugString(),
-                                     ", got an element of shape ",
+      return errors::InvalidArgument("Queue '", name_, "' component ", i, " has shape ",
+                                     shapes_[i].DebugString(), ", got an element of shape ",
                                      element.DebugString());
     }
   }
   return absl::OkStatus();
 }
 
-void FIFOQueue::TryEnqueue(Tuple tuple, CancellationManager* cm,
-                           DoneCallback done) {
+void FIFOQueue::TryEnqueue(Tuple tuple, CancellationManager* cm, DoneCallback done) {
   auto a = std::make_unique<Attempt>();
   a->cm = cm;
   a->pending.push_back(std::move(tuple));
@@ -122,8 +112,7 @@ void FIFOQueue::TryEnqueue(Tuple tuple, CancellationManager* cm,
   AddAttempt(std::move(a), /*is_enqueue=*/true);
 }
 
-void FIFOQueue::TryEnqueueMany(const Tuple& tuple, CancellationManager* cm,
-                               DoneCallback done) {
+void FIFOQueue::TryEnqueueMany(const Tuple& tuple, CancellationManager* cm, DoneCallback done) {
   auto a = std::make_unique<Attempt>();
   a->cm = cm;
   const int64_t batch = tuple[0].dim_size(0);
@@ -148,8 +137,7 @@ void FIFOQueue::TryDequeue(CancellationManager* cm, DequeueCallback done) {
   AddAttempt(std::move(a), /*is_enqueue=*/false);
 }
 
-void FIFOQueue::TryDequeueMany(int64_t n, CancellationManager* cm,
-                               DequeueCallback done) {
+void FIFOQueue::TryDequeueMany(int64_t n, CancellationManager* cm, DequeueCallback done) {
   auto a = std::make_unique<Attempt>();
   a->cm = cm;
   a->wanted = n;
@@ -171,18 +159,15 @@ void FIFOQueue::AddAttempt(std::unique_ptr<Attempt> a, bool is_enqueue) {
     } else {
       if (a->cm != nullptr) {
         a->token = a->cm->get_cancellation_token();
-        a->registered = a->cm->RegisterCallback(
-            a->token, [this, id = a->id] { Cancel(id); });
+        a->registered = a->cm->RegisterCallback(a->token, [this, id = a->id] { Cancel(id); });
         if (!a->registered) {
           a->status = errors::Cancelled(is_enqueue ? "Enqueue" : "Dequeue",
-                                        " operation on FIFOQueue '", name_,
-                                        "' was cancelled");
+                                        " operation on FIFOQueue '", name_, "' was cancelled");
           done.push_back(std::move(a));
         }
       }
       if (a != nullptr) {
-        (is_enqueue ? enqueue_attempts_ : dequeue_attempts_)
-            .push_back(std::move(a));
+        (is_enqueue ? enqueue_attempts_ : dequeue_attempts_).push_back(std::move(a));
         FlushLocked(&done);
       }
     }
@@ -196,9 +181,8 @@ void FIFOQueue::FlushLocked(AttemptList* done) {
     progress = false;
     while (!enqueue_attempts_.empty()) {
       Attempt* a = enqueue_attempts_.front().get();
-      while (
-          !a->pending.empty() &&
-          (capacity_ < 0 || static_cast<int64_t>(queue_.size()) < capacity_)) {
+      while (!a->pending.empty() &&
+             (capacity_ < 0 || static_cast<int64_t>(queue_.size()) < capacity_)) {
         queue_.push_back(std::move(a->pending.front()));
         a->pending.pop_front();
         progress = true;
@@ -208,8 +192,7 @@ void FIFOQueue::FlushLocked(AttemptList* done) {
     }
     while (!dequeue_attempts_.empty()) {
       Attempt* a = dequeue_attempts_.front().get();
-      while (static_cast<int64_t>(a->taken.size()) < a->wanted &&
-             !queue_.empty()) {
+      while (static_cast<int64_t>(a->taken.size()) < a->wanted && !queue_.empty()) {
         a->taken.push_back(std::move(queue_.front()));
         queue_.pop_front();
         progress = true;
@@ -227,11 +210,10 @@ void FIFOQueue::FlushLocked(AttemptList* done) {
       // Closed, and no pending enqueue can bring more: give back and fail.
       if (closed_ && enqueue_attempts_.empty()) {
         RestoreLocked(a);
-        a->status = errors::OutOfRange(
-            "FIFOQueue '", name_,
-            "' is closed and has insufficient elements "
-            "(requested ",
-            a->wanted, ", current size ", queue_.size(), ")");
+        a->status = errors::OutOfRange("FIFOQueue '", name_,
+                                       "' is closed and has insufficient elements "
+                                       "(requested ",
+                                       a->wanted, ", current size ", queue_.size(), ")");
         done->splice(done->end(), dequeue_attempts_, dequeue_attempts_.begin());
         progress = true;
         continue;
@@ -259,8 +241,7 @@ void FIFOQueue::Cancel(int64_t id) {
         const bool is_enqueue = list == &enqueue_attempts_;
         if (!is_enqueue) RestoreLocked(a);
         a->status = errors::Cancelled(is_enqueue ? "Enqueue" : "Dequeue",
-                                      " operation on FIFOQueue '", name_,
-                                      "' was cancelled");
+                                      " operation on FIFOQueue '", name_, "' was cancelled");
         done.splice(done.end(), *list, it);
         break;
       }
@@ -296,8 +277,8 @@ void FIFOQueue::Close(bool cancel_pending_enqueues) {
     closed_ = true;
     if (cancel_pending_enqueues) {
       for (std::unique_ptr<Attempt>& a : enqueue_attempts_) {
-        a->status = errors::Cancelled(
-            "FIFOQueue '", name_, "' was closed, cancelling pending enqueues");
+        a->status =
+            errors::Cancelled("FIFOQueue '", name_, "' was closed, cancelling pending enqueues");
       }
       done.splice(done.end(), enqueue_attempts_);
     }
@@ -311,8 +292,7 @@ int64_t FIFOQueue::size() const {
   return static_cast<int64_t>(queue_.size());
 }
 
-absl::Status FIFOQueue::Stack(const std::vector<Tuple>& elements,
-                              Tuple* out) const {
+absl::Status FIFOQueue::Stack(const std::vector<Tuple>& elements, Tuple* out) const {
   out->assign(component_types_.size(), Tensor());
   for (size_t i = 0; i < component_types_.size(); ++i) {
     TensorShape element;
@@ -323,8 +303,7 @@ absl::Status FIFOQueue::Stack(const std::vector<Tuple>& elements,
                                      "' needs fully defined component shapes");
     }
     TensorShape batched;
-    DF_RETURN_IF_ERROR(
-        batched.AddDimWithStatus(static_cast<int64_t>(elements.size())));
+    DF_RETURN_IF_ERROR(batched.AddDimWithStatus(static_cast<int64_t>(elements.size())));
     for (int64_t d : element.dim_sizes()) {
       DF_RETURN_IF_ERROR(batched.AddDimWithStatus(d));
     }
@@ -334,13 +313,11 @@ absl::Status FIFOQueue::Stack(const std::vector<Tuple>& elements,
     for (size_t j = 0; j < elements.size(); ++j) {
       const Tensor& e = elements[j][i];
       if (e.shape() != element) {
-        return errors::InvalidArgument(
-            "DequeueMany on queue '", name_, "': component ", i,
-            " has elements of shapes ", element.DebugString(), " and ",
-            e.shape().DebugString());
+        return errors::InvalidArgument("DequeueMany on queue '", name_, "': component ", i,
+                                       " has elements of shapes ", element.DebugString(), " and ",
+                                       e.shape().DebugString());
       }
-      CopyElements(t.dtype(), e.raw_data(), count,
-                   ElementAt(t, static_cast<int64_t>(j) * count));
+      CopyElements(t.dtype(), e.raw_data(), count, ElementAt(t, static_cast<int64_t>(j) * count));
     }
     (*out)[i] = std::move(t);
   }
@@ -349,8 +326,8 @@ absl::Status FIFOQueue::Stack(const std::vector<Tuple>& elements,
 
 std::string FIFOQueue::DebugString() const {
   absl::MutexLock l(&mu_);
-  return absl::StrCat("FIFOQueue '", name_, "' size=", queue_.size(),
-                      " capacity=", capacity_, closed_ ? " closed" : "");
+  return absl::StrCat("FIFOQueue '", name_, "' size=", queue_.size(), " capacity=", capacity_,
+                      closed_ ? " closed" : "");
 }
 
 }  // namespace distflow

@@ -56,8 +56,7 @@ class FIFOQueue : public ResourceBase {
   // InvalidArgument naming the queue unless a shared queue created with
   // these attrs would be this one.
   absl::Status MatchesAttrs(const DataTypeVector& component_types,
-                            const std::vector<PartialTensorShape>& shapes,
-                            int64_t capacity) const;
+                            const std::vector<PartialTensorShape>& shapes, int64_t capacity) const;
   // InvalidArgument naming the queue unless `types` are its component types.
   absl::Status CheckComponentTypes(DataTypeSlice types) const;
   // InvalidArgument naming the queue and component unless `tuple` is one
@@ -68,8 +67,7 @@ class FIFOQueue : public ResourceBase {
   void TryEnqueue(Tuple tuple, CancellationManager* cm, DoneCallback done);
   // Adds the elements of a batch, in order; other enqueues do not interleave
   // with them. REQUIRES: ValidateTuple(tuple, true) is OK.
-  void TryEnqueueMany(const Tuple& tuple, CancellationManager* cm,
-                      DoneCallback done);
+  void TryEnqueueMany(const Tuple& tuple, CancellationManager* cm, DoneCallback done);
   // Removes one element.
   void TryDequeue(CancellationManager* cm, DequeueCallback done);
   // Removes `n` elements and stacks each component along a new dimension 0.

@@ -19,21 +19,19 @@ class FillOp : public OpKernel {
     std::vector<int64_t> dims;
     OP_REQUIRES_OK(ctx, IndexVector(ctx->input(0), "Fill dims", &dims));
     for (size_t i = 0; i < dims.size(); ++i) {
-      OP_REQUIRES(ctx, dims[i] >= 0,
-                  errors::InvalidArgument("Fill dims[", i, "] = ", dims[i],
-                                          " must be non-negative"));
+      OP_REQUIRES(
+          ctx, dims[i] >= 0,
+          errors::InvalidArgument("Fill dims[", i, "] = ", dims[i], " must be non-negative"));
     }
     const Tensor& value = ctx->input(1);
-    OP_REQUIRES(
-        ctx, value.dims() == 0,
-        errors::InvalidArgument("Fill value must be a scalar, got shape ",
-                                value.shape().DebugString()));
+    OP_REQUIRES(ctx, value.dims() == 0,
+                errors::InvalidArgument("Fill value must be a scalar, got shape ",
+                                        value.shape().DebugString()));
     TensorShape shape;
     OP_REQUIRES_OK(ctx, TensorShape::BuildTensorShape(dims, &shape));
     Tensor* out;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &out));
-    FillElements(value.dtype(), value.raw_data(), shape.num_elements(),
-                 out->raw_data());
+    FillElements(value.dtype(), value.raw_data(), shape.num_elements(), out->raw_data());
   }
 };
 
@@ -49,11 +47,9 @@ class ZerosLikeOp : public OpKernel {
       OP_REQUIRES_OK(ctx, ctx->allocate_output(0, input.shape(), &out));
       return;
     }
-    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(
-                            {0}, 0, input.shape(), &out));
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 0, input.shape(), &out));
     // All-zero bytes are zero, 0.0 and false in every fixed-size type.
-    if (out->NumElements() > 0)
-      std::memset(out->raw_data(), 0, out->TotalBytes());
+    if (out->NumElements() > 0) std::memset(out->raw_data(), 0, out->TotalBytes());
   }
 };
 
@@ -74,23 +70,18 @@ class OnesLikeOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& input = ctx->input(0);
     Tensor* out;
-    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(
-                            {0}, 0, input.shape(), &out));
-    FillElements(one_.dtype(), one_.raw_data(), out->NumElements(),
-                 out->raw_data());
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 0, input.shape(), &out));
+    FillElements(one_.dtype(), one_.raw_data(), out->NumElements(), out->raw_data());
   }
 
  private:
   Tensor one_;
 };
 
+REGISTER_KERNEL_BUILDER(Name("Fill").Device(kDeviceCpu).TypeConstraint("T", ArrayKernelTypes()),
+                        FillOp);
 REGISTER_KERNEL_BUILDER(
-    Name("Fill").Device(kDeviceCpu).TypeConstraint("T", ArrayKernelTypes()),
-    FillOp);
-REGISTER_KERNEL_BUILDER(Name("ZerosLike")
-                            .Device(kDeviceCpu)
-                            .TypeConstraint("T", ArrayKernelTypes()),
-                        ZerosLikeOp);
+    Name("ZerosLike").Device(kDeviceCpu).TypeConstraint("T", ArrayKernelTypes()), ZerosLikeOp);
 REGISTER_KERNEL_BUILDER(Name("OnesLike").Device(kDeviceCpu), OnesLikeOp);
 
 }  // namespace

@@ -40,8 +40,8 @@ class GatherV2Op : public OpKernel {
     OP_REQUIRES_OK(ctx, IndexScalar(ctx->input(2), "GatherV2 axis", &axis));
     PartialTensorShape computed;
     int a = 0, b = 0;
-    OP_REQUIRES_OK(ctx, GatherOutputShape(params.shape(), indices.shape(), axis,
-                                          batch_dims_, &computed, &a, &b));
+    OP_REQUIRES_OK(ctx, GatherOutputShape(params.shape(), indices.shape(), axis, batch_dims_,
+                                          &computed, &a, &b));
     TensorShape shape;
     OP_REQUIRES_OK(ctx, ExactShape(computed, &shape));
 
@@ -58,19 +58,18 @@ class GatherV2Op : public OpKernel {
         ReadIndices<int64_t>(indices, &ix);
         break;
       default:
-        ctx->SetStatus(errors::InvalidArgument(
-            "GatherV2 indices must be int16, int32 or int64, got ",
-            DataTypeString(indices.dtype())));
+        ctx->SetStatus(
+            errors::InvalidArgument("GatherV2 indices must be int16, int32 or int64, got ",
+                                    DataTypeString(indices.dtype())));
         return;
     }
     const int64_t limit = params.dim_size(a);
     for (size_t i = 0; i < ix.size(); ++i) {
       OP_REQUIRES(
           ctx, ix[i] >= 0 && ix[i] < limit,
-          errors::InvalidArgument(
-              "GatherV2 indices", IndexString(indices.shape(), i), " = ", ix[i],
-              " is not in [0, ", limit, ") (params dimension ", a, " of shape ",
-              params.shape().DebugString(), ")"));
+          errors::InvalidArgument("GatherV2 indices", IndexString(indices.shape(), i), " = ", ix[i],
+                                  " is not in [0, ", limit, ") (params dimension ", a, " of shape ",
+                                  params.shape().DebugString(), ")"));
     }
 
     Tensor* out;
@@ -81,18 +80,16 @@ class GatherV2Op : public OpKernel {
     for (int d = b; d < a; ++d) outer *= params.dim_size(d);
     for (int d = a + 1; d < params.dims(); ++d) inner *= params.dim_size(d);
     const int64_t n = static_cast<int64_t>(ix.size()) / batch;
-    GatherRows(params.dtype(), params.raw_data(), batch, outer, limit, inner,
-               ix.data(), n, out->raw_data());
+    GatherRows(params.dtype(), params.raw_data(), batch, outer, limit, inner, ix.data(), n,
+               out->raw_data());
   }
 
  private:
   int64_t batch_dims_;
 };
 
-REGISTER_KERNEL_BUILDER(Name("GatherV2")
-                            .Device(kDeviceCpu)
-                            .TypeConstraint("Tparams", ArrayKernelTypes()),
-                        GatherV2Op);
+REGISTER_KERNEL_BUILDER(
+    Name("GatherV2").Device(kDeviceCpu).TypeConstraint("Tparams", ArrayKernelTypes()), GatherV2Op);
 
 }  // namespace
 }  // namespace distflow

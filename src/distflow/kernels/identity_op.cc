@@ -7,13 +7,10 @@ namespace {
 
 class IdentityOp : public OpKernel {
  public:
-  explicit IdentityOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    set_expensive(false);
-  }
+  explicit IdentityOp(OpKernelConstruction* ctx) : OpKernel(ctx) { set_expensive(false); }
 
   void Compute(OpKernelContext* ctx) override {
-    for (int i = 0; i < ctx->num_inputs(); ++i)
-      ctx->set_output(i, ctx->input(i));
+    for (int i = 0; i < ctx->num_inputs(); ++i) ctx->set_output(i, ctx->input(i));
   }
 };
 

@@ -16,9 +16,8 @@ class InvertPermutationOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
     OP_REQUIRES(ctx, x.dims() == 1,
-                errors::InvalidArgument(
-                    "InvertPermutation expects a vector, got shape ",
-                    x.shape().DebugString()));
+                errors::InvalidArgument("InvertPermutation expects a vector, got shape ",
+                                        x.shape().DebugString()));
     Tensor* y;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &y));
     const int64_t n = x.NumElements();
@@ -27,23 +26,21 @@ class InvertPermutationOp : public OpKernel {
     std::vector<bool> seen(n, false);
     for (int64_t i = 0; i < n; ++i) {
       const T v = in[i];
-      OP_REQUIRES(ctx, v >= 0 && v < n && !seen[v],
-                  errors::InvalidArgument("InvertPermutation x[", i, "] = ", v,
-                                          " is out of [0, ", n,
-                                          ") or repeated: x must be a "
-                                          "permutation"));
+      OP_REQUIRES(
+          ctx, v >= 0 && v < n && !seen[v],
+          errors::InvalidArgument("InvertPermutation x[", i, "] = ", v, " is out of [0, ", n,
+                                  ") or repeated: x must be a "
+                                  "permutation"));
       seen[v] = true;
       out[v] = static_cast<T>(i);
     }
   }
 };
 
-REGISTER_KERNEL_BUILDER(
-    Name("InvertPermutation").Device(kDeviceCpu).TypeConstraint<int32_t>("T"),
-    InvertPermutationOp<int32_t>);
-REGISTER_KERNEL_BUILDER(
-    Name("InvertPermutation").Device(kDeviceCpu).TypeConstraint<int64_t>("T"),
-    InvertPermutationOp<int64_t>);
+REGISTER_KERNEL_BUILDER(Name("InvertPermutation").Device(kDeviceCpu).TypeConstraint<int32_t>("T"),
+                        InvertPermutationOp<int32_t>);
+REGISTER_KERNEL_BUILDER(Name("InvertPermutation").Device(kDeviceCpu).TypeConstraint<int64_t>("T"),
+                        InvertPermutationOp<int64_t>);
 
 }  // namespace
 }  // namespace distflow

@@ -24,15 +24,12 @@ class L2LossOp : public OpKernel {
   }
 };
 
-REGISTER_KERNEL_BUILDER(
-    Name("L2Loss").Device(kDeviceCpu).TypeConstraint<float>("T"),
-    L2LossOp<float>);
-REGISTER_KERNEL_BUILDER(
-    Name("L2Loss").Device(kDeviceCpu).TypeConstraint<double>("T"),
-    L2LossOp<double>);
-REGISTER_KERNEL_BUILDER(
-    Name("L2Loss").Device(kDeviceCpu).TypeConstraint<bfloat16>("T"),
-    L2LossOp<bfloat16>);
+REGISTER_KERNEL_BUILDER(Name("L2Loss").Device(kDeviceCpu).TypeConstraint<float>("T"),
+                        L2LossOp<float>);
+REGISTER_KERNEL_BUILDER(Name("L2Loss").Device(kDeviceCpu).TypeConstraint<double>("T"),
+                        L2LossOp<double>);
+REGISTER_KERNEL_BUILDER(Name("L2Loss").Device(kDeviceCpu).TypeConstraint<bfloat16>("T"),
+                        L2LossOp<bfloat16>);
 
 }  // namespace
 }  // namespace distflow

@@ -20,8 +20,8 @@ namespace distflow {
 // REQUIRES: c does not overlap a or b. Instantiated for float, double,
 // int32_t, int64_t and bfloat16.
 template <typename T>
-void MatMulRowMajor(ThreadPool* pool, const T* a, bool transpose_a, const T* b,
-                    bool transpose_b, int64_t m, int64_t k, int64_t n, T* c);
+void MatMulRowMajor(ThreadPool* pool, const T* a, bool transpose_a, const T* b, bool transpose_b,
+                    int64_t m, int64_t k, int64_t n, T* c);
 
 }  // namespace distflow
 

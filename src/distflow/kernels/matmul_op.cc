@@ -19,28 +19,25 @@ class MatMulOp : public OpKernel {
     const Tensor& a = ctx->input(0);
     const Tensor& b = ctx->input(1);
     OP_REQUIRES(ctx, a.dims() == 2,
-                errors::InvalidArgument("In[0] is not a matrix: shape ",
-                                        a.shape().DebugString()));
+                errors::InvalidArgument("In[0] is not a matrix: shape ", a.shape().DebugString()));
     OP_REQUIRES(ctx, b.dims() == 2,
-                errors::InvalidArgument("In[1] is not a matrix: shape ",
-                                        b.shape().DebugString()));
+                errors::InvalidArgument("In[1] is not a matrix: shape ", b.shape().DebugString()));
     const int64_t m = a.dim_size(transpose_a_ ? 1 : 0);
     const int64_t k = a.dim_size(transpose_a_ ? 0 : 1);
     const int64_t k_b = b.dim_size(transpose_b_ ? 1 : 0);
     const int64_t n = b.dim_size(transpose_b_ ? 0 : 1);
     OP_REQUIRES(ctx, k == k_b,
-                errors::InvalidArgument(
-                    "Matrix size-incompatible: inner dimensions must agree: ",
-                    a.shape().DebugString(), " vs ", b.shape().DebugString(),
-                    " (transpose_a=", transpose_a_,
-                    ", transpose_b=", transpose_b_, ")"));
+                errors::InvalidArgument("Matrix size-incompatible: inner dimensions must agree: ",
+                                        a.shape().DebugString(), " vs ", b.shape().DebugString(),
+                                        " (transpose_a=", transpose_a_,
+                                        ", transpose_b=", transpose_b_, ")"));
     TensorShape out_shape;
     OP_REQUIRES_OK(ctx, TensorShape::BuildTensorShape({m, n}, &out_shape));
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &out));
     if (out->NumElements() == 0) return;
-    MatMulRowMajor<T>(ctx->intra_op_threadpool(), a.base<T>(), transpose_a_,
-                      b.base<T>(), transpose_b_, m, k, n, out->base<T>());
+    MatMulRowMajor<T>(ctx->intra_op_threadpool(), a.base<T>(), transpose_a_, b.base<T>(),
+                      transpose_b_, m, k, n, out->base<T>());
   }
 
  private:
@@ -48,8 +45,7 @@ class MatMulOp : public OpKernel {
 };
 
 #define DF_REGISTER_MATMUL(T) \
-  REGISTER_KERNEL_BUILDER(    \
-      Name("MatMul").Device(kDeviceCpu).TypeConstraint<T>("T"), MatMulOp<T>)
+  REGISTER_KERNEL_BUILDER(Name("MatMul").Device(kDeviceCpu).TypeConstraint<T>("T"), MatMulOp<T>)
 DF_REGISTER_MATMUL(float);
 DF_REGISTER_MATMUL(double);
 DF_REGISTER_MATMUL(int32_t);

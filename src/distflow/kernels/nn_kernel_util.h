@@ -34,8 +34,7 @@ using ComputeType = typename ComputeTypeOf<T>::type;
 // Calls fn(begin, end) over disjoint ranges covering [0, total), in parallel
 // on ctx's intra-op pool when there is one and the work is large enough.
 // `cost_per_unit` is roughly the cycles one unit takes.
-inline void ParallelFor(OpKernelContext* ctx, int64_t total,
-                        int64_t cost_per_unit,
+inline void ParallelFor(OpKernelContext* ctx, int64_t total, int64_t cost_per_unit,
                         const std::function<void(int64_t, int64_t)>& fn) {
   ThreadPool* pool = ctx->intra_op_threadpool();
   if (pool == nullptr) {
@@ -49,15 +48,12 @@ inline void ParallelFor(OpKernelContext* ctx, int64_t total,
 // their maximum and returns log(sum(exp(x[i] - max))), computed without
 // overflow. For n == 0, *max is -inf and the result is -inf.
 template <typename T>
-ComputeType<T> RowMaxAndLogSumExp(const T* x, int64_t n, int64_t stride,
-                                  ComputeType<T>* max) {
+ComputeType<T> RowMaxAndLogSumExp(const T* x, int64_t n, int64_t stride, ComputeType<T>* max) {
   using C = ComputeType<T>;
   C m = -std::numeric_limits<C>::infinity();
-  for (int64_t j = 0; j < n; ++j)
-    m = std::max(m, static_cast<C>(x[j * stride]));
+  for (int64_t j = 0; j < n; ++j) m = std::max(m, static_cast<C>(x[j * stride]));
   C sum = 0;
-  for (int64_t j = 0; j < n; ++j)
-    sum += std::exp(static_cast<C>(x[j * stride]) - m);
+  for (int64_t j = 0; j < n; ++j) sum += std::exp(static_cast<C>(x[j * stride]) - m);
   *max = m;
   return std::log(sum);
 }

@@ -23,21 +23,17 @@ class OneHotOp : public OpKernel {
     int64_t depth;
     OP_REQUIRES_OK(ctx, IndexScalar(ctx->input(1), "OneHot depth", &depth));
     OP_REQUIRES(ctx, depth >= 0,
-                errors::InvalidArgument(
-                    "OneHot depth must be non-negative, got ", depth));
+                errors::InvalidArgument("OneHot depth must be non-negative, got ", depth));
     const Tensor& on = ctx->input(2);
     const Tensor& off = ctx->input(3);
-    OP_REQUIRES(
-        ctx, on.dims() == 0,
-        errors::InvalidArgument("OneHot on_value must be a scalar, got shape ",
-                                on.shape().DebugString()));
-    OP_REQUIRES(
-        ctx, off.dims() == 0,
-        errors::InvalidArgument("OneHot off_value must be a scalar, got shape ",
-                                off.shape().DebugString()));
+    OP_REQUIRES(ctx, on.dims() == 0,
+                errors::InvalidArgument("OneHot on_value must be a scalar, got shape ",
+                                        on.shape().DebugString()));
+    OP_REQUIRES(ctx, off.dims() == 0,
+                errors::InvalidArgument("OneHot off_value must be a scalar, got shape ",
+                                        off.shape().DebugString()));
     PartialTensorShape computed;
-    OP_REQUIRES_OK(ctx,
-                   OneHotOutputShape(indices.shape(), depth, axis_, &computed));
+    OP_REQUIRES_OK(ctx, OneHotOutputShape(indices.shape(), depth, axis_, &computed));
     TensorShape shape;
     OP_REQUIRES_OK(ctx, ExactShape(computed, &shape));
     Tensor* out;
@@ -61,8 +57,7 @@ class OneHotOp : public OpKernel {
       if (ix[i] < 0 || ix[i] >= depth) continue;
       const int64_t p = static_cast<int64_t>(i) / suffix;
       const int64_t s = static_cast<int64_t>(i) % suffix;
-      CopyElements(dtype, on.raw_data(), 1,
-                   ElementAt(*out, (p * depth + ix[i]) * suffix + s));
+      CopyElements(dtype, on.raw_data(), 1, ElementAt(*out, (p * depth + ix[i]) * suffix + s));
     }
   }
 
@@ -70,9 +65,8 @@ class OneHotOp : public OpKernel {
   int64_t axis_;
 };
 
-REGISTER_KERNEL_BUILDER(
-    Name("OneHot").Device(kDeviceCpu).TypeConstraint("T", ArrayKernelTypes()),
-    OneHotOp);
+REGISTER_KERNEL_BUILDER(Name("OneHot").Device(kDeviceCpu).TypeConstraint("T", ArrayKernelTypes()),
+                        OneHotOp);
 
 }  // namespace
 }  // namespace distflow

@@ -60,8 +60,7 @@ class UnpackOp : public OpKernel {
     const Tensor& input = ctx->input(0);
     const int num = ctx->num_outputs();
     PartialTensorShape computed;
-    OP_REQUIRES_OK(ctx,
-                   UnpackOutputShape(input.shape(), axis_, num, &computed));
+    OP_REQUIRES_OK(ctx, UnpackOutputShape(input.shape(), axis_, num, &computed));
     TensorShape shape;
     OP_REQUIRES_OK(ctx, ExactShape(computed, &shape));
     const int a = static_cast<int>(axis_ < 0 ? axis_ + input.dims() : axis_);
@@ -82,20 +81,17 @@ class UnpackOp : public OpKernel {
       dsts[i] = out->raw_data();
     }
     if (shape.num_elements() == 0) return;
-    SplitRows(input.dtype(), input.raw_data(), dsts,
-              std::vector<int64_t>(num, inner), rows);
+    SplitRows(input.dtype(), input.raw_data(), dsts, std::vector<int64_t>(num, inner), rows);
   }
 
  private:
   int64_t axis_;
 };
 
-REGISTER_KERNEL_BUILDER(
-    Name("Pack").Device(kDeviceCpu).TypeConstraint("T", ArrayKernelTypes()),
-    PackOp);
-REGISTER_KERNEL_BUILDER(
-    Name("Unpack").Device(kDeviceCpu).TypeConstraint("T", ArrayKernelTypes()),
-    UnpackOp);
+REGISTER_KERNEL_BUILDER(Name("Pack").Device(kDeviceCpu).TypeConstraint("T", ArrayKernelTypes()),
+                        PackOp);
+REGISTER_KERNEL_BUILDER(Name("Unpack").Device(kDeviceCpu).TypeConstraint("T", ArrayKernelTypes()),
+                        UnpackOp);
 
 }  // namespace
 }  // namespace distflow

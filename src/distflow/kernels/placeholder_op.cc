@@ -13,9 +13,8 @@ class PlaceholderOp : public OpKernel {
     PartialTensorShape shape;
     OP_REQUIRES_OK(ctx, ctx->GetAttr("dtype", &dtype));
     OP_REQUIRES_OK(ctx, ctx->GetAttr("shape", &shape));
-    message_ =
-        absl::StrCat("You must feed a value for placeholder tensor '",
-                     ctx->name(), "' with dtype ", DataTypeString(dtype));
+    message_ = absl::StrCat("You must feed a value for placeholder tensor '", ctx->name(),
+                            "' with dtype ", DataTypeString(dtype));
     if (!shape.unknown_rank()) {
       absl::StrAppend(&message_, " and shape ", shape.DebugString());
     }
@@ -40,10 +39,8 @@ class PlaceholderWithDefaultOp : public OpKernel {
     const Tensor& input = ctx->input(0);
     OP_REQUIRES(ctx, shape_.IsCompatibleWith(input.shape()),
                 errors::InvalidArgument(
-                    "PlaceholderWithDefault input has shape ",
-                    input.shape().DebugString(),
-                    ", which is not compatible with the shape attr ",
-                    shape_.DebugString()));
+                    "PlaceholderWithDefault input has shape ", input.shape().DebugString(),
+                    ", which is not compatible with the shape attr ", shape_.DebugString()));
     ctx->set_output(0, input);
   }
 

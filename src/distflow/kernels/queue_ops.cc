@@ -22,18 +22,15 @@ class FIFOQueueOp : public OpKernel {
     OP_REQUIRES_OK(ctx, ctx->GetAttr("shapes", &shapes_));
     OP_REQUIRES_OK(ctx, ctx->GetAttr("capacity", &capacity_));
     OP_REQUIRES_OK(ctx, ResourceNameFromAttrs(ctx, &name_));
-    OP_REQUIRES(
-        ctx, shapes_.empty() || shapes_.size() == component_types_.size(),
-        errors::InvalidArgument("FIFOQueueV2 has ", component_types_.size(),
-                                " component types but ", shapes_.size(),
-                                " shapes"));
-    OP_REQUIRES(
-        ctx, capacity_ != 0,
-        errors::InvalidArgument("FIFOQueueV2 capacity must be positive ",
-                                "or -1 (unbounded), got 0"));
+    OP_REQUIRES(ctx, shapes_.empty() || shapes_.size() == component_types_.size(),
+                errors::InvalidArgument("FIFOQueueV2 has ", component_types_.size(),
+                                        " component types but ", shapes_.size(), " shapes"));
+    OP_REQUIRES(ctx, capacity_ != 0,
+                errors::InvalidArgument("FIFOQueueV2 capacity must be positive ",
+                                        "or -1 (unbounded), got 0"));
     handle_ = Tensor(DT_RESOURCE, TensorShape());
-    handle_.scalar<ResourceHandle>() = MakeResourceHandle<FIFOQueue>(
-        ctx->device(), name_.container, name_.name);
+    handle_.scalar<ResourceHandle>() =
+        MakeResourceHandle<FIFOQueue>(ctx->device(), name_.container, name_.name);
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -41,12 +38,10 @@ class FIFOQueueOp : public OpKernel {
     OP_REQUIRES_OK(ctx, rm.status());
     absl::StatusOr<RefPtr<FIFOQueue>> queue = (*rm)->LookupOrCreate<FIFOQueue>(
         name_.container, name_.name, [this]() -> absl::StatusOr<FIFOQueue*> {
-          return new FIFOQueue(name_.name, component_types_, shapes_,
-                               capacity_);
+          return new FIFOQueue(name_.name, component_types_, shapes_, capacity_);
         });
     OP_REQUIRES_OK(ctx, queue.status());
-    OP_REQUIRES_OK(
-        ctx, (*queue)->MatchesAttrs(component_types_, shapes_, capacity_));
+    OP_REQUIRES_OK(ctx, (*queue)->MatchesAttrs(component_types_, shapes_, capacity_));
     ctx->set_output(0, handle_);
   }
 
@@ -95,11 +90,9 @@ class QueueEnqueueOp : public AsyncOpKernel {
       done();
     };
     if (many_) {
-      (*queue)->TryEnqueueMany(tuple, ctx->cancellation_manager(),
-                               std::move(callback));
+      (*queue)->TryEnqueueMany(tuple, ctx->cancellation_manager(), std::move(callback));
     } else {
-      (*queue)->TryEnqueue(std::move(tuple), ctx->cancellation_manager(),
-                           std::move(callback));
+      (*queue)->TryEnqueue(std::move(tuple), ctx->cancellation_manager(), std::move(callback));
     }
   }
 
@@ -107,10 +100,8 @@ class QueueEnqueueOp : public AsyncOpKernel {
   const bool many_;
 };
 
-REGISTER_KERNEL_BUILDER(Name("QueueEnqueueV2").Device(kDeviceCpu),
-                        QueueEnqueueOp);
-REGISTER_KERNEL_BUILDER(Name("QueueEnqueueManyV2").Device(kDeviceCpu),
-                        QueueEnqueueOp);
+REGISTER_KERNEL_BUILDER(Name("QueueEnqueueV2").Device(kDeviceCpu), QueueEnqueueOp);
+REGISTER_KERNEL_BUILDER(Name("QueueEnqueueManyV2").Device(kDeviceCpu), QueueEnqueueOp);
 
 class QueueDequeueOp : public AsyncOpKernel {
  public:
@@ -123,35 +114,30 @@ class QueueDequeueOp : public AsyncOpKernel {
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
     absl::StatusOr<RefPtr<FIFOQueue>> queue = QueueFromInput(ctx);
     OP_REQUIRES_OK_ASYNC(ctx, queue.status(), done);
-    OP_REQUIRES_OK_ASYNC(ctx, (*queue)->CheckComponentTypes(component_types_),
-                         done);
+    OP_REQUIRES_OK_ASYNC(ctx, (*queue)->CheckComponentTypes(component_types_), done);
     int32_t n = 1;
     if (many_) {
       const Tensor& n_input = ctx->input(1);
       OP_REQUIRES_ASYNC(
           ctx, n_input.dims() == 0,
-          errors::InvalidArgument("n must be a scalar, got shape ",
-                                  n_input.shape().DebugString()),
+          errors::InvalidArgument("n must be a scalar, got shape ", n_input.shape().DebugString()),
           done);
       n = n_input.scalar<int32_t>();
-      OP_REQUIRES_ASYNC(
-          ctx, n >= 0,
-          errors::InvalidArgument("DequeueMany of queue '", (*queue)->name(),
-                                  "' asks for ", n, " elements"),
-          done);
+      OP_REQUIRES_ASYNC(ctx, n >= 0,
+                        errors::InvalidArgument("DequeueMany of queue '", (*queue)->name(),
+                                                "' asks for ", n, " elements"),
+                        done);
       bool specified = !(*queue)->shapes().empty();
       for (const PartialTensorShape& s : (*queue)->shapes()) {
         specified = specified && s.IsFullyDefined();
       }
-      OP_REQUIRES_ASYNC(
-          ctx, specified,
-          errors::InvalidArgument("DequeueMany of queue '", (*queue)->name(),
-                                  "' requires the components to have fully "
-                                  "defined shapes"),
-          done);
+      OP_REQUIRES_ASYNC(ctx, specified,
+                        errors::InvalidArgument("DequeueMany of queue '", (*queue)->name(),
+                                                "' requires the components to have fully "
+                                                "defined shapes"),
+                        done);
     }
-    auto callback = [ctx, done = std::move(done)](const absl::Status& s,
-                                                  FIFOQueue::Tuple tuple) {
+    auto callback = [ctx, done = std::move(done)](const absl::Status& s, FIFOQueue::Tuple tuple) {
       if (s.ok()) {
         for (size_t i = 0; i < tuple.size(); ++i) {
           ctx->set_output(static_cast<int>(i), std::move(tuple[i]));
@@ -162,8 +148,7 @@ class QueueDequeueOp : public AsyncOpKernel {
       done();
     };
     if (many_) {
-      (*queue)->TryDequeueMany(n, ctx->cancellation_manager(),
-                               std::move(callback));
+      (*queue)->TryDequeueMany(n, ctx->cancellation_manager(), std::move(callback));
     } else {
       (*queue)->TryDequeue(ctx->cancellation_manager(), std::move(callback));
     }
@@ -174,17 +159,14 @@ class QueueDequeueOp : public AsyncOpKernel {
   DataTypeVector component_types_;
 };
 
-REGISTER_KERNEL_BUILDER(Name("QueueDequeueV2").Device(kDeviceCpu),
-                        QueueDequeueOp);
-REGISTER_KERNEL_BUILDER(Name("QueueDequeueManyV2").Device(kDeviceCpu),
-                        QueueDequeueOp);
+REGISTER_KERNEL_BUILDER(Name("QueueDequeueV2").Device(kDeviceCpu), QueueDequeueOp);
+REGISTER_KERNEL_BUILDER(Name("QueueDequeueManyV2").Device(kDeviceCpu), QueueDequeueOp);
 
 class QueueCloseOp : public OpKernel {
  public:
   explicit QueueCloseOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
     set_expensive(false);
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("cancel_pending_enqueues",
-                                     &cancel_pending_enqueues_));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("cancel_pending_enqueues", &cancel_pending_enqueues_));
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -201,15 +183,12 @@ REGISTER_KERNEL_BUILDER(Name("QueueCloseV2").Device(kDeviceCpu), QueueCloseOp);
 
 class QueueSizeOp : public OpKernel {
  public:
-  explicit QueueSizeOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    set_expensive(false);
-  }
+  explicit QueueSizeOp(OpKernelConstruction* ctx) : OpKernel(ctx) { set_expensive(false); }
 
   void Compute(OpKernelContext* ctx) override {
     absl::StatusOr<RefPtr<FIFOQueue>> queue = QueueFromInput(ctx);
     OP_REQUIRES_OK(ctx, queue.status());
-    ctx->set_output(
-        0, Tensor::Scalar<int32_t>(static_cast<int32_t>((*queue)->size())));
+    ctx->set_output(0, Tensor::Scalar<int32_t>(static_cast<int32_t>((*queue)->size())));
   }
 };
 

@@ -27,8 +27,7 @@ T Draw(random::SimplePhilox* gen) {
     } else if constexpr (std::is_same_v<T, float>) {
       return gen->RandFloat();
     } else {
-      return static_cast<T>(static_cast<float>(gen->Rand32() >> 25) *
-                            (1.0f / 128.0f));
+      return static_cast<T>(static_cast<float>(gen->Rand32() >> 25) * (1.0f / 128.0f));
     }
   } else if constexpr (D == Distribution::kStandardNormal) {
     return static_cast<T>(gen->Normal());
@@ -51,15 +50,13 @@ random::SimplePhilox MakeGenerator(OpKernelConstruction* ctx) {
 template <typename T, Distribution D>
 class RandomOp : public OpKernel {
  public:
-  explicit RandomOp(OpKernelConstruction* ctx)
-      : OpKernel(ctx), gen_(MakeGenerator(ctx)) {}
+  explicit RandomOp(OpKernelConstruction* ctx) : OpKernel(ctx), gen_(MakeGenerator(ctx)) {}
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& shape_t = ctx->input(0);
     OP_REQUIRES(ctx, shape_t.dims() == 1,
-                errors::InvalidArgument(
-                    "shape must be a 1-D int32 or int64 tensor, got shape ",
-                    shape_t.shape().DebugString()));
+                errors::InvalidArgument("shape must be a 1-D int32 or int64 tensor, got shape ",
+                                        shape_t.shape().DebugString()));
     std::vector<int64_t> dims;
     if (shape_t.dtype() == DT_INT32) {
       for (int32_t d : shape_t.flat<int32_t>()) dims.push_back(d);
@@ -81,17 +78,14 @@ class RandomOp : public OpKernel {
   random::SimplePhilox gen_ ABSL_GUARDED_BY(mu_);
 };
 
-#define DF_REGISTER_RANDOM(T)                                                \
-  REGISTER_KERNEL_BUILDER(                                                   \
-      Name("RandomUniform").Device(kDeviceCpu).TypeConstraint<T>("dtype"),   \
-      RandomOp<T, Distribution::kUniform>);                                  \
-  REGISTER_KERNEL_BUILDER(Name("RandomStandardNormal")                       \
-                              .Device(kDeviceCpu)                            \
-                              .TypeConstraint<T>("dtype"),                   \
-                          RandomOp<T, Distribution::kStandardNormal>);       \
-  REGISTER_KERNEL_BUILDER(                                                   \
-      Name("TruncatedNormal").Device(kDeviceCpu).TypeConstraint<T>("dtype"), \
-      RandomOp<T, Distribution::kTruncatedNormal>)
+#define DF_REGISTER_RANDOM(T)                                                                    \
+  REGISTER_KERNEL_BUILDER(Name("RandomUniform").Device(kDeviceCpu).TypeConstraint<T>("dtype"),   \
+                          RandomOp<T, Distribution::kUniform>);                                  \
+  REGISTER_KERNEL_BUILDER(                                                                       \
+      Name("RandomStandardNormal").Device(kDeviceCpu).TypeConstraint<T>("dtype"),                \
+      RandomOp<T, Distribution::kStandardNormal>);                                               \
+  REGISTER_KERNEL_BUILDER(Name("TruncatedNormal").Device(kDeviceCpu).TypeConstraint<T>("dtype"), \
+                          RandomOp<T, Distribution::kTruncatedNormal>)
 
 DF_REGISTER_RANDOM(float);
 DF_REGISTER_RANDOM(double);

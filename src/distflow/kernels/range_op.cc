@@ -27,15 +27,12 @@ class RangeOp : public OpKernel {
         const float s = static_cast<float>(start.scalar<T>());
         const float d = static_cast<float>(delta.scalar<T>());
         T* p = out->base<T>();
-        for (int64_t i = 0; i < *n; ++i)
-          p[i] = static_cast<T>(s + static_cast<float>(i) * d);
-      } else if constexpr (std::is_arithmetic_v<T> &&
-                           !std::is_same_v<T, bool>) {
+        for (int64_t i = 0; i < *n; ++i) p[i] = static_cast<T>(s + static_cast<float>(i) * d);
+      } else if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
         const T s = start.scalar<T>();
         const T d = delta.scalar<T>();
         T* p = out->base<T>();
-        for (int64_t i = 0; i < *n; ++i)
-          p[i] = static_cast<T>(s + static_cast<T>(i) * d);
+        for (int64_t i = 0; i < *n; ++i) p[i] = static_cast<T>(s + static_cast<T>(i) * d);
       }
     });
   }

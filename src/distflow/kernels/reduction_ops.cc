@@ -33,12 +33,11 @@ struct ReductionLayout {
   int64_t reduce_count = 1;
 };
 
-absl::Status MakeReductionLayout(const TensorShape& input, const Tensor& axes,
-                                 bool keep_dims, ReductionLayout* layout) {
+absl::Status MakeReductionLayout(const TensorShape& input, const Tensor& axes, bool keep_dims,
+                                 ReductionLayout* layout) {
   if (axes.dims() > 1) {
-    return errors::InvalidArgument(
-        "reduction_indices must be a scalar or vector, got shape ",
-        axes.shape().DebugString());
+    return errors::InvalidArgument("reduction_indices must be a scalar or vector, got shape ",
+                                   axes.shape().DebugString());
   }
   std::vector<int64_t> values;
   if (axes.dtype() == DT_INT32) {
@@ -50,13 +49,13 @@ absl::Status MakeReductionLayout(const TensorShape& input, const Tensor& axes,
   std::vector<bool> reduced(rank, false);
   for (int64_t axis : values) {
     if (axis < -rank || axis >= rank) {
-      return errors::InvalidArgument("Invalid reduction dimension ", axis,
-                                     " for input with ", rank, " dimensions");
+      return errors::InvalidArgument("Invalid reduction dimension ", axis, " for input with ", rank,
+                                     " dimensions");
     }
     const int64_t d = axis < 0 ? axis + rank : axis;
     if (reduced[d]) {
-      return errors::InvalidArgument("Duplicate reduction dimension ", axis,
-                                     " for input with ", rank, " dimensions");
+      return errors::InvalidArgument("Duplicate reduction dimension ", axis, " for input with ",
+                                     rank, " dimensions");
     }
     reduced[d] = true;
   }
@@ -194,8 +193,7 @@ struct AnyReducer {
 // into acc (one slot per output element).
 // REQUIRES: layout.dims.size() >= 1 and some dim is reduced.
 template <typename R, typename T>
-void Accumulate(const ReductionLayout& layout, const T* in, T* acc,
-                int64_t begin, int64_t end) {
+void Accumulate(const ReductionLayout& layout, const T* in, T* acc, int64_t begin, int64_t end) {
   const int rank = static_cast<int>(layout.dims.size());
   if (rank == 1) {
     acc[0] = R::Combine(acc[0], R::template Reduce<T>(in + begin, end - begin));
@@ -238,8 +236,8 @@ void Accumulate(const ReductionLayout& layout, const T* in, T* acc,
 
 // out[i] = reduction of the input elements mapping to output i.
 template <typename R, typename T>
-void Reduce(OpKernelContext* ctx, const ReductionLayout& layout, const T* in,
-            int64_t in_size, T* out, int64_t out_size) {
+void Reduce(OpKernelContext* ctx, const ReductionLayout& layout, const T* in, int64_t in_size,
+            T* out, int64_t out_size) {
   std::fill(out, out + out_size, R::template Identity<T>());
   if (in_size == 0) return;
   const int64_t d0 = layout.dims[0];
@@ -263,8 +261,7 @@ void Reduce(OpKernelContext* ctx, const ReductionLayout& layout, const T* in,
   }
   // Not std::vector: vector<bool> has no element addresses.
   std::unique_ptr<T[]> partials(new T[out_size * chunks]);
-  std::fill(partials.get(), partials.get() + out_size * chunks,
-            R::template Identity<T>());
+  std::fill(partials.get(), partials.get() + out_size * chunks, R::template Identity<T>());
   const int64_t per_chunk = (d0 + chunks - 1) / chunks;
   pool->ParallelFor(chunks, std::numeric_limits<int32_t>::max(),
                     [&](int64_t c_begin, int64_t c_end) {
@@ -272,8 +269,7 @@ void Reduce(OpKernelContext* ctx, const ReductionLayout& layout, const T* in,
                         const int64_t b = c * per_chunk;
                         const int64_t e = std::min(d0, b + per_chunk);
                         if (b < e) {
-                          Accumulate<R>(layout, in, &partials[c * out_size], b,
-                                        e);
+                          Accumulate<R>(layout, in, &partials[c * out_size], b, e);
                         }
                       }
                     });
@@ -294,10 +290,9 @@ class ReductionOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& input = ctx->input(0);
     ReductionLayout layout;
-    OP_REQUIRES_OK(ctx, MakeReductionLayout(input.shape(), ctx->input(1),
-                                            keep_dims_, &layout));
-    const bool reduces = std::find(layout.reduced.begin(), layout.reduced.end(),
-                                   true) != layout.reduced.end();
+    OP_REQUIRES_OK(ctx, MakeReductionLayout(input.shape(), ctx->input(1), keep_dims_, &layout));
+    const bool reduces =
+        std::find(layout.reduced.begin(), layout.reduced.end(), true) != layout.reduced.end();
     if (!reduces && input.NumElements() > 0) {
       // Only size-1 dims are reduced: the output is the input, reshaped.
       Tensor out;
@@ -317,15 +312,14 @@ class ReductionOp : public OpKernel {
       bfloat16* dst = output->base<bfloat16>();
       for (int64_t i = 0; i < out_size; ++i) dst[i] = bfloat16(out[i]);
     } else {
-      Run<T>(ctx, layout, input.base<T>(), input.NumElements(),
-             output->base<T>(), out_size);
+      Run<T>(ctx, layout, input.base<T>(), input.NumElements(), output->base<T>(), out_size);
     }
   }
 
  private:
   template <typename C>
-  static void Run(OpKernelContext* ctx, const ReductionLayout& layout,
-                  const C* in, int64_t in_size, C* out, int64_t out_size) {
+  static void Run(OpKernelContext* ctx, const ReductionLayout& layout, const C* in, int64_t in_size,
+                  C* out, int64_t out_size) {
     Reduce<R>(ctx, layout, in, in_size, out, out_size);
     if constexpr (kMean) {
       if constexpr (std::is_floating_point_v<C>) {
@@ -362,12 +356,10 @@ DF_REGISTER_REDUCTION_NUMBERS("Mean", SumReducer, true);
 DF_REGISTER_REDUCTION_NUMBERS("Prod", ProdReducer);
 DF_REGISTER_REDUCTION_NUMBERS("Max", MaxReducer);
 DF_REGISTER_REDUCTION_NUMBERS("Min", MinReducer);
-REGISTER_KERNEL_BUILDER(
-    Name("All").Device(kDeviceCpu).TypeConstraint("Tidx", {DT_INT32, DT_INT64}),
-    ReductionOp<bool, AllReducer>);
-REGISTER_KERNEL_BUILDER(
-    Name("Any").Device(kDeviceCpu).TypeConstraint("Tidx", {DT_INT32, DT_INT64}),
-    ReductionOp<bool, AnyReducer>);
+REGISTER_KERNEL_BUILDER(Name("All").Device(kDeviceCpu).TypeConstraint("Tidx", {DT_INT32, DT_INT64}),
+                        ReductionOp<bool, AllReducer>);
+REGISTER_KERNEL_BUILDER(Name("Any").Device(kDeviceCpu).TypeConstraint("Tidx", {DT_INT32, DT_INT64}),
+                        ReductionOp<bool, AnyReducer>);
 
 #undef DF_REGISTER_REDUCTION_NUMBERS
 #undef DF_REGISTER_REDUCTION

@@ -15,18 +15,15 @@ void SetReshapedOutput(OpKernelContext* ctx, const Tensor& input,
   TensorShape shape;
   OP_REQUIRES_OK(ctx, ExactShape(computed, &shape));
   Tensor out;
-  OP_REQUIRES(
-      ctx, out.CopyFrom(input, shape),
-      errors::Internal("reshape of ", input.shape().DebugString(), " to ",
-                       shape.DebugString(), " changes the element count"));
+  OP_REQUIRES(ctx, out.CopyFrom(input, shape),
+              errors::Internal("reshape of ", input.shape().DebugString(), " to ",
+                               shape.DebugString(), " changes the element count"));
   ctx->set_output(0, out);
 }
 
 class ReshapeOp : public OpKernel {
  public:
-  explicit ReshapeOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    set_expensive(false);
-  }
+  explicit ReshapeOp(OpKernelConstruction* ctx) : OpKernel(ctx) { set_expensive(false); }
 
   void Compute(OpKernelContext* ctx) override {
     std::vector<int64_t> sizes;
@@ -39,18 +36,14 @@ class ReshapeOp : public OpKernel {
 
 class ExpandDimsOp : public OpKernel {
  public:
-  explicit ExpandDimsOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    set_expensive(false);
-  }
+  explicit ExpandDimsOp(OpKernelConstruction* ctx) : OpKernel(ctx) { set_expensive(false); }
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& dim = ctx->input(1);
     OP_REQUIRES(ctx, dim.NumElements() == 1,
-                errors::InvalidArgument(
-                    "ExpandDims dim must hold a single value, got shape ",
-                    dim.shape().DebugString()));
-    const int64_t d = dim.dtype() == DT_INT32 ? dim.flat<int32_t>()[0]
-                                              : dim.flat<int64_t>()[0];
+                errors::InvalidArgument("ExpandDims dim must hold a single value, got shape ",
+                                        dim.shape().DebugString()));
+    const int64_t d = dim.dtype() == DT_INT32 ? dim.flat<int32_t>()[0] : dim.flat<int64_t>()[0];
     PartialTensorShape out;
     OP_REQUIRES_OK(ctx, ExpandDimsOutputShape(ctx->input(0).shape(), d, &out));
     SetReshapedOutput(ctx, ctx->input(0), out);
@@ -66,8 +59,7 @@ class SqueezeOp : public OpKernel {
 
   void Compute(OpKernelContext* ctx) override {
     PartialTensorShape out;
-    OP_REQUIRES_OK(
-        ctx, SqueezeOutputShape(ctx->input(0).shape(), squeeze_dims_, &out));
+    OP_REQUIRES_OK(ctx, SqueezeOutputShape(ctx->input(0).shape(), squeeze_dims_, &out));
     SetReshapedOutput(ctx, ctx->input(0), out);
   }
 

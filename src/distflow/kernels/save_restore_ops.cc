@@ -14,8 +14,7 @@ namespace {
 
 // Checks the prefix, tensor_names and shape_and_slices inputs shared by both
 // ops and returns the prefix.
-absl::StatusOr<std::string> CheckpointArgs(OpKernelContext* ctx,
-                                           int num_tensors) {
+absl::StatusOr<std::string> CheckpointArgs(OpKernelContext* ctx, int num_tensors) {
   const Tensor& prefix = ctx->input(0);
   if (prefix.dims() != 0) {
     return errors::InvalidArgument("prefix must be a scalar, got shape ",
@@ -25,9 +24,8 @@ absl::StatusOr<std::string> CheckpointArgs(OpKernelContext* ctx,
     const Tensor& t = ctx->input(i);
     if (t.dims() != 1 || t.dim_size(0) != num_tensors) {
       return errors::InvalidArgument(
-          i == 1 ? "tensor_names" : "shape_and_slices", " must be a vector of ",
-          num_tensors, " entries (one per tensor), got shape ",
-          t.shape().DebugString());
+          i == 1 ? "tensor_names" : "shape_and_slices", " must be a vector of ", num_tensors,
+          " entries (one per tensor), got shape ", t.shape().DebugString());
     }
   }
   if (prefix.scalar<std::string>().empty()) {
@@ -49,10 +47,9 @@ class SaveV2Op : public OpKernel {
     BundleWriter writer(*prefix);
     for (int i = 0; i < n; ++i) {
       OP_REQUIRES(ctx, specs[i].empty(),
-                  errors::Unimplemented(
-                      "SaveV2 of tensor '", names[i],
-                      "': saving slices is not supported (shape_and_slices '",
-                      specs[i], "')"));
+                  errors::Unimplemented("SaveV2 of tensor '", names[i],
+                                        "': saving slices is not supported (shape_and_slices '",
+                                        specs[i], "')"));
       OP_REQUIRES_OK(ctx, writer.Add(names[i], ctx->input(3 + i)));
     }
     OP_REQUIRES_OK(ctx, writer.Finish());
@@ -71,8 +68,7 @@ class RestoreV2Op : public OpKernel {
     OP_REQUIRES_OK(ctx, prefix.status());
     auto names = ctx->input(1).flat<std::string>();
     auto specs = ctx->input(2).flat<std::string>();
-    absl::StatusOr<std::unique_ptr<BundleReader>> reader =
-        BundleReader::Open(*prefix);
+    absl::StatusOr<std::unique_ptr<BundleReader>> reader = BundleReader::Open(*prefix);
     OP_REQUIRES_OK(ctx, reader.status());
     std::vector<Tensor> restored;
     restored.reserve(n);
@@ -81,14 +77,12 @@ class RestoreV2Op : public OpKernel {
       OP_REQUIRES_OK(ctx, t.status());
       if (!specs[i].empty()) {
         TensorShape wanted;
-        OP_REQUIRES_OK(
-            ctx, errors::Annotate(
-                     ParseShapeAndSlice(specs[i], &wanted),
-                     absl::StrCat("RestoreV2 of tensor '", names[i], "': ")));
+        OP_REQUIRES_OK(ctx,
+                       errors::Annotate(ParseShapeAndSlice(specs[i], &wanted),
+                                        absl::StrCat("RestoreV2 of tensor '", names[i], "': ")));
         OP_REQUIRES(
             ctx, wanted == t->shape(),
-            errors::InvalidArgument("tensor '", names[i], "' has shape ",
-                                    t->shape().DebugString(),
+            errors::InvalidArgument("tensor '", names[i], "' has shape ", t->shape().DebugString(),
                                     " in checkpoint '", *prefix, "' but shape ",
                                     wanted.DebugString(), " was requested"));
       }

@@ -14,8 +14,8 @@ namespace {
 
 // out[i] = c[i*sc] ? t[i*st] : e[i*se] for i in [0, n), strides in {0, 1}.
 template <typename E>
-void SelectSegment(const bool* c, int64_t sc, const E* t, int64_t st,
-                   const E* e, int64_t se, E* out, int64_t n) {
+void SelectSegment(const bool* c, int64_t sc, const E* t, int64_t st, const E* e, int64_t se,
+                   E* out, int64_t n) {
   if (sc != 0 && st != 0 && se != 0) {
     for (int64_t i = 0; i < n; ++i) out[i] = c[i] ? t[i] : e[i];
   } else {
@@ -52,31 +52,24 @@ bool VisitBySize(DataType dtype, Fn&& fn) {
 }
 
 absl::Status UnsupportedType(DataType dtype) {
-  return errors::Unimplemented("Select does not support type ",
-                               DataTypeString(dtype));
+  return errors::Unimplemented("Select does not support type ", DataTypeString(dtype));
 }
 
 // Computes out from cond, t, e under a plan built from their three shapes.
-void SelectBroadcast(OpKernelContext* ctx, const BroadcastPlan& plan,
-                     const Tensor& cond, const Tensor& t, const Tensor& e,
-                     Tensor* out) {
+void SelectBroadcast(OpKernelContext* ctx, const BroadcastPlan& plan, const Tensor& cond,
+                     const Tensor& t, const Tensor& e, Tensor* out) {
   const bool ok = VisitBySize(t.dtype(), [&](auto zero) {
     using E = decltype(zero);
     const bool* pc = cond.base<bool>();
     const E* pt = static_cast<const E*>(t.raw_data());
     const E* pe = static_cast<const E*>(e.raw_data());
     E* po = static_cast<E*>(out->raw_data());
-    const int64_t sc = plan.inner_stride(0), st = plan.inner_stride(1),
-                  se = plan.inner_stride(2);
-    ShardElementwise(ctx, plan.num_elements(), kCheapElementCost,
-                     [&](int64_t begin, int64_t end) {
-                       plan.ForEachSegment(
-                           begin, end,
-                           [&](int64_t o, const int64_t* in, int64_t len) {
-                             SelectSegment(pc + in[0], sc, pt + in[1], st,
-                                           pe + in[2], se, po + o, len);
-                           });
-                     });
+    const int64_t sc = plan.inner_stride(0), st = plan.inner_stride(1), se = plan.inner_stride(2);
+    ShardElementwise(ctx, plan.num_elements(), kCheapElementCost, [&](int64_t begin, int64_t end) {
+      plan.ForEachSegment(begin, end, [&](int64_t o, const int64_t* in, int64_t len) {
+        SelectSegment(pc + in[0], sc, pt + in[1], st, pe + in[2], se, po + o, len);
+      });
+    });
   });
   if (!ok) ctx->SetStatus(UnsupportedType(t.dtype()));
 }
@@ -90,33 +83,27 @@ class SelectOp : public OpKernel {
     const Tensor& t = ctx->input(1);
     const Tensor& e = ctx->input(2);
     OP_REQUIRES(ctx, t.shape() == e.shape(),
-                errors::InvalidArgument(
-                    "'t' and 'e' must have the same shape: ",
-                    t.shape().DebugString(), " vs ", e.shape().DebugString()));
+                errors::InvalidArgument("'t' and 'e' must have the same shape: ",
+                                        t.shape().DebugString(), " vs ", e.shape().DebugString()));
     if (cond.dims() == 0) {
       ctx->set_output(0, cond.scalar<bool>() ? t : e);
       return;
     }
     if (cond.shape() == t.shape()) {
       BroadcastPlan plan;
-      OP_REQUIRES_OK(ctx, BroadcastPlan::Make(
-                              {cond.shape(), t.shape(), e.shape()}, &plan));
+      OP_REQUIRES_OK(ctx, BroadcastPlan::Make({cond.shape(), t.shape(), e.shape()}, &plan));
       Tensor* out = nullptr;
-      OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(
-                              {1, 2}, 0, t.shape(), &out));
+      OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({1, 2}, 0, t.shape(), &out));
       SelectBroadcast(ctx, plan, cond, t, e, out);
       return;
     }
     OP_REQUIRES(
-        ctx,
-        cond.dims() == 1 && t.dims() >= 1 && cond.dim_size(0) == t.dim_size(0),
-        errors::InvalidArgument(
-            "'cond' must be a scalar, a vector matching dimension 0 of 't', "
-            "or have the shape of 't': cond ",
-            cond.shape().DebugString(), " vs t ", t.shape().DebugString()));
+        ctx, cond.dims() == 1 && t.dims() >= 1 && cond.dim_size(0) == t.dim_size(0),
+        errors::InvalidArgument("'cond' must be a scalar, a vector matching dimension 0 of 't', "
+                                "or have the shape of 't': cond ",
+                                cond.shape().DebugString(), " vs t ", t.shape().DebugString()));
     Tensor* out = nullptr;
-    OP_REQUIRES_OK(
-        ctx, ctx->forward_input_or_allocate_output({1, 2}, 0, t.shape(), &out));
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({1, 2}, 0, t.shape(), &out));
     const int64_t rows = t.dim_size(0);
     if (t.NumElements() == 0) return;
     const int64_t row_elems = t.NumElements() / rows;
@@ -145,28 +132,24 @@ class SelectV2Op : public OpKernel {
     const Tensor& t = ctx->input(1);
     const Tensor& e = ctx->input(2);
     BroadcastPlan plan;
-    OP_REQUIRES_OK(
-        ctx, BroadcastPlan::Make({cond.shape(), t.shape(), e.shape()}, &plan));
+    OP_REQUIRES_OK(ctx, BroadcastPlan::Make({cond.shape(), t.shape(), e.shape()}, &plan));
     Tensor* out = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(
-                            {1, 2}, 0, plan.output_shape(), &out));
+    OP_REQUIRES_OK(ctx,
+                   ctx->forward_input_or_allocate_output({1, 2}, 0, plan.output_shape(), &out));
     if (plan.num_elements() == 0) return;
     SelectBroadcast(ctx, plan, cond, t, e, out);
   }
 };
 
 std::vector<DataType> SelectTypes() {
-  return {DT_FLOAT,  DT_DOUBLE, DT_BFLOAT16, DT_INT32,  DT_INT64,
-          DT_UINT8,  DT_INT8,   DT_INT16,    DT_UINT16, DT_UINT32,
-          DT_UINT64, DT_BOOL,   DT_STRING};
+  return {DT_FLOAT, DT_DOUBLE, DT_BFLOAT16, DT_INT32,  DT_INT64, DT_UINT8, DT_INT8,
+          DT_INT16, DT_UINT16, DT_UINT32,   DT_UINT64, DT_BOOL,  DT_STRING};
 }
 
-REGISTER_KERNEL_BUILDER(
-    Name("Select").Device(kDeviceCpu).TypeConstraint("T", SelectTypes()),
-    SelectOp);
-REGISTER_KERNEL_BUILDER(
-    Name("SelectV2").Device(kDeviceCpu).TypeConstraint("T", SelectTypes()),
-    SelectV2Op);
+REGISTER_KERNEL_BUILDER(Name("Select").Device(kDeviceCpu).TypeConstraint("T", SelectTypes()),
+                        SelectOp);
+REGISTER_KERNEL_BUILDER(Name("SelectV2").Device(kDeviceCpu).TypeConstraint("T", SelectTypes()),
+                        SelectV2Op);
 
 }  // namespace
 }  // namespace distflow

@@ -20,8 +20,8 @@ struct KeyPrefix {
   std::string tensor_name;
 
   std::string Key(const FrameAndIter& frame_iter) const {
-    return Rendezvous::CreateKey(send_device, send_device_incarnation,
-                                 recv_device, tensor_name, frame_iter);
+    return Rendezvous::CreateKey(send_device, send_device_incarnation, recv_device, tensor_name,
+                                 frame_iter);
   }
 };
 
@@ -36,9 +36,7 @@ absl::Status ReadKeyAttrs(OpKernelConstruction* ctx, KeyPrefix* prefix,
   return Rendezvous::ParseKey(prefix->Key(FrameAndIter()), root_key);
 }
 
-bool IsRootFrame(const FrameAndIter& f) {
-  return f.frame_id == 0 && f.iter_id == 0;
-}
+bool IsRootFrame(const FrameAndIter& f) { return f.frame_id == 0 && f.iter_id == 0; }
 
 class SendOp : public OpKernel {
  public:
@@ -54,16 +52,14 @@ class SendOp : public OpKernel {
     Rendezvous::Args args;
     args.device = ctx->device();
     if (IsRootFrame(ctx->frame_iter())) {
-      OP_REQUIRES_OK(ctx,
-                     ctx->rendezvous()->Send(root_key_, args, ctx->input(0),
-                                             ctx->params()->is_input_dead));
+      OP_REQUIRES_OK(ctx, ctx->rendezvous()->Send(root_key_, args, ctx->input(0),
+                                                  ctx->params()->is_input_dead));
       return;
     }
     Rendezvous::ParsedKey key;
+    OP_REQUIRES_OK(ctx, Rendezvous::ParseKey(prefix_.Key(ctx->frame_iter()), &key));
     OP_REQUIRES_OK(ctx,
-                   Rendezvous::ParseKey(prefix_.Key(ctx->frame_iter()), &key));
-    OP_REQUIRES_OK(ctx, ctx->rendezvous()->Send(key, args, ctx->input(0),
-                                                ctx->params()->is_input_dead));
+                   ctx->rendezvous()->Send(key, args, ctx->input(0), ctx->params()->is_input_dead));
   }
 
  private:
@@ -81,16 +77,14 @@ class RecvOp : public AsyncOpKernel {
   }
 
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
-    OP_REQUIRES_ASYNC(
-        ctx, ctx->rendezvous() != nullptr,
-        errors::Internal("_Recv needs a rendezvous in its context"), done);
+    OP_REQUIRES_ASYNC(ctx, ctx->rendezvous() != nullptr,
+                      errors::Internal("_Recv needs a rendezvous in its context"), done);
     Rendezvous::Args args;
     args.device = ctx->device();
     args.cancellation_manager = ctx->cancellation_manager();
-    auto on_value = [ctx, done = std::move(done)](
-                        const absl::Status& s, const Rendezvous::Args&,
-                        const Rendezvous::Args&, const Tensor& value,
-                        bool is_dead) {
+    auto on_value = [ctx, done = std::move(done)](const absl::Status& s, const Rendezvous::Args&,
+                                                  const Rendezvous::Args&, const Tensor& value,
+                                                  bool is_dead) {
       if (!s.ok()) {
         ctx->SetStatus(s);
       } else if (!is_dead) {
@@ -105,8 +99,7 @@ class RecvOp : public AsyncOpKernel {
       return;
     }
     Rendezvous::ParsedKey key;
-    const absl::Status s =
-        Rendezvous::ParseKey(prefix_.Key(ctx->frame_iter()), &key);
+    const absl::Status s = Rendezvous::ParseKey(prefix_.Key(ctx->frame_iter()), &key);
     if (!s.ok()) {
       on_value(s, Rendezvous::Args(), args, Tensor(), false);
       return;

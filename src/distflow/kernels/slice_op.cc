@@ -20,19 +20,16 @@ class SliceOp : public OpKernel {
     OP_REQUIRES_OK(ctx, IndexVector(ctx->input(1), "Slice begin", &begin));
     OP_REQUIRES_OK(ctx, IndexVector(ctx->input(2), "Slice size", &size));
     PartialTensorShape computed;
-    OP_REQUIRES_OK(ctx,
-                   SliceOutputShape(input.shape(), begin, size, &computed));
+    OP_REQUIRES_OK(ctx, SliceOutputShape(input.shape(), begin, size, &computed));
     TensorShape shape;
     OP_REQUIRES_OK(ctx, ExactShape(computed, &shape));
     const std::vector<int64_t> strides(input.dims(), 1);
-    SetStridedBoxOutput(ctx, 0, input, begin, strides, shape.dim_sizes(),
-                        shape);
+    SetStridedBoxOutput(ctx, 0, input, begin, strides, shape.dim_sizes(), shape);
   }
 };
 
-REGISTER_KERNEL_BUILDER(
-    Name("Slice").Device(kDeviceCpu).TypeConstraint("T", ArrayKernelTypes()),
-    SliceOp);
+REGISTER_KERNEL_BUILDER(Name("Slice").Device(kDeviceCpu).TypeConstraint("T", ArrayKernelTypes()),
+                        SliceOp);
 
 }  // namespace
 }  // namespace distflow

@@ -17,13 +17,11 @@ class SplitOp : public OpKernel {
 
   void Compute(OpKernelContext* ctx) override {
     int64_t split_dim;
-    OP_REQUIRES_OK(ctx,
-                   IndexScalar(ctx->input(0), "Split split_dim", &split_dim));
+    OP_REQUIRES_OK(ctx, IndexScalar(ctx->input(0), "Split split_dim", &split_dim));
     const Tensor& input = ctx->input(1);
     const int num = ctx->num_outputs();
     PartialTensorShape computed;
-    OP_REQUIRES_OK(ctx,
-                   SplitOutputShape(input.shape(), split_dim, num, &computed));
+    OP_REQUIRES_OK(ctx, SplitOutputShape(input.shape(), split_dim, num, &computed));
     TensorShape shape;
     OP_REQUIRES_OK(ctx, ExactShape(computed, &shape));
     if (num == 1) {
@@ -31,8 +29,7 @@ class SplitOp : public OpKernel {
       return;
     }
     int a;
-    OP_REQUIRES_OK(ctx,
-                   CanonicalAxis(split_dim, input.dims(), "split_dim", &a));
+    OP_REQUIRES_OK(ctx, CanonicalAxis(split_dim, input.dims(), "split_dim", &a));
     int64_t rows = 1;
     for (int d = 0; d < a; ++d) rows *= input.dim_size(d);
     const int64_t piece = shape.num_elements() / std::max<int64_t>(rows, 1);
@@ -50,14 +47,12 @@ class SplitOp : public OpKernel {
       dsts[i] = out->raw_data();
     }
     if (shape.num_elements() == 0) return;
-    SplitRows(input.dtype(), input.raw_data(), dsts,
-              std::vector<int64_t>(num, piece), rows);
+    SplitRows(input.dtype(), input.raw_data(), dsts, std::vector<int64_t>(num, piece), rows);
   }
 };
 
-REGISTER_KERNEL_BUILDER(
-    Name("Split").Device(kDeviceCpu).TypeConstraint("T", ArrayKernelTypes()),
-    SplitOp);
+REGISTER_KERNEL_BUILDER(Name("Split").Device(kDeviceCpu).TypeConstraint("T", ArrayKernelTypes()),
+                        SplitOp);
 
 }  // namespace
 }  // namespace distflow

@@ -21,35 +21,27 @@ class StridedSliceGradOp : public OpKernel {
     OP_REQUIRES_OK(ctx, ctx->GetAttr("end_mask", &masks_.end_mask));
     OP_REQUIRES_OK(ctx, ctx->GetAttr("ellipsis_mask", &masks_.ellipsis_mask));
     OP_REQUIRES_OK(ctx, ctx->GetAttr("new_axis_mask", &masks_.new_axis_mask));
-    OP_REQUIRES_OK(ctx,
-                   ctx->GetAttr("shrink_axis_mask", &masks_.shrink_axis_mask));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("shrink_axis_mask", &masks_.shrink_axis_mask));
   }
 
   void Compute(OpKernelContext* ctx) override {
     std::vector<int64_t> dims, begin, end, strides;
-    OP_REQUIRES_OK(ctx,
-                   IndexVector(ctx->input(0), "StridedSliceGrad shape", &dims));
-    OP_REQUIRES_OK(
-        ctx, IndexVector(ctx->input(1), "StridedSliceGrad begin", &begin));
-    OP_REQUIRES_OK(ctx,
-                   IndexVector(ctx->input(2), "StridedSliceGrad end", &end));
-    OP_REQUIRES_OK(
-        ctx, IndexVector(ctx->input(3), "StridedSliceGrad strides", &strides));
+    OP_REQUIRES_OK(ctx, IndexVector(ctx->input(0), "StridedSliceGrad shape", &dims));
+    OP_REQUIRES_OK(ctx, IndexVector(ctx->input(1), "StridedSliceGrad begin", &begin));
+    OP_REQUIRES_OK(ctx, IndexVector(ctx->input(2), "StridedSliceGrad end", &end));
+    OP_REQUIRES_OK(ctx, IndexVector(ctx->input(3), "StridedSliceGrad strides", &strides));
     TensorShape shape;
     OP_REQUIRES_OK(ctx, TensorShape::BuildTensorShape(dims, &shape));
     StridedSliceSpec spec;
-    OP_REQUIRES_OK(
-        ctx, ComputeStridedSlice(shape, begin, end, strides, masks_, &spec));
+    OP_REQUIRES_OK(ctx, ComputeStridedSlice(shape, begin, end, strides, masks_, &spec));
     const Tensor& dy = ctx->input(4);
     OP_REQUIRES(ctx, spec.final_shape.IsCompatibleWith(dy.shape()),
-                errors::InvalidArgument(
-                    "StridedSliceGrad dy has shape ", dy.shape().DebugString(),
-                    " but slicing ", shape.DebugString(), " gives ",
-                    spec.final_shape.DebugString()));
+                errors::InvalidArgument("StridedSliceGrad dy has shape ", dy.shape().DebugString(),
+                                        " but slicing ", shape.DebugString(), " gives ",
+                                        spec.final_shape.DebugString()));
     Tensor* out;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &out));
-    if (out->NumElements() > 0)
-      std::memset(out->raw_data(), 0, out->TotalBytes());
+    if (out->NumElements() > 0) std::memset(out->raw_data(), 0, out->TotalBytes());
     if (dy.NumElements() == 0) return;
 
     // Walk the box in row-major order (the order of dy's elements) with an
@@ -90,10 +82,9 @@ std::vector<DataType> FixedSizeTypes() {
   return types;
 }
 
-REGISTER_KERNEL_BUILDER(Name("StridedSliceGrad")
-                            .Device(kDeviceCpu)
-                            .TypeConstraint("T", FixedSizeTypes()),
-                        StridedSliceGradOp);
+REGISTER_KERNEL_BUILDER(
+    Name("StridedSliceGrad").Device(kDeviceCpu).TypeConstraint("T", FixedSizeTypes()),
+    StridedSliceGradOp);
 
 }  // namespace
 }  // namespace distflow

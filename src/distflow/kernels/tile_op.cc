@@ -18,8 +18,7 @@ class TileOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& input = ctx->input(0);
     std::vector<int64_t> multiples;
-    OP_REQUIRES_OK(ctx,
-                   IndexVector(ctx->input(1), "Tile multiples", &multiples));
+    OP_REQUIRES_OK(ctx, IndexVector(ctx->input(1), "Tile multiples", &multiples));
     PartialTensorShape computed;
     OP_REQUIRES_OK(ctx, TileOutputShape(input.shape(), multiples, &computed));
     TensorShape shape;
@@ -39,14 +38,12 @@ class TileOp : public OpKernel {
       sizes.push_back(input.dim_size(d));
       strides.push_back(in_strides[d]);
     }
-    StridedCopy(input.dtype(), input.raw_data(), sizes, strides,
-                out->raw_data());
+    StridedCopy(input.dtype(), input.raw_data(), sizes, strides, out->raw_data());
   }
 };
 
-REGISTER_KERNEL_BUILDER(
-    Name("Tile").Device(kDeviceCpu).TypeConstraint("T", ArrayKernelTypes()),
-    TileOp);
+REGISTER_KERNEL_BUILDER(Name("Tile").Device(kDeviceCpu).TypeConstraint("T", ArrayKernelTypes()),
+                        TileOp);
 
 }  // namespace
 }  // namespace distflow

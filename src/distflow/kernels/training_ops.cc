@@ -22,8 +22,7 @@ class UpdateTargets {
   // Looks up and locks the variables of `inputs`; FailedPrecondition naming
   // the variable when one is uninitialized, InvalidArgument when a resource
   // variable's dtype is not `dtype`.
-  absl::Status Init(OpKernelContext* ctx, std::initializer_list<int> inputs,
-                    DataType dtype) {
+  absl::Status Init(OpKernelContext* ctx, std::initializer_list<int> inputs, DataType dtype) {
     std::vector<absl::Mutex*> mutexes;
     std::vector<std::string> names;
     for (int i : inputs) {
@@ -31,10 +30,9 @@ class UpdateTargets {
         DF_ASSIGN_OR_RETURN(ResourceHandle handle, HandleFromInput(ctx, i));
         DF_ASSIGN_OR_RETURN(RefPtr<Var> var, LookupVariable(ctx, handle));
         if (var->dtype() != dtype) {
-          return errors::InvalidArgument("variable '", handle.name(), "' is ",
-                                         DataTypeString(var->dtype()), " but ",
-                                         ctx->op_kernel().type_string(),
-                                         " updates ", DataTypeString(dtype));
+          return errors::InvalidArgument(
+              "variable '", handle.name(), "' is ", DataTypeString(var->dtype()), " but ",
+              ctx->op_kernel().type_string(), " updates ", DataTypeString(dtype));
         }
         mutexes.push_back(var->mu());
         tensors_.push_back(var->tensor());
@@ -43,9 +41,8 @@ class UpdateTargets {
       } else {
         mutexes.push_back(ctx->input_ref_mutex(i));
         tensors_.push_back(ctx->mutable_input(i));
-        uninitialized_.push_back(
-            errors::FailedPrecondition("Attempting to use uninitialized value ",
-                                       ctx->op_kernel().def().input(i)));
+        uninitialized_.push_back(errors::FailedPrecondition(
+            "Attempting to use uninitialized value ", ctx->op_kernel().def().input(i)));
       }
     }
     lock_ = std::make_unique<MultiMutexLock>(std::move(mutexes));
@@ -73,17 +70,15 @@ class UpdateTargets {
 absl::Status CheckScalar(OpKernelContext* ctx, int i, absl::string_view name) {
   const Tensor& t = ctx->input(i);
   if (t.dims() == 0) return absl::OkStatus();
-  return errors::InvalidArgument(name,
-                                 " is not a scalar: ", t.shape().DebugString());
+  return errors::InvalidArgument(name, " is not a scalar: ", t.shape().DebugString());
 }
 
 // InvalidArgument naming both shapes unless `t` has the variable's shape.
-absl::Status CheckSameShape(const Tensor& var, const Tensor& t,
-                            absl::string_view what) {
+absl::Status CheckSameShape(const Tensor& var, const Tensor& t, absl::string_view what) {
   if (var.shape() == t.shape()) return absl::OkStatus();
-  return errors::InvalidArgument(
-      "var and ", what, " do not have the same shape: var ",
-      var.shape().DebugString(), ", ", what, " ", t.shape().DebugString());
+  return errors::InvalidArgument("var and ", what, " do not have the same shape: var ",
+                                 var.shape().DebugString(), ", ", what, " ",
+                                 t.shape().DebugString());
 }
 
 template <typename T>
@@ -124,8 +119,7 @@ class ApplyMomentumOp : public OpKernel {
     {
       UpdateTargets targets;
       OP_REQUIRES_OK(ctx, targets.Init(ctx, {0, 1}, DataTypeToEnum<T>::value));
-      OP_REQUIRES_OK(ctx,
-                     CheckSameShape(*targets.get(0), *targets.get(1), "accum"));
+      OP_REQUIRES_OK(ctx, CheckSameShape(*targets.get(0), *targets.get(1), "accum"));
       OP_REQUIRES_OK(ctx, CheckSameShape(*targets.get(0), grad, "grad"));
       targets.PrepareAll();
       auto var = targets.get(0)->flat<T>();
@@ -155,8 +149,8 @@ class ApplyAdamOp : public OpKernel {
   }
 
   void Compute(OpKernelContext* ctx) override {
-    static constexpr const char* kScalars[] = {
-        "beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon"};
+    static constexpr const char* kScalars[] = {"beta1_power", "beta2_power", "lr",
+                                               "beta1",       "beta2",       "epsilon"};
     for (int i = 3; i <= 8; ++i) {
       OP_REQUIRES_OK(ctx, CheckScalar(ctx, i, kScalars[i - 3]));
     }
@@ -170,12 +164,9 @@ class ApplyAdamOp : public OpKernel {
     const T lr_t = lr * std::sqrt(T(1) - beta2_power) / (T(1) - beta1_power);
     {
       UpdateTargets targets;
-      OP_REQUIRES_OK(ctx,
-                     targets.Init(ctx, {0, 1, 2}, DataTypeToEnum<T>::value));
-      OP_REQUIRES_OK(ctx,
-                     CheckSameShape(*targets.get(0), *targets.get(1), "m"));
-      OP_REQUIRES_OK(ctx,
-                     CheckSameShape(*targets.get(0), *targets.get(2), "v"));
+      OP_REQUIRES_OK(ctx, targets.Init(ctx, {0, 1, 2}, DataTypeToEnum<T>::value));
+      OP_REQUIRES_OK(ctx, CheckSameShape(*targets.get(0), *targets.get(1), "m"));
+      OP_REQUIRES_OK(ctx, CheckSameShape(*targets.get(0), *targets.get(2), "v"));
       OP_REQUIRES_OK(ctx, CheckSameShape(*targets.get(0), grad, "grad"));
       targets.PrepareAll();
       auto var = targets.get(0)->flat<T>();
@@ -185,8 +176,7 @@ class ApplyAdamOp : public OpKernel {
       for (size_t i = 0; i < var.size(); ++i) {
         m[i] += (g[i] - m[i]) * (T(1) - beta1);
         v[i] += (g[i] * g[i] - v[i]) * (T(1) - beta2);
-        const T step =
-            use_nesterov_ ? g[i] * (T(1) - beta1) + beta1 * m[i] : m[i];
+        const T step = use_nesterov_ ? g[i] * (T(1) - beta1) + beta1 * m[i] : m[i];
         var[i] -= step * lr_t / (std::sqrt(v[i]) + epsilon);
       }
     }
@@ -197,17 +187,14 @@ class ApplyAdamOp : public OpKernel {
   bool use_nesterov_;
 };
 
-#define DF_REGISTER_APPLY(OP, KERNEL, T)                                      \
-  REGISTER_KERNEL_BUILDER(Name(OP).Device(kDeviceCpu).TypeConstraint<T>("T"), \
-                          KERNEL<T>)
+#define DF_REGISTER_APPLY(OP, KERNEL, T) \
+  REGISTER_KERNEL_BUILDER(Name(OP).Device(kDeviceCpu).TypeConstraint<T>("T"), KERNEL<T>)
 #define DF_REGISTER_APPLY_BOTH_FORMS(OP, KERNEL, T) \
   DF_REGISTER_APPLY(OP, KERNEL, T);                 \
   DF_REGISTER_APPLY("Resource" OP, KERNEL, T)
 
-DF_REGISTER_APPLY_BOTH_FORMS("ApplyGradientDescent", ApplyGradientDescentOp,
-                             float);
-DF_REGISTER_APPLY_BOTH_FORMS("ApplyGradientDescent", ApplyGradientDescentOp,
-                             double);
+DF_REGISTER_APPLY_BOTH_FORMS("ApplyGradientDescent", ApplyGradientDescentOp, float);
+DF_REGISTER_APPLY_BOTH_FORMS("ApplyGradientDescent", ApplyGradientDescentOp, double);
 DF_REGISTER_APPLY_BOTH_FORMS("ApplyMomentum", ApplyMomentumOp, float);
 DF_REGISTER_APPLY_BOTH_FORMS("ApplyMomentum", ApplyMomentumOp, double);
 DF_REGISTER_APPLY_BOTH_FORMS("ApplyAdam", ApplyAdamOp, float);

@@ -44,19 +44,15 @@ class TransposeOp : public OpKernel {
     }
     const DimVector in_strides = RowMajorStrides(input.shape());
     DimVector src_strides(perm.size());
-    for (size_t j = 0; j < perm.size(); ++j)
-      src_strides[j] = in_strides[perm[j]];
+    for (size_t j = 0; j < perm.size(); ++j) src_strides[j] = in_strides[perm[j]];
     Tensor* out;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &out));
-    StridedCopy(input.dtype(), input.raw_data(), shape.dim_sizes(), src_strides,
-                out->raw_data());
+    StridedCopy(input.dtype(), input.raw_data(), shape.dim_sizes(), src_strides, out->raw_data());
   }
 };
 
-REGISTER_KERNEL_BUILDER(Name("Transpose")
-                            .Device(kDeviceCpu)
-                            .TypeConstraint("T", ArrayKernelTypes()),
-                        TransposeOp);
+REGISTER_KERNEL_BUILDER(
+    Name("Transpose").Device(kDeviceCpu).TypeConstraint("T", ArrayKernelTypes()), TransposeOp);
 
 }  // namespace
 }  // namespace distflow

@@ -21,22 +21,19 @@ class UnsortedSegmentSumOp : public OpKernel {
     const Tensor& ids = ctx->input(1);
     int64_t num_segments;
     OP_REQUIRES_OK(ctx,
-                   IndexScalar(ctx->input(2), "UnsortedSegmentSum num_segments",
-                               &num_segments));
+                   IndexScalar(ctx->input(2), "UnsortedSegmentSum num_segments", &num_segments));
     OP_REQUIRES(ctx, num_segments >= 0,
-                errors::InvalidArgument(
-                    "UnsortedSegmentSum num_segments must be non-negative, "
-                    "got ",
-                    num_segments));
+                errors::InvalidArgument("UnsortedSegmentSum num_segments must be non-negative, "
+                                        "got ",
+                                        num_segments));
     bool prefix = ids.dims() <= data.dims();
     for (int d = 0; prefix && d < ids.dims(); ++d) {
       prefix = ids.dim_size(d) == data.dim_size(d);
     }
-    OP_REQUIRES(ctx, prefix,
-                errors::InvalidArgument("UnsortedSegmentSum segment_ids shape ",
-                                        ids.shape().DebugString(),
-                                        " is not a prefix of data shape ",
-                                        data.shape().DebugString()));
+    OP_REQUIRES(
+        ctx, prefix,
+        errors::InvalidArgument("UnsortedSegmentSum segment_ids shape ", ids.shape().DebugString(),
+                                " is not a prefix of data shape ", data.shape().DebugString()));
     TensorShape shape;
     OP_REQUIRES_OK(ctx, shape.AddDimWithStatus(num_segments));
     for (int d = ids.dims(); d < data.dims(); ++d) {
@@ -54,9 +51,8 @@ class UnsortedSegmentSumOp : public OpKernel {
     for (int64_t r = 0; r < rows; ++r) {
       if (id[r] < 0) continue;
       OP_REQUIRES(ctx, id[r] < num_segments,
-                  errors::InvalidArgument(
-                      "UnsortedSegmentSum segment_ids[", r, "] = ", id[r],
-                      " is not in [0, num_segments = ", num_segments, ")"));
+                  errors::InvalidArgument("UnsortedSegmentSum segment_ids[", r, "] = ", id[r],
+                                          " is not in [0, num_segments = ", num_segments, ")"));
       T* row = dst + id[r] * inner;
       const T* in = src + r * inner;
       for (int64_t i = 0; i < inner; ++i) row[i] += in[i];

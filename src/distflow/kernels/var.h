@@ -56,8 +56,7 @@ absl::Status UninitializedVariable(const ResourceHandle& handle);
 // The variable `handle` names: FailedPrecondition (UninitializedVariable)
 // when it does not exist, InvalidArgument when the handle names a resource
 // of another type or device.
-absl::StatusOr<RefPtr<Var>> LookupVariable(OpKernelContext* ctx,
-                                           const ResourceHandle& handle);
+absl::StatusOr<RefPtr<Var>> LookupVariable(OpKernelContext* ctx, const ResourceHandle& handle);
 
 // Makes `*t` safe to update in place: when another tensor shares its buffer
 // (a reader's snapshot, the value it was assigned from), replaces it with a

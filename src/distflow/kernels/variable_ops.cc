@@ -39,12 +39,11 @@ class VariableOp : public OpKernel {
             return v;
           });
       OP_REQUIRES_OK(ctx, var.status());
-      OP_REQUIRES(ctx, (*var)->dtype() == dtype_,
-                  errors::InvalidArgument("Variable '", name_.name,
-                                          "' (container ", name_.container,
-                                          ") already exists with dtype ",
-                                          DataTypeString((*var)->dtype()),
-                                          ", not ", DataTypeString(dtype_)));
+      OP_REQUIRES(
+          ctx, (*var)->dtype() == dtype_,
+          errors::InvalidArgument("Variable '", name_.name, "' (container ", name_.container,
+                                  ") already exists with dtype ", DataTypeString((*var)->dtype()),
+                                  ", not ", DataTypeString(dtype_)));
       var_ = *std::move(var);
     }
     ctx->set_output_ref(0, var_->mu(), var_->tensor());
@@ -73,11 +72,10 @@ class AssignOp : public OpKernel {
     Tensor* var = ctx->mutable_input(0);
     if (validate_shape_ && var->dtype() != DT_INVALID) {
       OP_REQUIRES(ctx, var->shape() == value.shape(),
-                  errors::InvalidArgument(
-                      "Assign requires shapes of both tensors to match. lhs "
-                      "shape= ",
-                      var->shape().DebugString(),
-                      " rhs shape= ", value.shape().DebugString()));
+                  errors::InvalidArgument("Assign requires shapes of both tensors to match. lhs "
+                                          "shape= ",
+                                          var->shape().DebugString(),
+                                          " rhs shape= ", value.shape().DebugString()));
     }
     // Shares the value's buffer: every in-place writer copies a shared
     // buffer first (PrepareToUpdate).
@@ -94,9 +92,7 @@ REGISTER_KERNEL_BUILDER(Name("Assign").Device(kDeviceCpu), AssignOp);
 template <bool kAdd>
 class AssignUpdateOp : public OpKernel {
  public:
-  explicit AssignUpdateOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    set_expensive(false);
-  }
+  explicit AssignUpdateOp(OpKernelConstruction* ctx) : OpKernel(ctx) { set_expensive(false); }
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& value = ctx->input(1);
@@ -105,15 +101,13 @@ class AssignUpdateOp : public OpKernel {
       Tensor* var = ctx->mutable_input(0);
       OP_REQUIRES(
           ctx, var->IsInitialized(),
-          errors::FailedPrecondition("Attempting to use uninitialized value ",
-                                     def().input(0)));
-      OP_REQUIRES(
-          ctx, var->shape() == value.shape(),
-          errors::InvalidArgument(type_string(),
-                                  " requires shapes of both tensors to "
-                                  "match. lhs shape= ",
-                                  var->shape().DebugString(),
-                                  " rhs shape= ", value.shape().DebugString()));
+          errors::FailedPrecondition("Attempting to use uninitialized value ", def().input(0)));
+      OP_REQUIRES(ctx, var->shape() == value.shape(),
+                  errors::InvalidArgument(type_string(),
+                                          " requires shapes of both tensors to "
+                                          "match. lhs shape= ",
+                                          var->shape().DebugString(),
+                                          " rhs shape= ", value.shape().DebugString()));
       PrepareToUpdate(var);
       VisitDataType(var->dtype(), [&](auto zero) {
         using T = decltype(zero);
@@ -130,14 +124,12 @@ class AssignUpdateOp : public OpKernel {
   }
 };
 
-REGISTER_KERNEL_BUILDER(Name("AssignAdd")
-                            .Device(kDeviceCpu)
-                            .TypeConstraint("T", VariableNumberTypes()),
-                        AssignUpdateOp<true>);
-REGISTER_KERNEL_BUILDER(Name("AssignSub")
-                            .Device(kDeviceCpu)
-                            .TypeConstraint("T", VariableNumberTypes()),
-                        AssignUpdateOp<false>);
+REGISTER_KERNEL_BUILDER(
+    Name("AssignAdd").Device(kDeviceCpu).TypeConstraint("T", VariableNumberTypes()),
+    AssignUpdateOp<true>);
+REGISTER_KERNEL_BUILDER(
+    Name("AssignSub").Device(kDeviceCpu).TypeConstraint("T", VariableNumberTypes()),
+    AssignUpdateOp<false>);
 
 class IsVariableInitializedOp : public OpKernel {
  public:
@@ -155,8 +147,7 @@ class IsVariableInitializedOp : public OpKernel {
   }
 };
 
-REGISTER_KERNEL_BUILDER(Name("IsVariableInitialized").Device(kDeviceCpu),
-                        IsVariableInitializedOp);
+REGISTER_KERNEL_BUILDER(Name("IsVariableInitialized").Device(kDeviceCpu), IsVariableInitializedOp);
 
 }  // namespace
 }  // namespace distflow

@@ -31,26 +31,21 @@ class SoftmaxXentOp : public OpKernel {
     const Tensor& features = ctx->input(0);
     const Tensor& labels = ctx->input(1);
     OP_REQUIRES(ctx, features.dims() == 2 && labels.dims() == 2,
-                errors::InvalidArgument(
-                    "logits and labels must be 2-D [batch, classes], got "
-                    "logits shape ",
-                    features.shape().DebugString(), " and labels shape ",
-                    labels.shape().DebugString()));
-    const int64_t batch =
-        BroadcastDim(features.dim_size(0), labels.dim_size(0));
-    const int64_t classes =
-        BroadcastDim(features.dim_size(1), labels.dim_size(1));
+                errors::InvalidArgument("logits and labels must be 2-D [batch, classes], got "
+                                        "logits shape ",
+                                        features.shape().DebugString(), " and labels shape ",
+                                        labels.shape().DebugString()));
+    const int64_t batch = BroadcastDim(features.dim_size(0), labels.dim_size(0));
+    const int64_t classes = BroadcastDim(features.dim_size(1), labels.dim_size(1));
     OP_REQUIRES(ctx, batch >= 0 && classes >= 0,
-                errors::InvalidArgument(
-                    "logits and labels must have the same shape or broadcast "
-                    "to one, got logits shape ",
-                    features.shape().DebugString(), " and labels shape ",
-                    labels.shape().DebugString()));
+                errors::InvalidArgument("logits and labels must have the same shape or broadcast "
+                                        "to one, got logits shape ",
+                                        features.shape().DebugString(), " and labels shape ",
+                                        labels.shape().DebugString()));
     Tensor* loss = nullptr;
     Tensor* backprop = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({batch}), &loss));
-    OP_REQUIRES_OK(
-        ctx, ctx->allocate_output(1, TensorShape({batch, classes}), &backprop));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({batch, classes}), &backprop));
     // A broadcast dimension of size 1 is read with stride 0.
     const int64_t f_row = features.dim_size(0) == 1 ? 0 : features.dim_size(1);
     const int64_t f_col = features.dim_size(1) == 1 ? 0 : 1;
@@ -89,33 +84,29 @@ class SparseSoftmaxXentOp : public OpKernel {
     using C = nn::ComputeType<T>;
     const Tensor& features = ctx->input(0);
     const Tensor& labels = ctx->input(1);
-    OP_REQUIRES(ctx,
-                features.dims() == 2 && labels.dims() == 1 &&
-                    features.dim_size(0) == labels.dim_size(0),
-                errors::InvalidArgument(
-                    "logits must be [batch, classes] and labels [batch] with "
-                    "the same batch, got logits shape ",
-                    features.shape().DebugString(), " and labels shape ",
-                    labels.shape().DebugString()));
+    OP_REQUIRES(
+        ctx,
+        features.dims() == 2 && labels.dims() == 1 && features.dim_size(0) == labels.dim_size(0),
+        errors::InvalidArgument("logits must be [batch, classes] and labels [batch] with "
+                                "the same batch, got logits shape ",
+                                features.shape().DebugString(), " and labels shape ",
+                                labels.shape().DebugString()));
     const int64_t batch = features.dim_size(0);
     const int64_t classes = features.dim_size(1);
     OP_REQUIRES(ctx, classes > 0 || batch == 0,
-                errors::InvalidArgument(
-                    "logits must have at least one class, got logits shape ",
-                    features.shape().DebugString()));
+                errors::InvalidArgument("logits must have at least one class, got logits shape ",
+                                        features.shape().DebugString()));
     const Index* label = labels.base<Index>();
     for (int64_t r = 0; r < batch; ++r) {
       OP_REQUIRES(ctx, label[r] >= 0 && label[r] < classes,
-                  errors::InvalidArgument(
-                      "received a label value of ", label[r], " at position ",
-                      r, ", outside the valid range [0, ", classes, ") for ",
-                      classes, " classes"));
+                  errors::InvalidArgument("received a label value of ", label[r], " at position ",
+                                          r, ", outside the valid range [0, ", classes, ") for ",
+                                          classes, " classes"));
     }
     Tensor* loss = nullptr;
     Tensor* backprop = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({batch}), &loss));
-    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(
-                            {0}, 1, features.shape(), &backprop));
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 1, features.shape(), &backprop));
     const T* f = features.base<T>();
     T* loss_out = loss->base<T>();
     T* bp = backprop->base<T>();
@@ -128,8 +119,7 @@ class SparseSoftmaxXentOp : public OpKernel {
         C max;
         const C log_sum = nn::RowMaxAndLogSumExp(fr, classes, 1, &max);
         const int64_t target = static_cast<int64_t>(label[r]);
-        loss_out[r] =
-            static_cast<T>(log_sum - (static_cast<C>(fr[target]) - max));
+        loss_out[r] = static_cast<T>(log_sum - (static_cast<C>(fr[target]) - max));
         for (int64_t j = 0; j < classes; ++j) {
           const C p = std::exp(static_cast<C>(fr[j]) - max - log_sum);
           bpr[j] = static_cast<T>(j == target ? p - C(1) : p);
@@ -139,20 +129,19 @@ class SparseSoftmaxXentOp : public OpKernel {
   }
 };
 
-#define DF_REGISTER_XENT(T)                                           \
-  REGISTER_KERNEL_BUILDER(Name("SoftmaxCrossEntropyWithLogits")       \
-                              .Device(kDeviceCpu)                     \
-                              .TypeConstraint<T>("T"),                \
-                          SoftmaxXentOp<T>);                          \
-  REGISTER_KERNEL_BUILDER(Name("SparseSoftmaxCrossEntropyWithLogits") \
-                              .Device(kDeviceCpu)                     \
-                              .TypeConstraint<T>("T")                 \
-                              .TypeConstraint<int32_t>("Tlabels"),    \
-                          SparseSoftmaxXentOp<T, int32_t>);           \
-  REGISTER_KERNEL_BUILDER(Name("SparseSoftmaxCrossEntropyWithLogits") \
-                              .Device(kDeviceCpu)                     \
-                              .TypeConstraint<T>("T")                 \
-                              .TypeConstraint<int64_t>("Tlabels"),    \
+#define DF_REGISTER_XENT(T)                                                            \
+  REGISTER_KERNEL_BUILDER(                                                             \
+      Name("SoftmaxCrossEntropyWithLogits").Device(kDeviceCpu).TypeConstraint<T>("T"), \
+      SoftmaxXentOp<T>);                                                               \
+  REGISTER_KERNEL_BUILDER(Name("SparseSoftmaxCrossEntropyWithLogits")                  \
+                              .Device(kDeviceCpu)                                      \
+                              .TypeConstraint<T>("T")                                  \
+                              .TypeConstraint<int32_t>("Tlabels"),                     \
+                          SparseSoftmaxXentOp<T, int32_t>);                            \
+  REGISTER_KERNEL_BUILDER(Name("SparseSoftmaxCrossEntropyWithLogits")                  \
+                              .Device(kDeviceCpu)                                      \
+                              .TypeConstraint<T>("T")                                  \
+                              .TypeConstraint<int64_t>("Tlabels"),                     \
                           SparseSoftmaxXentOp<T, int64_t>)
 
 DF_REGISTER_XENT(float);

@@ -20,8 +20,8 @@ absl::Status StridedSliceGradShape(InferenceContext* c) {
   DF_RETURN_IF_ERROR(c->ShapeFromShapeTensor(0, &out));
   c->set_output(0, out);
   std::vector<int64_t> begin, end, strides;
-  if (!out.IsFullyDefined() || !c->VectorInputValues(1, &begin) ||
-      !c->VectorInputValues(2, &end) || !c->VectorInputValues(3, &strides)) {
+  if (!out.IsFullyDefined() || !c->VectorInputValues(1, &begin) || !c->VectorInputValues(2, &end) ||
+      !c->VectorInputValues(3, &strides)) {
     return absl::OkStatus();
   }
   StridedSliceMasks masks;
@@ -31,12 +31,10 @@ absl::Status StridedSliceGradShape(InferenceContext* c) {
   DF_RETURN_IF_ERROR(c->GetAttr("new_axis_mask", &masks.new_axis_mask));
   DF_RETURN_IF_ERROR(c->GetAttr("shrink_axis_mask", &masks.shrink_axis_mask));
   StridedSliceSpec spec;
-  DF_RETURN_IF_ERROR(
-      ComputeStridedSlice(out, begin, end, strides, masks, &spec));
+  DF_RETURN_IF_ERROR(ComputeStridedSlice(out, begin, end, strides, masks, &spec));
   if (!spec.final_shape.IsCompatibleWith(c->input(4))) {
-    return errors::InvalidArgument("dy has shape ", c->input(4).DebugString(),
-                                   " but slicing ", out.DebugString(),
-                                   " gives ", spec.final_shape.DebugString());
+    return errors::InvalidArgument("dy has shape ", c->input(4).DebugString(), " but slicing ",
+                                   out.DebugString(), " gives ", spec.final_shape.DebugString());
   }
   return absl::OkStatus();
 }
@@ -48,8 +46,7 @@ absl::Status UnsortedSegmentSumShape(InferenceContext* c) {
   DF_RETURN_IF_ERROR(c->WithScalar(2));
   int64_t num_segments = -1;
   if (c->ScalarInputValue(2, &num_segments) && num_segments < 0) {
-    return errors::InvalidArgument("num_segments must be non-negative, got ",
-                                   num_segments);
+    return errors::InvalidArgument("num_segments must be non-negative, got ", num_segments);
   }
   if (data.unknown_rank() || ids.unknown_rank()) {
     c->set_output(0, PartialTensorShape::Unknown());
@@ -57,15 +54,12 @@ absl::Status UnsortedSegmentSumShape(InferenceContext* c) {
   }
   if (ids.dims() > data.dims()) {
     return errors::InvalidArgument("segment_ids has shape ", ids.DebugString(),
-                                   ", more dims than data ",
-                                   data.DebugString());
+                                   ", more dims than data ", data.DebugString());
   }
   for (int d = 0; d < ids.dims(); ++d) {
-    if (ids.dim_size(d) >= 0 && data.dim_size(d) >= 0 &&
-        ids.dim_size(d) != data.dim_size(d)) {
+    if (ids.dim_size(d) >= 0 && data.dim_size(d) >= 0 && ids.dim_size(d) != data.dim_size(d)) {
       return errors::InvalidArgument("segment_ids shape ", ids.DebugString(),
-                                     " is not a prefix of data shape ",
-                                     data.DebugString());
+                                     " is not a prefix of data shape ", data.DebugString());
     }
   }
   PartialTensorShape out({num_segments});

@@ -20,8 +20,7 @@ namespace {
 // The shape a partial shape of known rank `rank` has when nothing else is
 // known: every dim unknown, or unknown rank when rank < 0.
 PartialTensorShape UnknownOfRank(int rank) {
-  return rank < 0 ? PartialTensorShape::Unknown()
-                  : PartialTensorShape::UnknownDims(rank);
+  return rank < 0 ? PartialTensorShape::Unknown() : PartialTensorShape::UnknownDims(rank);
 }
 
 // The length of 1-D input i when known, else -1.
@@ -37,8 +36,7 @@ absl::Status ConstShape(InferenceContext* c) {
   DataType dtype;
   DF_RETURN_IF_ERROR(c->GetAttr("dtype", &dtype));
   if (value->dtype() != dtype) {
-    return errors::InvalidArgument("Const value has type ",
-                                   DataTypeString(value->dtype()),
+    return errors::InvalidArgument("Const value has type ", DataTypeString(value->dtype()),
                                    " but dtype is ", DataTypeString(dtype));
   }
   TensorShape shape;
@@ -98,8 +96,7 @@ absl::Status FillShape(InferenceContext* c) {
   if (c->VectorInputValues(0, &dims)) {
     for (size_t i = 0; i < dims.size(); ++i) {
       if (dims[i] < 0) {
-        return errors::InvalidArgument("Fill dims[", i, "] = ", dims[i],
-                                       " must be non-negative");
+        return errors::InvalidArgument("Fill dims[", i, "] = ", dims[i], " must be non-negative");
       }
     }
   }
@@ -168,8 +165,7 @@ absl::Status SplitShape(InferenceContext* c) {
   DF_RETURN_IF_ERROR(c->GetAttr("num_split", &num_split));
   PartialTensorShape out;
   if (c->ScalarInputValue(0, &split_dim)) {
-    DF_RETURN_IF_ERROR(
-        SplitOutputShape(c->input(1), split_dim, num_split, &out));
+    DF_RETURN_IF_ERROR(SplitOutputShape(c->input(1), split_dim, num_split, &out));
   } else {
     out = UnknownOfRank(c->input(1).dims());
   }
@@ -189,8 +185,7 @@ absl::Status SliceShape(InferenceContext* c) {
   } else if (size_known) {
     // Without begin only the explicit sizes are known.
     for (int64_t& s : size) s = std::max<int64_t>(s, -1);
-    if (c->input(0).dims() >= 0 &&
-        c->input(0).dims() != static_cast<int>(size.size())) {
+    if (c->input(0).dims() >= 0 && c->input(0).dims() != static_cast<int>(size.size())) {
       return errors::InvalidArgument("Slice size has ", size.size(),
                                      " entries but the input has shape ",
                                      c->input(0).DebugString());
@@ -220,8 +215,7 @@ absl::Status StridedSliceShape(InferenceContext* c) {
   DF_RETURN_IF_ERROR(c->GetAttr("new_axis_mask", &masks.new_axis_mask));
   DF_RETURN_IF_ERROR(c->GetAttr("shrink_axis_mask", &masks.shrink_axis_mask));
   StridedSliceSpec spec;
-  DF_RETURN_IF_ERROR(
-      ComputeStridedSlice(c->input(0), begin, end, strides, masks, &spec));
+  DF_RETURN_IF_ERROR(ComputeStridedSlice(c->input(0), begin, end, strides, masks, &spec));
   c->set_output(0, spec.final_shape);
   return absl::OkStatus();
 }
@@ -229,9 +223,8 @@ absl::Status StridedSliceShape(InferenceContext* c) {
 absl::Status ExpandDimsShape(InferenceContext* c) {
   const PartialTensorShape& dim_shape = c->input(1);
   if (dim_shape.num_elements() >= 0 && dim_shape.num_elements() != 1) {
-    return errors::InvalidArgument(
-        "ExpandDims dim must hold a single value, got shape ",
-        dim_shape.DebugString());
+    return errors::InvalidArgument("ExpandDims dim must hold a single value, got shape ",
+                                   dim_shape.DebugString());
   }
   int64_t dim;
   PartialTensorShape out;
@@ -276,12 +269,11 @@ absl::Status GatherV2Shape(InferenceContext* c) {
   const PartialTensorShape& indices = c->input(1);
   PartialTensorShape out;
   if (c->ScalarInputValue(2, &axis)) {
-    DF_RETURN_IF_ERROR(
-        GatherOutputShape(params, indices, axis, batch_dims, &out));
+    DF_RETURN_IF_ERROR(GatherOutputShape(params, indices, axis, batch_dims, &out));
   } else if (params.dims() >= 0 && indices.dims() >= 0) {
     if (batch_dims < 0) batch_dims += indices.dims();
-    out = UnknownOfRank(std::max<int>(
-        0, params.dims() + indices.dims() - 1 - static_cast<int>(batch_dims)));
+    out = UnknownOfRank(
+        std::max<int>(0, params.dims() + indices.dims() - 1 - static_cast<int>(batch_dims)));
   } else {
     out = PartialTensorShape::Unknown();
   }
@@ -297,8 +289,7 @@ absl::Status OneHotShape(InferenceContext* c) {
   DF_RETURN_IF_ERROR(c->GetAttr("axis", &axis));
   int64_t depth = -1;
   if (c->ScalarInputValue(1, &depth) && depth < 0) {
-    return errors::InvalidArgument("OneHot depth must be non-negative, got ",
-                                   depth);
+    return errors::InvalidArgument("OneHot depth must be non-negative, got ", depth);
   }
   PartialTensorShape out;
   DF_RETURN_IF_ERROR(OneHotOutputShape(c->input(0), depth, axis, &out));
@@ -371,8 +362,7 @@ REGISTER_OP("Reshape")
     .Attr("T: type")
     .Attr("Tshape: {int32, int64} = DT_INT32")
     .SetShapeFn(ReshapeShape)
-    .Doc(
-        "Gives tensor a new shape with the same elements; one size may be -1.");
+    .Doc("Gives tensor a new shape with the same elements; one size may be -1.");
 
 REGISTER_OP("Shape")
     .Input("input: T")
@@ -404,8 +394,7 @@ REGISTER_OP("Fill")
     .Attr("T: type")
     .Attr("index_type: {int32, int64} = DT_INT32")
     .SetShapeFn(FillShape)
-    .Doc(
-        "A tensor of shape dims with every element equal to the scalar value.");
+    .Doc("A tensor of shape dims with every element equal to the scalar value.");
 
 REGISTER_OP("ZerosLike")
     .Input("x: T")
@@ -502,8 +491,7 @@ REGISTER_OP("ExpandDims")
     .Attr("T: type")
     .Attr("Tdim: {int32, int64} = DT_INT32")
     .SetShapeFn(ExpandDimsShape)
-    .Doc(
-        "Inserts a dimension of size 1 at dim (negative counts from the end).");
+    .Doc("Inserts a dimension of size 1 at dim (negative counts from the end).");
 
 REGISTER_OP("Squeeze")
     .Input("input: T")

@@ -41,8 +41,9 @@ REGISTER_OP("Switch")
     .Output("output_true: T")
     .Attr("T: type")
     .SetShapeFn(SwitchShape)
-    .Doc("Forwards data to output_true when pred is true, else to output_false; the other "
-         "output is dead.");
+    .Doc(
+        "Forwards data to output_true when pred is true, else to output_false; the other "
+        "output is dead.");
 
 REGISTER_OP("Merge")
     .Input("inputs: N * T")

@@ -22,9 +22,9 @@ absl::Status CheckpointArgs(InferenceContext* c, int num_tensors) {
     PartialTensorShape s;
     DF_RETURN_IF_ERROR(c->WithRank(i, 1, &s));
     if (s.dim_size(0) >= 0 && s.dim_size(0) != num_tensors) {
-      return errors::InvalidArgument(
-          "input '", c->op_def().input_arg(i).name(), "' has ", s.dim_size(0),
-          " entries but there are ", num_tensors, " tensors");
+      return errors::InvalidArgument("input '", c->op_def().input_arg(i).name(), "' has ",
+                                     s.dim_size(0), " entries but there are ", num_tensors,
+                                     " tensors");
     }
   }
   return absl::OkStatus();

@@ -23,8 +23,7 @@ constexpr char kBinaryTypes[] =
     "T: {bfloat16, float, double, uint8, int8, uint16, int16, int32, int64, "
     "uint32, uint64}";
 constexpr char kFloatTypes[] = "T: {bfloat16, float, double}";
-constexpr char kSignedTypes[] =
-    "T: {bfloat16, float, double, int8, int16, int32, int64}";
+constexpr char kSignedTypes[] = "T: {bfloat16, float, double, int8, int16, int32, int64}";
 constexpr char kRealTypes[] = "T: realnumbertypes";
 
 // Output 0 is input 0 merged with input 1 (both must have the same shape).
@@ -32,9 +31,8 @@ absl::Status MergeBothInputsShape(InferenceContext* c) {
   PartialTensorShape out;
   absl::Status s = c->input(0).MergeWith(c->input(1), &out);
   if (!s.ok()) {
-    return errors::InvalidArgument(
-        "inputs must have the same shape: ", c->input(0).DebugString(), " vs ",
-        c->input(1).DebugString());
+    return errors::InvalidArgument("inputs must have the same shape: ", c->input(0).DebugString(),
+                                   " vs ", c->input(1).DebugString());
   }
   c->set_output(0, std::move(out));
   return absl::OkStatus();
@@ -44,8 +42,7 @@ absl::Status MergeBothInputsShape(InferenceContext* c) {
 // incompatible_shape_error is false.
 absl::Status EqualityShape(InferenceContext* c) {
   bool incompatible_shape_error = true;
-  DF_RETURN_IF_ERROR(
-      c->GetAttr("incompatible_shape_error", &incompatible_shape_error));
+  DF_RETURN_IF_ERROR(c->GetAttr("incompatible_shape_error", &incompatible_shape_error));
   PartialTensorShape out;
   absl::Status s = BroadcastShapes(c->input(0), c->input(1), &out);
   if (!s.ok()) {
@@ -61,9 +58,8 @@ absl::Status EqualityShape(InferenceContext* c) {
 absl::Status SelectShape(InferenceContext* c) {
   PartialTensorShape data;
   if (!c->input(1).MergeWith(c->input(2), &data).ok()) {
-    return errors::InvalidArgument(
-        "'t' and 'e' must have the same shape: ", c->input(1).DebugString(),
-        " vs ", c->input(2).DebugString());
+    return errors::InvalidArgument("'t' and 'e' must have the same shape: ",
+                                   c->input(1).DebugString(), " vs ", c->input(2).DebugString());
   }
   const PartialTensorShape& cond = c->input(0);
   c->set_output(0, data);
@@ -106,13 +102,13 @@ absl::Status CheckReductionAxes(const std::vector<int64_t>& axes, int rank,
   reduced->assign(rank, false);
   for (int64_t axis : axes) {
     if (axis < -rank || axis >= rank) {
-      return errors::InvalidArgument("Invalid reduction dimension ", axis,
-                                     " for input with ", rank, " dimensions");
+      return errors::InvalidArgument("Invalid reduction dimension ", axis, " for input with ", rank,
+                                     " dimensions");
     }
     const int64_t d = axis < 0 ? axis + rank : axis;
     if ((*reduced)[d]) {
-      return errors::InvalidArgument("Duplicate reduction dimension ", axis,
-                                     " for input with ", rank, " dimensions");
+      return errors::InvalidArgument("Duplicate reduction dimension ", axis, " for input with ",
+                                     rank, " dimensions");
     }
     (*reduced)[d] = true;
   }
@@ -173,8 +169,8 @@ absl::Status ArgOpShape(InferenceContext* c) {
     return absl::OkStatus();
   }
   if (axis < -rank || axis >= rank) {
-    return errors::InvalidArgument("Expected dimension in the range [", -rank,
-                                   ", ", rank, "), but got ", axis);
+    return errors::InvalidArgument("Expected dimension in the range [", -rank, ", ", rank,
+                                   "), but got ", axis);
   }
   if (axis < 0) axis += rank;
   std::vector<int64_t> dims;
@@ -190,10 +186,9 @@ absl::Status AddNShape(InferenceContext* c) {
   for (int i = 1; i < c->num_inputs(); ++i) {
     PartialTensorShape merged;
     if (!out.MergeWith(c->input(i), &merged).ok()) {
-      return errors::InvalidArgument(
-          "AddN inputs must have the same shape: input 0 has ",
-          c->input(0).DebugString(), ", input ", i, " has ",
-          c->input(i).DebugString());
+      return errors::InvalidArgument("AddN inputs must have the same shape: input 0 has ",
+                                     c->input(0).DebugString(), ", input ", i, " has ",
+                                     c->input(i).DebugString());
     }
     out = std::move(merged);
   }
@@ -222,9 +217,9 @@ absl::Status MatMulShape(InferenceContext* c) {
   const int64_t n = b.dim_size(transpose_b ? 0 : 1);
   if (k_a >= 0 && k_b >= 0 && k_a != k_b) {
     return errors::InvalidArgument(
-        "Matrix size-incompatible: inner dimensions must agree: ",
-        c->input(0).DebugString(), " vs ", c->input(1).DebugString(),
-        " (transpose_a=", transpose_a, ", transpose_b=", transpose_b, ")");
+        "Matrix size-incompatible: inner dimensions must agree: ", c->input(0).DebugString(),
+        " vs ", c->input(1).DebugString(), " (transpose_a=", transpose_a,
+        ", transpose_b=", transpose_b, ")");
   }
   c->set_output(0, PartialTensorShape({m, n}));
   return absl::OkStatus();
@@ -248,17 +243,15 @@ absl::Status BatchMatMulV2Shape(InferenceContext* c) {
   const int64_t n = y.dim_size(adj_y ? ry - 2 : ry - 1);
   if (k_x >= 0 && k_y >= 0 && k_x != k_y) {
     return errors::InvalidArgument(
-        "Matrix size-incompatible: inner dimensions must agree: ",
-        x.DebugString(), " vs ", y.DebugString(), " (adj_x=", adj_x,
-        ", adj_y=", adj_y, ")");
+        "Matrix size-incompatible: inner dimensions must agree: ", x.DebugString(), " vs ",
+        y.DebugString(), " (adj_x=", adj_x, ", adj_y=", adj_y, ")");
   }
   const PartialTensorShape batch_x(x.dim_sizes().subspan(0, rx - 2));
   const PartialTensorShape batch_y(y.dim_sizes().subspan(0, ry - 2));
   PartialTensorShape out;
   if (!BroadcastShapes(batch_x, batch_y, &out).ok()) {
-    return errors::InvalidArgument(
-        "batch dimensions are incompatible for broadcasting: ", x.DebugString(),
-        " vs ", y.DebugString());
+    return errors::InvalidArgument("batch dimensions are incompatible for broadcasting: ",
+                                   x.DebugString(), " vs ", y.DebugString());
   }
   out.AddDim(m);
   out.AddDim(n);
@@ -270,16 +263,11 @@ absl::Status BatchMatMulV2Shape(InferenceContext* c) {
 
 // Op families sharing a signature and shape function; each expands to a
 // REGISTER_OP that the uses below extend with traits and docs.
-#define DF_BINARY_OP(name, types) \
-  REGISTER_OP(name)               \
-      .Input("x: T")              \
-      .Input("y: T")              \
-      .Output("z: T")             \
-      .Attr(types)                \
-      .SetShapeFn(BroadcastBinaryOpShape)
-#define DF_UNARY_OP(name, types)                                         \
-  REGISTER_OP(name).Input("x: T").Output("y: T").Attr(types).SetShapeFn( \
-      UnchangedShape)
+#define DF_BINARY_OP(name, types)                                                      \
+  REGISTER_OP(name).Input("x: T").Input("y: T").Output("z: T").Attr(types).SetShapeFn( \
+      BroadcastBinaryOpShape)
+#define DF_UNARY_OP(name, types) \
+  REGISTER_OP(name).Input("x: T").Output("y: T").Attr(types).SetShapeFn(UnchangedShape)
 #define DF_UNARY_GRAD_OP(name) \
   REGISTER_OP(name)            \
       .Input("y: T")           \
@@ -334,25 +322,17 @@ DF_BINARY_OP("Add",
              "string}")
     .Doc("Returns x + y elementwise; strings concatenate.");
 DF_BINARY_OP("Sub", kBinaryTypes).Doc("Returns x - y elementwise.");
-DF_BINARY_OP("Mul", kBinaryTypes)
-    .SetIsCommutative()
-    .Doc("Returns x * y elementwise.");
-DF_BINARY_OP("RealDiv", kBinaryTypes)
-    .Doc("Returns x / y elementwise for real types.");
-DF_BINARY_OP("Div", kBinaryTypes)
-    .Doc("Returns x / y elementwise; integer division truncates.");
+DF_BINARY_OP("Mul", kBinaryTypes).SetIsCommutative().Doc("Returns x * y elementwise.");
+DF_BINARY_OP("RealDiv", kBinaryTypes).Doc("Returns x / y elementwise for real types.");
+DF_BINARY_OP("Div", kBinaryTypes).Doc("Returns x / y elementwise; integer division truncates.");
 DF_BINARY_OP("FloorDiv", kBinaryTypes).Doc("Returns floor(x / y) elementwise.");
 DF_BINARY_OP("FloorMod",
              "T: {int8, int16, int32, int64, uint8, uint16, uint32, uint64, "
              "bfloat16, float, double}")
     .Doc("Returns x - floor(x / y) * y elementwise: the sign of y.");
 DF_BINARY_OP("Pow", kSignedTypes).Doc("Returns x to the power y elementwise.");
-DF_BINARY_OP("Maximum", kBinaryTypes)
-    .SetIsCommutative()
-    .Doc("Returns max(x, y) elementwise.");
-DF_BINARY_OP("Minimum", kBinaryTypes)
-    .SetIsCommutative()
-    .Doc("Returns min(x, y) elementwise.");
+DF_BINARY_OP("Maximum", kBinaryTypes).SetIsCommutative().Doc("Returns max(x, y) elementwise.");
+DF_BINARY_OP("Minimum", kBinaryTypes).SetIsCommutative().Doc("Returns min(x, y) elementwise.");
 DF_BINARY_OP("SquaredDifference", "T: {bfloat16, float, double, int32, int64}")
     .SetIsCommutative()
     .Doc("Returns (x - y) * (x - y) elementwise.");
@@ -360,8 +340,7 @@ DF_BINARY_OP("SquaredDifference", "T: {bfloat16, float, double, int32, int64}")
 // Unary math.
 DF_UNARY_OP("Neg", kSignedTypes).Doc("Returns -x elementwise.");
 DF_UNARY_OP("Abs", kSignedTypes).Doc("Returns |x| elementwise.");
-DF_UNARY_OP("Sign", kSignedTypes)
-    .Doc("Returns -1, 0 or 1 by the sign of x elementwise.");
+DF_UNARY_OP("Sign", kSignedTypes).Doc("Returns -1, 0 or 1 by the sign of x elementwise.");
 DF_UNARY_OP("Square",
             "T: {bfloat16, float, double, int8, int16, int32, int64, uint8, "
             "uint16, uint32, uint64}")
@@ -371,8 +350,7 @@ DF_UNARY_OP("Rsqrt", kFloatTypes).Doc("Returns 1 / sqrt(x) elementwise.");
 DF_UNARY_OP("Exp", kFloatTypes).Doc("Returns e^x elementwise.");
 DF_UNARY_OP("Log", kFloatTypes).Doc("Returns ln(x) elementwise.");
 DF_UNARY_OP("Tanh", kFloatTypes).Doc("Returns tanh(x) elementwise.");
-DF_UNARY_OP("Sigmoid", kFloatTypes)
-    .Doc("Returns 1 / (1 + exp(-x)) elementwise.");
+DF_UNARY_OP("Sigmoid", kFloatTypes).Doc("Returns 1 / (1 + exp(-x)) elementwise.");
 DF_UNARY_OP("Reciprocal", kSignedTypes).Doc("Returns 1 / x elementwise.");
 
 // Gradients of unary ops, computed from the op's output y and the incoming
@@ -438,16 +416,12 @@ REGISTER_OP("Cast")
     .Doc("Converts x to DstT elementwise.");
 
 // Reductions.
-DF_REDUCTION_OP("Sum", "T: numbertypes")
-    .Doc("Sums the input over the reduction dimensions.");
-DF_REDUCTION_OP("Mean", "T: numbertypes")
-    .Doc("Averages the input over the reduction dimensions.");
+DF_REDUCTION_OP("Sum", "T: numbertypes").Doc("Sums the input over the reduction dimensions.");
+DF_REDUCTION_OP("Mean", "T: numbertypes").Doc("Averages the input over the reduction dimensions.");
 DF_REDUCTION_OP("Prod", "T: numbertypes")
     .Doc("Multiplies the input over the reduction dimensions.");
-DF_REDUCTION_OP("Max", kRealTypes)
-    .Doc("The largest input value over the reduction dimensions.");
-DF_REDUCTION_OP("Min", kRealTypes)
-    .Doc("The smallest input value over the reduction dimensions.");
+DF_REDUCTION_OP("Max", kRealTypes).Doc("The largest input value over the reduction dimensions.");
+DF_REDUCTION_OP("Min", kRealTypes).Doc("The smallest input value over the reduction dimensions.");
 REGISTER_OP("All")
     .Input("input: bool")
     .Input("reduction_indices: Tidx")
@@ -465,10 +439,8 @@ REGISTER_OP("Any")
     .SetShapeFn(ReductionShape)
     .Doc("Logical or of the input over the reduction dimensions.");
 
-DF_ARG_OP("ArgMax").Doc(
-    "The index of the largest value along a dimension (the first on ties).");
-DF_ARG_OP("ArgMin").Doc(
-    "The index of the smallest value along a dimension (the first on ties).");
+DF_ARG_OP("ArgMax").Doc("The index of the largest value along a dimension (the first on ties).");
+DF_ARG_OP("ArgMin").Doc("The index of the smallest value along a dimension (the first on ties).");
 
 REGISTER_OP("AddN")
     .Input("inputs: N * T")

@@ -19,10 +19,9 @@ absl::Status MergeBothInputsShape(InferenceContext* c) {
   if (!c->input(0).MergeWith(c->input(1), &merged).ok()) {
     const std::string& in0 = c->op_def().input_arg(0).name();
     const std::string& in1 = c->op_def().input_arg(1).name();
-    return errors::InvalidArgument(
-        in0, " and ", in1, " must have the same shape, got ", in0, " shape ",
-        c->input(0).DebugString(), " and ", in1, " shape ",
-        c->input(1).DebugString());
+    return errors::InvalidArgument(in0, " and ", in1, " must have the same shape, got ", in0,
+                                   " shape ", c->input(0).DebugString(), " and ", in1, " shape ",
+                                   c->input(1).DebugString());
   }
   c->set_output(0, std::move(merged));
   return absl::OkStatus();
@@ -39,12 +38,11 @@ absl::Status BiasAddShape(InferenceContext* c) {
   const PartialTensorShape& value = c->input(0);
   const PartialTensorShape& bias = c->input(1);
   if (!value.unknown_rank() && value.dims() < 2) {
-    return errors::InvalidArgument(
-        "BiasAdd value must be at least 2-D, got shape ", value.DebugString());
+    return errors::InvalidArgument("BiasAdd value must be at least 2-D, got shape ",
+                                   value.DebugString());
   }
   if (!bias.unknown_rank() && bias.dims() != 1) {
-    return errors::InvalidArgument("BiasAdd bias must be 1-D, got shape ",
-                                   bias.DebugString());
+    return errors::InvalidArgument("BiasAdd bias must be 1-D, got shape ", bias.DebugString());
   }
   if (value.unknown_rank()) {
     c->set_output(0, PartialTensorShape::Unknown());
@@ -55,10 +53,10 @@ absl::Status BiasAddShape(InferenceContext* c) {
   const int64_t bias_size = bias.unknown_rank() ? -1 : bias.dim_size(0);
   const int64_t value_channels = value.dim_size(channel);
   if (bias_size >= 0 && value_channels >= 0 && bias_size != value_channels) {
-    return errors::InvalidArgument(
-        "BiasAdd bias length must match the channel dimension (", channel,
-        ") of value for data_format ", data_format, ": bias shape ",
-        bias.DebugString(), " vs. value shape ", value.DebugString());
+    return errors::InvalidArgument("BiasAdd bias length must match the channel dimension (",
+                                   channel, ") of value for data_format ", data_format,
+                                   ": bias shape ", bias.DebugString(), " vs. value shape ",
+                                   value.DebugString());
   }
   if (value_channels < 0) out.set_dim(channel, bias_size);
   c->set_output(0, std::move(out));
@@ -74,12 +72,10 @@ absl::Status BiasAddGradShape(InferenceContext* c) {
     return absl::OkStatus();
   }
   if (grad.dims() < 2) {
-    return errors::InvalidArgument(
-        "BiasAddGrad out_backprop must be at least 2-D, got shape ",
-        grad.DebugString());
+    return errors::InvalidArgument("BiasAddGrad out_backprop must be at least 2-D, got shape ",
+                                   grad.DebugString());
   }
-  c->set_output(0, PartialTensorShape(
-                       {grad.dim_size(ChannelDim(data_format, grad.dims()))}));
+  c->set_output(0, PartialTensorShape({grad.dim_size(ChannelDim(data_format, grad.dims()))}));
   return absl::OkStatus();
 }
 
@@ -105,11 +101,9 @@ absl::Status SoftmaxCrossEntropyShape(InferenceContext* c) {
         features.DebugString(), " and labels shape ", labels.DebugString());
   }
   PartialTensorShape backprop;
-  if (!BroadcastShapes(
-           features.unknown_rank() ? PartialTensorShape::UnknownDims(2)
-                                   : features,
-           labels.unknown_rank() ? PartialTensorShape::UnknownDims(2) : labels,
-           &backprop)
+  if (!BroadcastShapes(features.unknown_rank() ? PartialTensorShape::UnknownDims(2) : features,
+                       labels.unknown_rank() ? PartialTensorShape::UnknownDims(2) : labels,
+                       &backprop)
            .ok()) {
     return errors::InvalidArgument(
         "logits and labels must have the same shape or broadcast to one, got "

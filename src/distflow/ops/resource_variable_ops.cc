@@ -35,8 +35,7 @@ absl::Status ResourceGatherShape(InferenceContext* c) {
   int64_t batch_dims;
   DF_RETURN_IF_ERROR(c->GetAttr("batch_dims", &batch_dims));
   if (batch_dims != 0) {
-    return errors::Unimplemented(
-        "ResourceGather supports batch_dims 0 only, got ", batch_dims);
+    return errors::Unimplemented("ResourceGather supports batch_dims 0 only, got ", batch_dims);
   }
   c->set_output(0, PartialTensorShape::Unknown());
   return absl::OkStatus();
@@ -64,8 +63,7 @@ REGISTER_OP("ReadVariableOp")
     .Attr("dtype: type")
     .SetIsStateful()
     .SetShapeFn(HandleAndUnknownOutput)
-    .Doc(
-        "The variable's current value; FailedPrecondition when uninitialized.");
+    .Doc("The variable's current value; FailedPrecondition when uninitialized.");
 
 REGISTER_OP("AssignVariableOp")
     .Input("resource: resource")

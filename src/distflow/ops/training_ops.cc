@@ -15,8 +15,7 @@ namespace {
 absl::Status Scalars(InferenceContext* c, std::initializer_list<int> inputs) {
   for (int i : inputs) {
     DF_RETURN_IF_ERROR(errors::Annotate(
-        c->WithScalar(i),
-        absl::StrCat("input '", c->op_def().input_arg(i).name(), "': ")));
+        c->WithScalar(i), absl::StrCat("input '", c->op_def().input_arg(i).name(), "': ")));
   }
   return absl::OkStatus();
 }
@@ -29,9 +28,8 @@ absl::Status SameShapes(InferenceContext* c, std::initializer_list<int> inputs,
     PartialTensorShape next;
     absl::Status s = merged.MergeWith(c->input(i), &next);
     if (!s.ok()) {
-      return errors::InvalidArgument("input '", c->op_def().input_arg(i).name(),
-                                     "' has shape ", c->input(i).DebugString(),
-                                     " but the variable has shape ",
+      return errors::InvalidArgument("input '", c->op_def().input_arg(i).name(), "' has shape ",
+                                     c->input(i).DebugString(), " but the variable has shape ",
                                      merged.DebugString());
     }
     merged = std::move(next);
@@ -58,12 +56,8 @@ absl::Status ApplyShape(InferenceContext* c, std::initializer_list<int> scalars,
   return absl::OkStatus();
 }
 
-absl::Status GradientDescentShape(InferenceContext* c) {
-  return ApplyShape(c, {1}, {0, 2});
-}
-absl::Status MomentumShape(InferenceContext* c) {
-  return ApplyShape(c, {2, 4}, {0, 1, 3});
-}
+absl::Status GradientDescentShape(InferenceContext* c) { return ApplyShape(c, {1}, {0, 2}); }
+absl::Status MomentumShape(InferenceContext* c) { return ApplyShape(c, {2, 4}, {0, 1, 3}); }
 absl::Status AdamShape(InferenceContext* c) {
   return ApplyShape(c, {3, 4, 5, 6, 7, 8}, {0, 1, 2, 9});
 }

@@ -42,8 +42,7 @@ class Placeholder {
 // `input` unless a value of `shape` is fed in its place.
 class PlaceholderWithDefault {
  public:
-  PlaceholderWithDefault(const Scope& scope, Input input,
-                         const PartialTensorShape& shape);
+  PlaceholderWithDefault(const Scope& scope, Input input, const PartialTensorShape& shape);
   operator Output() const { return output; }
   operator Input() const { return output; }
   Node* node() const { return output.node(); }
@@ -301,10 +300,9 @@ class StridedSlice {
     int64_t new_axis_mask_ = 0;
     int64_t shrink_axis_mask_ = 0;
   };
-  StridedSlice(const Scope& scope, Input input, Input begin, Input end,
-               Input strides);
-  StridedSlice(const Scope& scope, Input input, Input begin, Input end,
-               Input strides, const Attrs& attrs);
+  StridedSlice(const Scope& scope, Input input, Input begin, Input end, Input strides);
+  StridedSlice(const Scope& scope, Input input, Input begin, Input end, Input strides,
+               const Attrs& attrs);
   operator Output() const { return output; }
   operator Input() const { return output; }
   Node* node() const { return output.node(); }
@@ -345,9 +343,7 @@ class Squeeze {
   operator Output() const { return output; }
   operator Input() const { return output; }
   Node* node() const { return output.node(); }
-  static Attrs Axis(std::vector<int64_t> x) {
-    return Attrs().Axis(std::move(x));
-  }
+  static Attrs Axis(std::vector<int64_t> x) { return Attrs().Axis(std::move(x)); }
   Operation operation;
   Output output;
 };
@@ -376,8 +372,7 @@ class GatherV2 {
     int64_t batch_dims_ = 0;
   };
   GatherV2(const Scope& scope, Input params, Input indices, Input axis);
-  GatherV2(const Scope& scope, Input params, Input indices, Input axis,
-           const Attrs& attrs);
+  GatherV2(const Scope& scope, Input params, Input indices, Input axis, const Attrs& attrs);
   operator Output() const { return output; }
   operator Input() const { return output; }
   Node* node() const { return output.node(); }
@@ -411,10 +406,9 @@ class OneHot {
     }
     int64_t axis_ = -1;
   };
-  OneHot(const Scope& scope, Input indices, Input depth, Input on_value,
-         Input off_value);
-  OneHot(const Scope& scope, Input indices, Input depth, Input on_value,
-         Input off_value, const Attrs& attrs);
+  OneHot(const Scope& scope, Input indices, Input depth, Input on_value, Input off_value);
+  OneHot(const Scope& scope, Input indices, Input depth, Input on_value, Input off_value,
+         const Attrs& attrs);
   operator Output() const { return output; }
   operator Input() const { return output; }
   Node* node() const { return output.node(); }

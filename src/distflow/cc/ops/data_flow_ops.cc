@@ -27,8 +27,7 @@ QueueEnqueueMany::QueueEnqueueMany(const Scope& scope, Input handle, InputList c
 
 QueueDequeue::QueueDequeue(const Scope& scope, Input handle,
                            const std::vector<DataType>& component_types)
-    : operation(BuildOp(scope, "QueueDequeueV2", {handle},
-                        {{"component_types", component_types}})),
+    : operation(BuildOp(scope, "QueueDequeueV2", {handle}, {{"component_types", component_types}})),
       components(AllOutputs(operation)) {}
 
 QueueClose::QueueClose(const Scope& scope, Input handle, bool cancel_pending_enqueues)
@@ -47,8 +46,8 @@ ConditionalAccumulator::ConditionalAccumulator(const Scope& scope, DataType dtyp
 
 AccumulatorApplyGradient::AccumulatorApplyGradient(const Scope& scope, Input handle,
                                                    Input local_step, Input gradient)
-    : operation(BuildOp(scope, "ResourceAccumulatorApplyGradient",
-                        {handle, local_step, gradient})) {}
+    : operation(
+          BuildOp(scope, "ResourceAccumulatorApplyGradient", {handle, local_step, gradient})) {}
 
 AccumulatorTakeGradient::AccumulatorTakeGradient(const Scope& scope, Input handle,
                                                  Input num_required, DataType dtype)

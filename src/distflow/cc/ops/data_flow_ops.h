@@ -40,8 +40,7 @@ class FIFOQueue {
     std::string container_;
   };
   FIFOQueue(const Scope& scope, const std::vector<DataType>& component_types);
-  FIFOQueue(const Scope& scope, const std::vector<DataType>& component_types,
-            const Attrs& attrs);
+  FIFOQueue(const Scope& scope, const std::vector<DataType>& component_types, const Attrs& attrs);
   operator Output() const { return handle; }
   operator Input() const { return handle; }
   Node* node() const { return handle.node(); }

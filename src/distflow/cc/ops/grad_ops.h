@@ -116,9 +116,7 @@ class BiasAddGrad {
     }
     std::string data_format_ = "NHWC";
   };
-  static Attrs DataFormat(std::string x) {
-    return Attrs().DataFormat(std::move(x));
-  }
+  static Attrs DataFormat(std::string x) { return Attrs().DataFormat(std::move(x)); }
   BiasAddGrad(const Scope& scope, Input out_backprop);
   BiasAddGrad(const Scope& scope, Input out_backprop, const Attrs& attrs);
   operator Output() const { return output; }
@@ -150,10 +148,10 @@ class StridedSliceGrad {
   static Attrs EllipsisMask(int64_t x) { return Attrs().EllipsisMask(x); }
   static Attrs NewAxisMask(int64_t x) { return Attrs().NewAxisMask(x); }
   static Attrs ShrinkAxisMask(int64_t x) { return Attrs().ShrinkAxisMask(x); }
-  StridedSliceGrad(const Scope& scope, Input shape, Input begin, Input end,
-                   Input strides, Input dy);
-  StridedSliceGrad(const Scope& scope, Input shape, Input begin, Input end,
-                   Input strides, Input dy, const Attrs& attrs);
+  StridedSliceGrad(const Scope& scope, Input shape, Input begin, Input end, Input strides,
+                   Input dy);
+  StridedSliceGrad(const Scope& scope, Input shape, Input begin, Input end, Input strides, Input dy,
+                   const Attrs& attrs);
   operator Output() const { return output; }
   operator Input() const { return output; }
   Node* node() const { return output.node(); }
@@ -166,8 +164,7 @@ class StridedSliceGrad {
 // dropped.
 class UnsortedSegmentSum {
  public:
-  UnsortedSegmentSum(const Scope& scope, Input data, Input segment_ids,
-                     Input num_segments);
+  UnsortedSegmentSum(const Scope& scope, Input data, Input segment_ids, Input num_segments);
   operator Output() const { return output; }
   operator Input() const { return output; }
   Node* node() const { return output.node(); }

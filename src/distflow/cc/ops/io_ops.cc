@@ -12,8 +12,8 @@ SaveV2::SaveV2(const Scope& scope, Input prefix, Input tensor_names, Input shape
                InputList tensors)
     : operation(BuildOp(scope, "SaveV2", {prefix, tensor_names, shape_and_slices, tensors})) {}
 
-RestoreV2::RestoreV2(const Scope& scope, Input prefix, Input tensor_names,
-                     Input shape_and_slices, const std::vector<DataType>& dtypes)
+RestoreV2::RestoreV2(const Scope& scope, Input prefix, Input tensor_names, Input shape_and_slices,
+                     const std::vector<DataType>& dtypes)
     : operation(BuildOp(scope, "RestoreV2", {prefix, tensor_names, shape_and_slices},
                         {{"dtypes", dtypes}})),
       tensors(AllOutputs(operation)) {}

@@ -30,8 +30,7 @@ Maximum::Maximum(const Scope& scope, Input x, Input y)
 Minimum::Minimum(const Scope& scope, Input x, Input y)
     : operation(BuildOp(scope, "Minimum", {x, y})), z(operation.output(0)) {}
 SquaredDifference::SquaredDifference(const Scope& scope, Input x, Input y)
-    : operation(BuildOp(scope, "SquaredDifference", {x, y})),
-      z(operation.output(0)) {}
+    : operation(BuildOp(scope, "SquaredDifference", {x, y})), z(operation.output(0)) {}
 
 Neg::Neg(const Scope& scope, Input x)
     : operation(BuildOp(scope, "Neg", {x})), y(operation.output(0)) {}
@@ -56,19 +55,15 @@ Sigmoid::Sigmoid(const Scope& scope, Input x)
 Reciprocal::Reciprocal(const Scope& scope, Input x)
     : operation(BuildOp(scope, "Reciprocal", {x})), y(operation.output(0)) {}
 
-Equal::Equal(const Scope& scope, Input x, Input y)
-    : Equal(scope, x, y, Attrs()) {}
+Equal::Equal(const Scope& scope, Input x, Input y) : Equal(scope, x, y, Attrs()) {}
 Equal::Equal(const Scope& scope, Input x, Input y, const Attrs& attrs)
-    : operation(BuildOp(
-          scope, "Equal", {x, y},
-          {{"incompatible_shape_error", attrs.incompatible_shape_error_}})),
+    : operation(BuildOp(scope, "Equal", {x, y},
+                        {{"incompatible_shape_error", attrs.incompatible_shape_error_}})),
       z(operation.output(0)) {}
-NotEqual::NotEqual(const Scope& scope, Input x, Input y)
-    : NotEqual(scope, x, y, Attrs()) {}
+NotEqual::NotEqual(const Scope& scope, Input x, Input y) : NotEqual(scope, x, y, Attrs()) {}
 NotEqual::NotEqual(const Scope& scope, Input x, Input y, const Attrs& attrs)
-    : operation(BuildOp(
-          scope, "NotEqual", {x, y},
-          {{"incompatible_shape_error", attrs.incompatible_shape_error_}})),
+    : operation(BuildOp(scope, "NotEqual", {x, y},
+                        {{"incompatible_shape_error", attrs.incompatible_shape_error_}})),
       z(operation.output(0)) {}
 Less::Less(const Scope& scope, Input x, Input y)
     : operation(BuildOp(scope, "Less", {x, y})), z(operation.output(0)) {}
@@ -77,8 +72,7 @@ LessEqual::LessEqual(const Scope& scope, Input x, Input y)
 Greater::Greater(const Scope& scope, Input x, Input y)
     : operation(BuildOp(scope, "Greater", {x, y})), z(operation.output(0)) {}
 GreaterEqual::GreaterEqual(const Scope& scope, Input x, Input y)
-    : operation(BuildOp(scope, "GreaterEqual", {x, y})),
-      z(operation.output(0)) {}
+    : operation(BuildOp(scope, "GreaterEqual", {x, y})), z(operation.output(0)) {}
 LogicalAnd::LogicalAnd(const Scope& scope, Input x, Input y)
     : operation(BuildOp(scope, "LogicalAnd", {x, y})), z(operation.output(0)) {}
 LogicalOr::LogicalOr(const Scope& scope, Input x, Input y)
@@ -86,73 +80,54 @@ LogicalOr::LogicalOr(const Scope& scope, Input x, Input y)
 LogicalNot::LogicalNot(const Scope& scope, Input x)
     : operation(BuildOp(scope, "LogicalNot", {x})), y(operation.output(0)) {}
 
-Sum::Sum(const Scope& scope, Input input, Input axis)
-    : Sum(scope, input, axis, Attrs()) {}
+Sum::Sum(const Scope& scope, Input input, Input axis) : Sum(scope, input, axis, Attrs()) {}
 Sum::Sum(const Scope& scope, Input input, Input axis, const Attrs& attrs)
-    : operation(BuildOp(scope, "Sum", {input, axis},
-                        {{"keep_dims", attrs.keep_dims_}})),
+    : operation(BuildOp(scope, "Sum", {input, axis}, {{"keep_dims", attrs.keep_dims_}})),
       output(operation.output(0)) {}
-Mean::Mean(const Scope& scope, Input input, Input axis)
-    : Mean(scope, input, axis, Attrs()) {}
+Mean::Mean(const Scope& scope, Input input, Input axis) : Mean(scope, input, axis, Attrs()) {}
 Mean::Mean(const Scope& scope, Input input, Input axis, const Attrs& attrs)
-    : operation(BuildOp(scope, "Mean", {input, axis},
-                        {{"keep_dims", attrs.keep_dims_}})),
+    : operation(BuildOp(scope, "Mean", {input, axis}, {{"keep_dims", attrs.keep_dims_}})),
       output(operation.output(0)) {}
-Max::Max(const Scope& scope, Input input, Input axis)
-    : Max(scope, input, axis, Attrs()) {}
+Max::Max(const Scope& scope, Input input, Input axis) : Max(scope, input, axis, Attrs()) {}
 Max::Max(const Scope& scope, Input input, Input axis, const Attrs& attrs)
-    : operation(BuildOp(scope, "Max", {input, axis},
-                        {{"keep_dims", attrs.keep_dims_}})),
+    : operation(BuildOp(scope, "Max", {input, axis}, {{"keep_dims", attrs.keep_dims_}})),
       output(operation.output(0)) {}
-Min::Min(const Scope& scope, Input input, Input axis)
-    : Min(scope, input, axis, Attrs()) {}
+Min::Min(const Scope& scope, Input input, Input axis) : Min(scope, input, axis, Attrs()) {}
 Min::Min(const Scope& scope, Input input, Input axis, const Attrs& attrs)
-    : operation(BuildOp(scope, "Min", {input, axis},
-                        {{"keep_dims", attrs.keep_dims_}})),
+    : operation(BuildOp(scope, "Min", {input, axis}, {{"keep_dims", attrs.keep_dims_}})),
       output(operation.output(0)) {}
-Prod::Prod(const Scope& scope, Input input, Input axis)
-    : Prod(scope, input, axis, Attrs()) {}
+Prod::Prod(const Scope& scope, Input input, Input axis) : Prod(scope, input, axis, Attrs()) {}
 Prod::Prod(const Scope& scope, Input input, Input axis, const Attrs& attrs)
-    : operation(BuildOp(scope, "Prod", {input, axis},
-                        {{"keep_dims", attrs.keep_dims_}})),
+    : operation(BuildOp(scope, "Prod", {input, axis}, {{"keep_dims", attrs.keep_dims_}})),
       output(operation.output(0)) {}
-All::All(const Scope& scope, Input input, Input axis)
-    : All(scope, input, axis, Attrs()) {}
+All::All(const Scope& scope, Input input, Input axis) : All(scope, input, axis, Attrs()) {}
 All::All(const Scope& scope, Input input, Input axis, const Attrs& attrs)
-    : operation(BuildOp(scope, "All", {input, axis},
-                        {{"keep_dims", attrs.keep_dims_}})),
+    : operation(BuildOp(scope, "All", {input, axis}, {{"keep_dims", attrs.keep_dims_}})),
       output(operation.output(0)) {}
-Any::Any(const Scope& scope, Input input, Input axis)
-    : Any(scope, input, axis, Attrs()) {}
+Any::Any(const Scope& scope, Input input, Input axis) : Any(scope, input, axis, Attrs()) {}
 Any::Any(const Scope& scope, Input input, Input axis, const Attrs& attrs)
-    : operation(BuildOp(scope, "Any", {input, axis},
-                        {{"keep_dims", attrs.keep_dims_}})),
+    : operation(BuildOp(scope, "Any", {input, axis}, {{"keep_dims", attrs.keep_dims_}})),
       output(operation.output(0)) {}
 
 ArgMax::ArgMax(const Scope& scope, Input input, Input dimension)
     : ArgMax(scope, input, dimension, Attrs()) {}
-ArgMax::ArgMax(const Scope& scope, Input input, Input dimension,
-               const Attrs& attrs)
-    : operation(BuildOp(scope, "ArgMax", {input, dimension},
-                        {{"output_type", attrs.output_type_}})),
+ArgMax::ArgMax(const Scope& scope, Input input, Input dimension, const Attrs& attrs)
+    : operation(
+          BuildOp(scope, "ArgMax", {input, dimension}, {{"output_type", attrs.output_type_}})),
       output(operation.output(0)) {}
 ArgMin::ArgMin(const Scope& scope, Input input, Input dimension)
     : ArgMin(scope, input, dimension, Attrs()) {}
-ArgMin::ArgMin(const Scope& scope, Input input, Input dimension,
-               const Attrs& attrs)
-    : operation(BuildOp(scope, "ArgMin", {input, dimension},
-                        {{"output_type", attrs.output_type_}})),
+ArgMin::ArgMin(const Scope& scope, Input input, Input dimension, const Attrs& attrs)
+    : operation(
+          BuildOp(scope, "ArgMin", {input, dimension}, {{"output_type", attrs.output_type_}})),
       output(operation.output(0)) {}
 
-Cast::Cast(const Scope& scope, Input x, DataType DstT)
-    : Cast(scope, x, DstT, Attrs()) {}
+Cast::Cast(const Scope& scope, Input x, DataType DstT) : Cast(scope, x, DstT, Attrs()) {}
 Cast::Cast(const Scope& scope, Input x, DataType DstT, const Attrs& attrs)
-    : operation(BuildOp(scope, "Cast", {x},
-                        {{"DstT", DstT}, {"Truncate", attrs.truncate_}})),
+    : operation(BuildOp(scope, "Cast", {x}, {{"DstT", DstT}, {"Truncate", attrs.truncate_}})),
       y(operation.output(0)) {}
 
-MatMul::MatMul(const Scope& scope, Input a, Input b)
-    : MatMul(scope, a, b, Attrs()) {}
+MatMul::MatMul(const Scope& scope, Input a, Input b) : MatMul(scope, a, b, Attrs()) {}
 MatMul::MatMul(const Scope& scope, Input a, Input b, const Attrs& attrs)
     : operation(BuildOp(scope, "MatMul", {a, b},
                         {{"transpose_a", attrs.transpose_a_},
@@ -163,25 +138,21 @@ MatMul::MatMul(const Scope& scope, Input a, Input b, const Attrs& attrs)
 
 BatchMatMulV2::BatchMatMulV2(const Scope& scope, Input x, Input y)
     : BatchMatMulV2(scope, x, y, Attrs()) {}
-BatchMatMulV2::BatchMatMulV2(const Scope& scope, Input x, Input y,
-                             const Attrs& attrs)
+BatchMatMulV2::BatchMatMulV2(const Scope& scope, Input x, Input y, const Attrs& attrs)
     : operation(BuildOp(scope, "BatchMatMulV2", {x, y},
                         {{"adj_x", attrs.adj_x_}, {"adj_y", attrs.adj_y_}})),
       output(operation.output(0)) {}
 
 Select::Select(const Scope& scope, Input condition, Input x, Input y)
-    : operation(BuildOp(scope, "Select", {condition, x, y})),
-      output(operation.output(0)) {}
+    : operation(BuildOp(scope, "Select", {condition, x, y})), output(operation.output(0)) {}
 SelectV2::SelectV2(const Scope& scope, Input condition, Input t, Input e)
-    : operation(BuildOp(scope, "SelectV2", {condition, t, e})),
-      output(operation.output(0)) {}
+    : operation(BuildOp(scope, "SelectV2", {condition, t, e})), output(operation.output(0)) {}
 
 AddN::AddN(const Scope& scope, InputList inputs)
     : operation(BuildOp(scope, "AddN", {inputs})), sum(operation.output(0)) {}
 
 Range::Range(const Scope& scope, Input start, Input limit, Input delta)
-    : operation(BuildOp(scope, "Range", {start, limit, delta})),
-      output(operation.output(0)) {}
+    : operation(BuildOp(scope, "Range", {start, limit, delta})), output(operation.output(0)) {}
 
 }  // namespace ops
 }  // namespace distflow

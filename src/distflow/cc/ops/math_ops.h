@@ -269,9 +269,7 @@ class Equal {
   operator Output() const { return z; }
   operator Input() const { return z; }
   Node* node() const { return z.node(); }
-  static Attrs IncompatibleShapeError(bool x) {
-    return Attrs().IncompatibleShapeError(x);
-  }
+  static Attrs IncompatibleShapeError(bool x) { return Attrs().IncompatibleShapeError(x); }
   Operation operation;
   Output z;
 };
@@ -291,9 +289,7 @@ class NotEqual {
   operator Output() const { return z; }
   operator Input() const { return z; }
   Node* node() const { return z.node(); }
-  static Attrs IncompatibleShapeError(bool x) {
-    return Attrs().IncompatibleShapeError(x);
-  }
+  static Attrs IncompatibleShapeError(bool x) { return Attrs().IncompatibleShapeError(x); }
   Operation operation;
   Output z;
 };

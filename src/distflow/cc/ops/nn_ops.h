@@ -32,9 +32,7 @@ class BiasAdd {
   operator Output() const { return output; }
   operator Input() const { return output; }
   Node* node() const { return output.node(); }
-  static Attrs DataFormat(std::string x) {
-    return Attrs().DataFormat(std::move(x));
-  }
+  static Attrs DataFormat(std::string x) { return Attrs().DataFormat(std::move(x)); }
   Operation operation;
   Output output;
 };
@@ -108,8 +106,7 @@ class LogSoftmax {
 // distributions of the same shape, and its gradient.
 class SoftmaxCrossEntropyWithLogits {
  public:
-  SoftmaxCrossEntropyWithLogits(const Scope& scope, Input features,
-                                Input labels);
+  SoftmaxCrossEntropyWithLogits(const Scope& scope, Input features, Input labels);
   Operation operation;
   Output loss;
   Output backprop;
@@ -118,8 +115,7 @@ class SoftmaxCrossEntropyWithLogits {
 // The same against class indices ([batch] int32 or int64 labels).
 class SparseSoftmaxCrossEntropyWithLogits {
  public:
-  SparseSoftmaxCrossEntropyWithLogits(const Scope& scope, Input features,
-                                      Input labels);
+  SparseSoftmaxCrossEntropyWithLogits(const Scope& scope, Input features, Input labels);
   Operation operation;
   Output loss;
   Output backprop;

@@ -5,8 +5,7 @@
 namespace distflow {
 namespace ops {
 
-NoOp::NoOp(const Scope& scope)
-    : operation(internal::BuildOp(scope, "NoOp", {})) {}
+NoOp::NoOp(const Scope& scope) : operation(internal::BuildOp(scope, "NoOp", {})) {}
 
 }  // namespace ops
 }  // namespace distflow

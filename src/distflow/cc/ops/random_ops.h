@@ -34,8 +34,7 @@ class RandomUniform {
  public:
   using Attrs = RandomAttrs;
   RandomUniform(const Scope& scope, Input shape, DataType dtype);
-  RandomUniform(const Scope& scope, Input shape, DataType dtype,
-                const Attrs& attrs);
+  RandomUniform(const Scope& scope, Input shape, DataType dtype, const Attrs& attrs);
   operator Output() const { return output; }
   operator Input() const { return output; }
   Node* node() const { return output.node(); }
@@ -50,8 +49,7 @@ class RandomNormal {
  public:
   using Attrs = RandomAttrs;
   RandomNormal(const Scope& scope, Input shape, DataType dtype);
-  RandomNormal(const Scope& scope, Input shape, DataType dtype,
-               const Attrs& attrs);
+  RandomNormal(const Scope& scope, Input shape, DataType dtype, const Attrs& attrs);
   operator Output() const { return output; }
   operator Input() const { return output; }
   Node* node() const { return output.node(); }
@@ -67,8 +65,7 @@ class TruncatedNormal {
  public:
   using Attrs = RandomAttrs;
   TruncatedNormal(const Scope& scope, Input shape, DataType dtype);
-  TruncatedNormal(const Scope& scope, Input shape, DataType dtype,
-                  const Attrs& attrs);
+  TruncatedNormal(const Scope& scope, Input shape, DataType dtype, const Attrs& attrs);
   operator Output() const { return output; }
   operator Input() const { return output; }
   Node* node() const { return output.node(); }

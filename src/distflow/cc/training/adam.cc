@@ -5,8 +5,8 @@
 
 namespace distflow {
 
-AdamOptimizer::AdamOptimizer(const Scope& scope, double learning_rate,
-                             double beta1, double beta2, double epsilon)
+AdamOptimizer::AdamOptimizer(const Scope& scope, double learning_rate, double beta1, double beta2,
+                             double epsilon)
     : Optimizer(scope, "Adam"),
       learning_rate_(learning_rate),
       beta1_(beta1),
@@ -19,8 +19,7 @@ void AdamOptimizer::Prepare(const Variable& first) {
   beta2_power_ = CreateNonSlot(first, "beta2_power", beta2_);
 }
 
-Operation AdamOptimizer::ApplyDense(const Scope& scope, const Output& grad,
-                                    const Variable& var) {
+Operation AdamOptimizer::ApplyDense(const Scope& scope, const Output& grad, const Variable& var) {
   const Variable m = GetSlot(var, "");
   const Variable v = GetSlot(var, "_1");
   const DataType t = var.dtype();
@@ -34,19 +33,17 @@ Operation AdamOptimizer::ApplyDense(const Scope& scope, const Output& grad,
   const Input beta2(Constant(scope, beta2_, t));
   const Input epsilon(Constant(scope, epsilon_, t));
   const Input g(grad);
-  return Operation(
-      ops::internal::BuildOp(scope, "ResourceApplyAdam",
-                             {handle, m_handle, v_handle, beta1_power,
-                              beta2_power, lr, beta1, beta2, epsilon, g}));
+  return Operation(ops::internal::BuildOp(
+      scope, "ResourceApplyAdam",
+      {handle, m_handle, v_handle, beta1_power, beta2_power, lr, beta1, beta2, epsilon, g}));
 }
 
 std::vector<Operation> AdamOptimizer::Finish(const Scope& scope) {
   std::vector<Operation> ops;
-  for (auto [power, beta] : {std::make_pair(&beta1_power_, beta1_),
-                             std::make_pair(&beta2_power_, beta2_)}) {
+  for (auto [power, beta] :
+       {std::make_pair(&beta1_power_, beta1_), std::make_pair(&beta2_power_, beta2_)}) {
     const Scope s = scope.ColocateWith(power->handle());
-    const Output next =
-        ops::Mul(s, power->Read(s), Constant(s, beta, power->dtype()));
+    const Output next = ops::Mul(s, power->Read(s), Constant(s, beta, power->dtype()));
     ops.push_back(power->Assign(s, next));
   }
   return ops;

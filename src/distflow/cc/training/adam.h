@@ -20,14 +20,12 @@ namespace distflow {
 
 class AdamOptimizer : public Optimizer {
  public:
-  explicit AdamOptimizer(const Scope& scope, double learning_rate = 0.001,
-                         double beta1 = 0.9, double beta2 = 0.999,
-                         double epsilon = 1e-8);
+  explicit AdamOptimizer(const Scope& scope, double learning_rate = 0.001, double beta1 = 0.9,
+                         double beta2 = 0.999, double epsilon = 1e-8);
 
  protected:
   void Prepare(const Variable& first) override;
-  Operation ApplyDense(const Scope& scope, const Output& grad,
-                       const Variable& var) override;
+  Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var) override;
   std::vector<Operation> Finish(const Scope& scope) override;
 
  private:

@@ -20,8 +20,7 @@ namespace distflow {
 // With ps_tasks == 0 every op, variables included, goes to worker_device.
 // A negative ps_tasks is recorded as InvalidArgument in the scope.
 // `ps_job` names the parameter-server job ("ps" by default).
-Scope ReplicaDeviceSetter(const Scope& scope, int ps_tasks,
-                          const std::string& worker_device,
+Scope ReplicaDeviceSetter(const Scope& scope, int ps_tasks, const std::string& worker_device,
                           const std::string& ps_job = "ps");
 
 }  // namespace distflow

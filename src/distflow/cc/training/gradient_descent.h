@@ -13,8 +13,7 @@ class GradientDescentOptimizer : public Optimizer {
   GradientDescentOptimizer(const Scope& scope, double learning_rate);
 
  protected:
-  Operation ApplyDense(const Scope& scope, const Output& grad,
-                       const Variable& var) override;
+  Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var) override;
 
  private:
   const double learning_rate_;

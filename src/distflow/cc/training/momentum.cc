@@ -4,8 +4,8 @@
 
 namespace distflow {
 
-MomentumOptimizer::MomentumOptimizer(const Scope& scope, double learning_rate,
-                                     double momentum, bool use_nesterov)
+MomentumOptimizer::MomentumOptimizer(const Scope& scope, double learning_rate, double momentum,
+                                     bool use_nesterov)
     : Optimizer(scope, "Momentum"),
       learning_rate_(learning_rate),
       momentum_(momentum),
@@ -19,9 +19,9 @@ Operation MomentumOptimizer::ApplyDense(const Scope& scope, const Output& grad,
   const Input lr(Constant(scope, learning_rate_, var.dtype()));
   const Input g(grad);
   const Input momentum(Constant(scope, momentum_, var.dtype()));
-  return Operation(ops::internal::BuildOp(
-      scope, "ResourceApplyMomentum", {handle, accum_handle, lr, g, momentum},
-      {{"use_nesterov", use_nesterov_}}));
+  return Operation(ops::internal::BuildOp(scope, "ResourceApplyMomentum",
+                                          {handle, accum_handle, lr, g, momentum},
+                                          {{"use_nesterov", use_nesterov_}}));
 }
 
 }  // namespace distflow

@@ -16,8 +16,7 @@ class MomentumOptimizer : public Optimizer {
                     bool use_nesterov = false);
 
  protected:
-  Operation ApplyDense(const Scope& scope, const Output& grad,
-                       const Variable& var) override;
+  Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var) override;
 
  private:
   const double learning_rate_;

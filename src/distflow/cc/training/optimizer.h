@@ -46,21 +46,19 @@ class Optimizer {
   // the variables' ReadVariableOps (AddSymbolicGradients with respect to
   // the handles), built under the sub-scope "gradients". InvalidArgument
   // for a null loss or variable; AddSymbolicGradients' errors otherwise.
-  absl::StatusOr<std::vector<GradAndVar>> ComputeGradients(
-      const Output& loss, const std::vector<Variable>& var_list);
+  absl::StatusOr<std::vector<GradAndVar>> ComputeGradients(const Output& loss,
+                                                           const std::vector<Variable>& var_list);
 
   // Builds the update of every variable that has a gradient and returns the
   // op that performs one step: with `global_step`, an AssignAddVariableOp
   // incrementing it by 1 that runs after every update; otherwise a NoOp
   // that depends on every update. InvalidArgument, naming the variables,
   // when none has a gradient; the scope's error when building fails.
-  absl::StatusOr<Operation> ApplyGradients(
-      const std::vector<GradAndVar>& grads_and_vars,
-      const Variable* global_step = nullptr);
+  absl::StatusOr<Operation> ApplyGradients(const std::vector<GradAndVar>& grads_and_vars,
+                                           const Variable* global_step = nullptr);
 
   // ComputeGradients then ApplyGradients.
-  absl::StatusOr<Operation> Minimize(const Output& loss,
-                                     const std::vector<Variable>& var_list,
+  absl::StatusOr<Operation> Minimize(const Output& loss, const std::vector<Variable>& var_list,
                                      const Variable* global_step = nullptr);
 
   // The initializers of the variables this optimizer created.
@@ -74,8 +72,7 @@ class Optimizer {
 
   // Builds, in `scope` (colocated with `var`), the op updating `var` by
   // `grad`.
-  virtual Operation ApplyDense(const Scope& scope, const Output& grad,
-                               const Variable& var) = 0;
+  virtual Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var) = 0;
   // Runs once per ApplyGradients before any ApplyDense; `first` is the
   // first variable that has a gradient. Adam creates its beta powers here.
   virtual void Prepare(const Variable& /*first*/) {}

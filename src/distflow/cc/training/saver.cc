@@ -74,7 +74,8 @@ absl::StatusOr<std::vector<std::string>> ReadIndex(const std::string& dir) {
     if (line.empty()) continue;
     const bool is_all = absl::ConsumePrefix(&line, "all_model_checkpoint_paths:");
     if (!is_all && !absl::ConsumePrefix(&line, "model_checkpoint_path:")) {
-      return bad("line ", line_no, " is neither model_checkpoint_path nor "
+      return bad("line ", line_no,
+                 " is neither model_checkpoint_path nor "
                  "all_model_checkpoint_paths");
     }
     line = absl::StripAsciiWhitespace(line);
@@ -83,8 +84,8 @@ absl::StatusOr<std::vector<std::string>> ReadIndex(const std::string& dir) {
     }
     const std::string path(line.substr(1, line.size() - 2));
     if (!IsCheckpointInDir(dir, path)) {
-      return bad("line ", line_no, " names '", path, "', which is not a checkpoint ",
-                 "(", kPrefixBase, "<step>) in ", dir);
+      return bad("line ", line_no, " names '", path, "', which is not a checkpoint ", "(",
+                 kPrefixBase, "<step>) in ", dir);
     }
     if (is_all) {
       paths.push_back(path);
@@ -146,9 +147,9 @@ Saver::Saver(const Scope& scope, std::vector<Variable> variables, int max_to_kee
     const Scope sc = scope_.WithDevice(n == nullptr ? "" : n->requested_device());
     auto value = ops::Placeholder(sc, variables_[v].dtype);
     assign_values_.push_back(value);
-    assigns_.push_back(Operation(BuildOp(sc, "AssignVariableOp",
-                                         {Input(variables_[v].handle), Input(value)},
-                                         {{"dtype", variables_[v].dtype}})));
+    assigns_.push_back(
+        Operation(BuildOp(sc, "AssignVariableOp", {Input(variables_[v].handle), Input(value)},
+                          {{"dtype", variables_[v].dtype}})));
   }
 }
 
@@ -187,7 +188,8 @@ absl::StatusOr<std::string> Saver::Save(const ClientSession& session, const std:
     paths.erase(paths.begin());
   }
   std::string index = absl::StrCat("model_checkpoint_path: \"", prefix, "\"\n");
-  for (const std::string& p : paths) absl::StrAppend(&index, "all_model_checkpoint_paths: \"", p, "\"\n");
+  for (const std::string& p : paths)
+    absl::StrAppend(&index, "all_model_checkpoint_paths: \"", p, "\"\n");
   DF_RETURN_IF_ERROR(WriteStringToFileAtomic(absl::StrCat(dir, "/", kIndexFile), index));
   // Old checkpoints go only after the index stops naming them.
   for (const std::string& old : dropped) {
@@ -203,7 +205,8 @@ absl::StatusOr<std::string> Saver::Save(const ClientSession& session, const std:
 
 absl::StatusOr<std::string> Saver::LatestCheckpoint(const std::string& dir) {
   DF_ASSIGN_OR_RETURN(std::vector<std::string> paths, ReadIndex(dir));
-  if (paths.empty()) return errors::NotFound("no checkpoint listed in '", dir, "/", kIndexFile, "'");
+  if (paths.empty())
+    return errors::NotFound("no checkpoint listed in '", dir, "/", kIndexFile, "'");
   return paths.back();
 }
 
@@ -233,8 +236,8 @@ absl::Status Saver::Restore(const ClientSession& session, const std::string& pre
                                      DataTypeString(var.dtype));
     }
     if (by_var[v].shape() != var.shape) {
-      return errors::InvalidArgument("checkpoint '", prefix, "' holds '", var.name,
-                                     "' with shape ", by_var[v].shape().DebugString(),
+      return errors::InvalidArgument("checkpoint '", prefix, "' holds '", var.name, "' with shape ",
+                                     by_var[v].shape().DebugString(),
                                      " but the variable has shape ", var.shape.DebugString());
     }
   }

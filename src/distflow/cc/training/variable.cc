@@ -15,12 +15,10 @@ Variable::Variable(const Scope& scope, const Input& initial_value) {
   const DataType dtype = BaseType(value.type());
   if (dtype == DT_RESOURCE) {
     scope.UpdateStatus(errors::InvalidArgument(
-        "the initial value of a Variable cannot be a resource handle (",
-        value.name(), ")"));
+        "the initial value of a Variable cannot be a resource handle (", value.name(), ")"));
     return;
   }
-  const PartialTensorShape shape =
-      scope.refiner()->OutputShape(value.node(), value.index());
+  const PartialTensorShape shape = scope.refiner()->OutputShape(value.node(), value.index());
   // The handle is built here rather than through BuildOp because its
   // shared_name attr is its own node name, which must be known first.
   const std::string name = scope.GetUniqueNameForOp("Variable");
@@ -39,15 +37,12 @@ Variable::Variable(const Scope& scope, const Input& initial_value) {
     return;
   }
   // Sub-names hang off the handle's name, relative to the scope's prefix.
-  const std::string base = scope.name_prefix().empty()
-                               ? name
-                               : name.substr(scope.name_prefix().size() + 1);
-  const Scope init_scope =
-      scope.WithOpName(base, "/Assign").ColocateWith(Operation(handle));
+  const std::string base =
+      scope.name_prefix().empty() ? name : name.substr(scope.name_prefix().size() + 1);
+  const Scope init_scope = scope.WithOpName(base, "/Assign").ColocateWith(Operation(handle));
   const Input handle_in(Output(handle, 0));
   const Input value_in(value);
-  Node* assign = BuildOp(init_scope, "AssignVariableOp", {handle_in, value_in},
-                         {{"dtype", dtype}});
+  Node* assign = BuildOp(init_scope, "AssignVariableOp", {handle_in, value_in}, {{"dtype", dtype}});
   if (assign == nullptr) return;
   handle_ = Output(handle, 0);
   initializer_ = Operation(assign);
@@ -66,21 +61,19 @@ Scope Variable::AtVariable(const Scope& scope) const {
 
 Output Variable::Read(const Scope& scope) const {
   const Input handle(handle_);
-  return Output(BuildOp(AtVariable(scope), "ReadVariableOp", {handle},
-                        {{"dtype", dtype_}}),
-                0);
+  return Output(BuildOp(AtVariable(scope), "ReadVariableOp", {handle}, {{"dtype", dtype_}}), 0);
 }
 
 Operation Variable::Assign(const Scope& scope, const Input& value) const {
   const Input handle(handle_);
-  return Operation(BuildOp(AtVariable(scope), "AssignVariableOp",
-                           {handle, value}, {{"dtype", dtype_}}));
+  return Operation(
+      BuildOp(AtVariable(scope), "AssignVariableOp", {handle, value}, {{"dtype", dtype_}}));
 }
 
 Operation Variable::AssignAdd(const Scope& scope, const Input& value) const {
   const Input handle(handle_);
-  return Operation(BuildOp(AtVariable(scope), "AssignAddVariableOp",
-                           {handle, value}, {{"dtype", dtype_}}));
+  return Operation(
+      BuildOp(AtVariable(scope), "AssignAddVariableOp", {handle, value}, {{"dtype", dtype_}}));
 }
 
 Variable CreateGlobalStep(const Scope& scope) {

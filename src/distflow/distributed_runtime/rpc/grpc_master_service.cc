@@ -14,7 +14,8 @@ Master::Done FinishWith(grpc::ServerUnaryReactor* reactor) {
 }  // namespace
 
 grpc::ServerUnaryReactor* GrpcMasterService::CreateSession(grpc::CallbackServerContext* ctx,
-                                                const CreateSessionRequest* req, CreateSessionResponse* resp) {
+                                                           const CreateSessionRequest* req,
+                                                           CreateSessionResponse* resp) {
   if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   master_->CreateSession(req, resp, FinishWith(reactor));
@@ -22,7 +23,8 @@ grpc::ServerUnaryReactor* GrpcMasterService::CreateSession(grpc::CallbackServerC
 }
 
 grpc::ServerUnaryReactor* GrpcMasterService::ExtendSession(grpc::CallbackServerContext* ctx,
-                                                const ExtendSessionRequest* req, ExtendSessionResponse* resp) {
+                                                           const ExtendSessionRequest* req,
+                                                           ExtendSessionResponse* resp) {
   if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   master_->ExtendSession(req, resp, FinishWith(reactor));
@@ -30,7 +32,8 @@ grpc::ServerUnaryReactor* GrpcMasterService::ExtendSession(grpc::CallbackServerC
 }
 
 grpc::ServerUnaryReactor* GrpcMasterService::PartialRunSetup(grpc::CallbackServerContext* ctx,
-                                                const PartialRunSetupRequest* req, PartialRunSetupResponse* resp) {
+                                                             const PartialRunSetupRequest* req,
+                                                             PartialRunSetupResponse* resp) {
   if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   master_->PartialRunSetup(req, resp, FinishWith(reactor));
@@ -38,7 +41,8 @@ grpc::ServerUnaryReactor* GrpcMasterService::PartialRunSetup(grpc::CallbackServe
 }
 
 grpc::ServerUnaryReactor* GrpcMasterService::RunStep(grpc::CallbackServerContext* ctx,
-                                                const RunStepRequest* req, RunStepResponse* resp) {
+                                                     const RunStepRequest* req,
+                                                     RunStepResponse* resp) {
   if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   // A client that cancels or goes away cancels its step.
   auto* reactor = new CancellableReactor;
@@ -47,7 +51,8 @@ grpc::ServerUnaryReactor* GrpcMasterService::RunStep(grpc::CallbackServerContext
 }
 
 grpc::ServerUnaryReactor* GrpcMasterService::CloseSession(grpc::CallbackServerContext* ctx,
-                                                const CloseSessionRequest* req, CloseSessionResponse* resp) {
+                                                          const CloseSessionRequest* req,
+                                                          CloseSessionResponse* resp) {
   if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   master_->CloseSession(req, resp, FinishWith(reactor));
@@ -55,7 +60,8 @@ grpc::ServerUnaryReactor* GrpcMasterService::CloseSession(grpc::CallbackServerCo
 }
 
 grpc::ServerUnaryReactor* GrpcMasterService::ListDevices(grpc::CallbackServerContext* ctx,
-                                                const ListDevicesRequest* req, ListDevicesResponse* resp) {
+                                                         const ListDevicesRequest* req,
+                                                         ListDevicesResponse* resp) {
   if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   master_->ListDevices(req, resp, FinishWith(reactor));
@@ -63,7 +69,7 @@ grpc::ServerUnaryReactor* GrpcMasterService::ListDevices(grpc::CallbackServerCon
 }
 
 grpc::ServerUnaryReactor* GrpcMasterService::Reset(grpc::CallbackServerContext* ctx,
-                                                const ResetRequest* req, ResetResponse* resp) {
+                                                   const ResetRequest* req, ResetResponse* resp) {
   if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   master_->Reset(req, resp, FinishWith(reactor));
@@ -71,7 +77,8 @@ grpc::ServerUnaryReactor* GrpcMasterService::Reset(grpc::CallbackServerContext* 
 }
 
 grpc::ServerUnaryReactor* GrpcMasterService::MakeCallable(grpc::CallbackServerContext* ctx,
-                                                const MakeCallableRequest* req, MakeCallableResponse* resp) {
+                                                          const MakeCallableRequest* req,
+                                                          MakeCallableResponse* resp) {
   if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   master_->MakeCallable(req, resp, FinishWith(reactor));
@@ -79,7 +86,8 @@ grpc::ServerUnaryReactor* GrpcMasterService::MakeCallable(grpc::CallbackServerCo
 }
 
 grpc::ServerUnaryReactor* GrpcMasterService::RunCallable(grpc::CallbackServerContext* ctx,
-                                                const RunCallableRequest* req, RunCallableResponse* resp) {
+                                                         const RunCallableRequest* req,
+                                                         RunCallableResponse* resp) {
   if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   // A client that cancels or goes away cancels its step.
   auto* reactor = new CancellableReactor;
@@ -88,7 +96,8 @@ grpc::ServerUnaryReactor* GrpcMasterService::RunCallable(grpc::CallbackServerCon
 }
 
 grpc::ServerUnaryReactor* GrpcMasterService::ReleaseCallable(grpc::CallbackServerContext* ctx,
-                                                const ReleaseCallableRequest* req, ReleaseCallableResponse* resp) {
+                                                             const ReleaseCallableRequest* req,
+                                                             ReleaseCallableResponse* resp) {
   if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   master_->ReleaseCallable(req, resp, FinishWith(reactor));

@@ -15,28 +15,38 @@ namespace distflow {
 class GrpcMasterService final : public MasterService::CallbackService {
  public:
   // Calls must carry `token` (see grpc_auth.h) unless it is empty.
-  GrpcMasterService(Master* master, std::string token) : master_(master), token_(std::move(token)) {}
+  GrpcMasterService(Master* master, std::string token)
+      : master_(master), token_(std::move(token)) {}
 
-  grpc::ServerUnaryReactor* CreateSession(grpc::CallbackServerContext* ctx, const CreateSessionRequest* req,
-                                  CreateSessionResponse* resp) override;
-  grpc::ServerUnaryReactor* ExtendSession(grpc::CallbackServerContext* ctx, const ExtendSessionRequest* req,
-                                  ExtendSessionResponse* resp) override;
-  grpc::ServerUnaryReactor* PartialRunSetup(grpc::CallbackServerContext* ctx, const PartialRunSetupRequest* req,
-                                  PartialRunSetupResponse* resp) override;
+  grpc::ServerUnaryReactor* CreateSession(grpc::CallbackServerContext* ctx,
+                                          const CreateSessionRequest* req,
+                                          CreateSessionResponse* resp) override;
+  grpc::ServerUnaryReactor* ExtendSession(grpc::CallbackServerContext* ctx,
+                                          const ExtendSessionRequest* req,
+                                          ExtendSessionResponse* resp) override;
+  grpc::ServerUnaryReactor* PartialRunSetup(grpc::CallbackServerContext* ctx,
+                                            const PartialRunSetupRequest* req,
+                                            PartialRunSetupResponse* resp) override;
   grpc::ServerUnaryReactor* RunStep(grpc::CallbackServerContext* ctx, const RunStepRequest* req,
-                                  RunStepResponse* resp) override;
-  grpc::ServerUnaryReactor* CloseSession(grpc::CallbackServerContext* ctx, const CloseSessionRequest* req,
-                                  CloseSessionResponse* resp) override;
-  grpc::ServerUnaryReactor* ListDevices(grpc::CallbackServerContext* ctx, const ListDevicesRequest* req,
-                                  ListDevicesResponse* resp) override;
+                                    RunStepResponse* resp) override;
+  grpc::ServerUnaryReactor* CloseSession(grpc::CallbackServerContext* ctx,
+                                         const CloseSessionRequest* req,
+                                         CloseSessionResponse* resp) override;
+  grpc::ServerUnaryReactor* ListDevices(grpc::CallbackServerContext* ctx,
+                                        const ListDevicesRequest* req,
+                                        ListDevicesResponse* resp) override;
   grpc::ServerUnaryReactor* Reset(grpc::CallbackServerContext* ctx, const ResetRequest* req,
                                   ResetResponse* resp) override;
-  grpc::ServerUnaryReactor* MakeCallable(grpc::CallbackServerContext* ctx, const MakeCallableRequest* req,
-                                  MakeCallableResponse* resp) override;
-  grpc::ServerUnaryReactor* RunCallable(grpc::CallbackServerContext* ctx, const RunCallableRequest* req,
-                                  RunCallableResponse* resp) override;
-  grpc::ServerUnaryReactor* ReleaseCallable(grpc::CallbackServerContext* ctx, const ReleaseCallableRequest* req,
-                                  ReleaseCallableResponse* resp) override;
+  grpc::ServerUnaryReactor* MakeCallable(grpc::CallbackServerContext* ctx,
+                                         const MakeCallableRequest* req,
+                                         MakeCallableResponse* resp) override;
+  grpc::ServerUnaryReactor* RunCallable(grpc::CallbackServerContext* ctx,
+                                        const RunCallableRequest* req,
+                                        RunCallableResponse* resp) override;
+  grpc::ServerUnaryReactor* ReleaseCallable(grpc::CallbackServerContext* ctx,
+                                            const ReleaseCallableRequest* req,
+                                            ReleaseCallableResponse* resp) override;
+
  private:
   Master* const master_;
   const std::string token_;

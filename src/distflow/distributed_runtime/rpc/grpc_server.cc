@@ -34,10 +34,9 @@ struct GrpcServer::Impl {
 };
 
 absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& server_def,
-                                                                GrpcServerOptions options) {
+                                                               GrpcServerOptions options) {
   DF_ASSIGN_OR_RETURN(ClusterSpec cluster, ClusterSpec::FromClusterDef(server_def.cluster()));
-  DF_RETURN_IF_ERROR(
-      cluster.TaskAddress(server_def.job_name(), server_def.task_index()).status());
+  DF_RETURN_IF_ERROR(cluster.TaskAddress(server_def.job_name(), server_def.task_index()).status());
   std::unique_ptr<GrpcServer> s(new GrpcServer);
   s->server_def_ = server_def;
   s->options_ = std::move(options);
@@ -55,8 +54,8 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
   WorkerCacheFactory cache_factory = [server](ClusterSpec cluster) {
     return std::make_shared<WorkerCache>(
         std::move(cluster),
-        [server](const std::string& task, const std::string& address)
-            -> absl::StatusOr<std::unique_ptr<WorkerInterface>> {
+        [server](const std::string& task,
+                 const std::string& address) -> absl::StatusOr<std::unique_ptr<WorkerInterface>> {
           if (task == server->task_name_) {
             return std::make_unique<LocalWorker>(task, server->impl_->worker.get());
           }
@@ -74,7 +73,8 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
   env.rendezvous_mgr = s->rendezvous_mgr_.get();
   env.compute_pool = s->compute_pool_.get();
   s->impl_->worker = std::make_unique<Worker>(&env);
-  s->impl_->master = std::make_unique<Master>(s->task_name_, s->worker_cache_, cache_factory, config);
+  s->impl_->master =
+      std::make_unique<Master>(s->task_name_, s->worker_cache_, cache_factory, config);
   // The server's token is also what this process's channels carry, so
   // its master and workers reach the other tasks of the cluster.
   if (s->options_.token.empty()) {

@@ -50,8 +50,7 @@ absl::Status WithRetries(Fn&& call) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<GrpcSession>> GrpcSession::Create(const SessionOptions& options) {
-  if (!absl::StartsWith(options.target, kPrefix) ||
-      options.target.size() == sizeof(kPrefix) - 1) {
+  if (!absl::StartsWith(options.target, kPrefix) || options.target.size() == sizeof(kPrefix) - 1) {
     return errors::InvalidArgument("target '", options.target, "' is not grpc://host:port");
   }
   std::string address = options.target.substr(sizeof(kPrefix) - 1);
@@ -216,8 +215,7 @@ absl::Status GrpcSession::MakeCallable(const CallableOptions& options, CallableH
 }
 
 absl::Status GrpcSession::RunCallable(CallableHandle handle, const std::vector<Tensor>& feeds,
-                                      std::vector<Tensor>* outputs,
-                                      RunMetadata* run_metadata) {
+                                      std::vector<Tensor>* outputs, RunMetadata* run_metadata) {
   DF_ASSIGN_OR_RETURN(std::string session, Handle());
   RunCallableRequest req;
   req.set_session_handle(session);
@@ -299,13 +297,11 @@ absl::Status GrpcSession::PRun(const std::string& handle,
 
 void RegisterGrpcSessionFactory() {
   static const bool registered = [] {
-    RegisterSessionFactory(kPrefix,
-                           [](const SessionOptions& options)
-                               -> absl::StatusOr<std::unique_ptr<Session>> {
-                             DF_ASSIGN_OR_RETURN(std::unique_ptr<GrpcSession> s,
-                                                 GrpcSession::Create(options));
-                             return std::unique_ptr<Session>(std::move(s));
-                           });
+    RegisterSessionFactory(
+        kPrefix, [](const SessionOptions& options) -> absl::StatusOr<std::unique_ptr<Session>> {
+          DF_ASSIGN_OR_RETURN(std::unique_ptr<GrpcSession> s, GrpcSession::Create(options));
+          return std::unique_ptr<Session>(std::move(s));
+        });
     return true;
   }();
   (void)registered;

@@ -28,8 +28,8 @@ class GrpcSession : public Session {
   absl::Status Run(const RunOptions& run_options,
                    const std::vector<std::pair<std::string, Tensor>>& inputs,
                    const std::vector<std::string>& output_tensor_names,
-                   const std::vector<std::string>& target_node_names,
-                   std::vector<Tensor>* outputs, RunMetadata* run_metadata) override;
+                   const std::vector<std::string>& target_node_names, std::vector<Tensor>* outputs,
+                   RunMetadata* run_metadata) override;
   using Session::Run;
   absl::Status ListDevices(std::vector<DeviceAttributes>* response) override;
   absl::Status Close() override;
@@ -48,8 +48,7 @@ class GrpcSession : public Session {
                          const std::vector<std::string>& target_nodes, std::string* handle);
   absl::Status PRun(const std::string& handle,
                     const std::vector<std::pair<std::string, Tensor>>& inputs,
-                    const std::vector<std::string>& output_names,
-                    std::vector<Tensor>* outputs);
+                    const std::vector<std::string>& output_names, std::vector<Tensor>* outputs);
 
  private:
   GrpcSession(SessionOptions options, std::string address);

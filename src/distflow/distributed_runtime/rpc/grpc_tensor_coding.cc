@@ -99,11 +99,20 @@ bool SkipField(SliceReader* r, int wire_type, size_t* consumed) {
   uint64_t v;
   bool ok;
   switch (wire_type) {
-    case kVarint: ok = r->ReadVarint(&v); break;
-    case kFixed64: ok = r->Read(8, nullptr); break;
-    case kFixed32: ok = r->Read(4, nullptr); break;
-    case kLengthDelimited: ok = r->ReadVarint(&v) && r->Read(v, nullptr); break;
-    default: ok = false;
+    case kVarint:
+      ok = r->ReadVarint(&v);
+      break;
+    case kFixed64:
+      ok = r->Read(8, nullptr);
+      break;
+    case kFixed32:
+      ok = r->Read(4, nullptr);
+      break;
+    case kLengthDelimited:
+      ok = r->ReadVarint(&v) && r->Read(v, nullptr);
+      break;
+    default:
+      ok = false;
   }
   *consumed = before - r->remaining();
   return ok;
@@ -155,11 +164,10 @@ absl::Status DecodeTensor(SliceReader* r, uint64_t length, Tensor* out) {
       const int64_t want =
           shape.num_elements() < 0 ? -1 : TensorBufferBytes(dtype, shape.num_elements());
       if (want < 0 || n != static_cast<uint64_t>(want)) {
-        return Malformed(absl::StrCat("tensor_content has ", n, " bytes; a ",
-                                      DataTypeString(dtype), " tensor of shape ",
-                                      shape.DebugString(), " needs ",
-                                      want < 0 ? std::string("more than 2^63")
-                                               : absl::StrCat(want)));
+        return Malformed(
+            absl::StrCat("tensor_content has ", n, " bytes; a ", DataTypeString(dtype),
+                         " tensor of shape ", shape.DebugString(), " needs ",
+                         want < 0 ? std::string("more than 2^63") : absl::StrCat(want)));
       }
       DF_RETURN_IF_ERROR(Tensor::Allocate(dtype, shape, &t));
       r->Read(n, static_cast<char*>(t.raw_data()));
@@ -271,8 +279,8 @@ void EncodeRecvTensorResponse(const Tensor& tensor, bool is_dead, int64_t send_s
   *out = grpc::ByteBuffer(slices, trailer.empty() ? 2 : 3);
 }
 
-absl::Status DecodeRecvTensorResponse(const grpc::ByteBuffer& in, Tensor* tensor,
-                                      bool* is_dead, int64_t* send_start_micros) {
+absl::Status DecodeRecvTensorResponse(const grpc::ByteBuffer& in, Tensor* tensor, bool* is_dead,
+                                      int64_t* send_start_micros) {
   std::vector<grpc::Slice> slices;
   if (!in.Dump(&slices).ok()) return Malformed("unreadable buffer");
   SliceReader r(std::move(slices));

@@ -22,8 +22,8 @@ void EncodeRecvTensorResponse(const Tensor& tensor, bool is_dead, int64_t send_s
 
 // DataLoss naming the problem when the bytes are not a well-formed
 // RecvTensorResponse (truncated, garbage, a tensor_content of the wrong size).
-absl::Status DecodeRecvTensorResponse(const grpc::ByteBuffer& in, Tensor* tensor,
-                                      bool* is_dead, int64_t* send_start_micros);
+absl::Status DecodeRecvTensorResponse(const grpc::ByteBuffer& in, Tensor* tensor, bool* is_dead,
+                                      int64_t* send_start_micros);
 
 }  // namespace distflow
 

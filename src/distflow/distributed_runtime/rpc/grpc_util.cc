@@ -1,4 +1,5 @@
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
+
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/rpc/grpc_auth.h"
 
@@ -62,8 +63,7 @@ void ConfigureServerBuilder(grpc::ServerBuilder* builder) {
 
 std::shared_ptr<grpc::Channel> NewGrpcChannel(const std::string& address) {
   return grpc::experimental::CreateCustomChannelWithInterceptors(
-      address, grpc::InsecureChannelCredentials(), DistflowChannelArguments(),
-      TokenInterceptors());
+      address, grpc::InsecureChannelCredentials(), DistflowChannelArguments(), TokenInterceptors());
 }
 
 }  // namespace distflow

@@ -3,8 +3,8 @@
 #include <chrono>
 
 #include "distflow/core/status.h"
-#include "distflow/distributed_runtime/rpc/grpc_util.h"
 #include "distflow/distributed_runtime/rpc/grpc_tensor_coding.h"
+#include "distflow/distributed_runtime/rpc/grpc_util.h"
 
 namespace distflow {
 
@@ -20,8 +20,8 @@ struct CallState {
   const char* method = "";
 };
 
-std::shared_ptr<CallState> StartCall(const std::string& task, const char* method,
-                                     CallOptions* opts, StatusCallback done) {
+std::shared_ptr<CallState> StartCall(const std::string& task, const char* method, CallOptions* opts,
+                                     StatusCallback done) {
   auto state = std::make_shared<CallState>();
   state->opts = opts;
   state->done = std::move(done);
@@ -43,13 +43,12 @@ void FinishCall(const std::shared_ptr<CallState>& state, const grpc::Status& s) 
   if (!status.ok() && !IsServerStatus(s)) {
     switch (status.code()) {
       case absl::StatusCode::kUnavailable:
-        status = errors::Unavailable(state->method, " to ", state->task,
-                                     " failed: ", status.message());
+        status =
+            errors::Unavailable(state->method, " to ", state->task, " failed: ", status.message());
         break;
       case absl::StatusCode::kDeadlineExceeded:
         if (status.message() == "Deadline Exceeded") {
-          status = errors::DeadlineExceeded(state->method, " to ", state->task,
-                                            " timed out");
+          status = errors::DeadlineExceeded(state->method, " to ", state->task, " timed out");
         }
         break;
       case absl::StatusCode::kCancelled:
@@ -90,11 +89,11 @@ void GrpcWorkerClient::Call(const char* name, CallOptions* opts, StatusCallback 
   invoke(stub_->async(), &state->ctx, [state](grpc::Status s) { FinishCall(state, s); });
 }
 
-#define DF_WORKER_CALL(METHOD)                                                          \
-  Call(#METHOD, opts, std::move(done),                                                  \
-       [req, resp](WorkerService::StubInterface::async_interface* async,                \
-                   grpc::ClientContext* ctx, std::function<void(grpc::Status)> cb) {     \
-         async->METHOD(ctx, req, resp, std::move(cb));                                   \
+#define DF_WORKER_CALL(METHOD)                                                                     \
+  Call(#METHOD, opts, std::move(done),                                                             \
+       [req, resp](WorkerService::StubInterface::async_interface* async, grpc::ClientContext* ctx, \
+                   std::function<void(grpc::Status)> cb) {                                         \
+         async->METHOD(ctx, req, resp, std::move(cb));                                             \
        })
 
 void GrpcWorkerClient::GetStatusAsync(const GetStatusRequest* req, GetStatusResponse* resp,
@@ -125,9 +124,8 @@ void GrpcWorkerClient::RunGraphAsync(const RunGraphRequest* req, RunGraphRespons
                                      CallOptions* opts, StatusCallback done) {
   DF_WORKER_CALL(RunGraph);
 }
-void GrpcWorkerClient::CleanupGraphAsync(const CleanupGraphRequest* req,
-                                         CleanupGraphResponse* resp, CallOptions* opts,
-                                         StatusCallback done) {
+void GrpcWorkerClient::CleanupGraphAsync(const CleanupGraphRequest* req, CleanupGraphResponse* resp,
+                                         CallOptions* opts, StatusCallback done) {
   DF_WORKER_CALL(CleanupGraph);
 }
 void GrpcWorkerClient::CleanupAllAsync(const CleanupAllRequest* req, CleanupAllResponse* resp,

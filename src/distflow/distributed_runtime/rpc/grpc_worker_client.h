@@ -27,8 +27,8 @@ class GrpcWorkerClient : public WorkerInterface {
 
   const std::string& task() const override { return task_; }
 
-  void GetStatusAsync(const GetStatusRequest* req, GetStatusResponse* resp,
-                      CallOptions* opts, StatusCallback done) override;
+  void GetStatusAsync(const GetStatusRequest* req, GetStatusResponse* resp, CallOptions* opts,
+                      StatusCallback done) override;
   void CreateWorkerSessionAsync(const CreateWorkerSessionRequest* req,
                                 CreateWorkerSessionResponse* resp, CallOptions* opts,
                                 StatusCallback done) override;
@@ -43,8 +43,8 @@ class GrpcWorkerClient : public WorkerInterface {
                      StatusCallback done) override;
   void CleanupGraphAsync(const CleanupGraphRequest* req, CleanupGraphResponse* resp,
                          CallOptions* opts, StatusCallback done) override;
-  void CleanupAllAsync(const CleanupAllRequest* req, CleanupAllResponse* resp,
-                       CallOptions* opts, StatusCallback done) override;
+  void CleanupAllAsync(const CleanupAllRequest* req, CleanupAllResponse* resp, CallOptions* opts,
+                       StatusCallback done) override;
 
   // Fetches the tensor under `rendezvous_key` of step `step_id`, decoding
   // the raw-bytes response straight into `*tensor`.

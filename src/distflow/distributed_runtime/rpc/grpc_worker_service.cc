@@ -2,10 +2,10 @@
 
 #include <memory>
 
-#include "distflow/core/status.h"
 #include "distflow/core/env.h"
-#include "distflow/distributed_runtime/rpc/grpc_tensor_coding.h"
+#include "distflow/core/status.h"
 #include "distflow/distributed_runtime/rpc/grpc_auth.h"
+#include "distflow/distributed_runtime/rpc/grpc_tensor_coding.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
 
 namespace distflow {
@@ -60,9 +60,8 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RunGraph(grpc::CallbackServerContex
                                                       RunGraphResponse* resp) {
   if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   auto* reactor = new CancellableReactor;
-  worker_->RunGraphAsync(reactor->cm(), req, resp, [reactor](const absl::Status& s) {
-    reactor->Finish(ToGrpcStatus(s));
-  });
+  worker_->RunGraphAsync(reactor->cm(), req, resp,
+                         [reactor](const absl::Status& s) { reactor->Finish(ToGrpcStatus(s)); });
   return reactor;
 }
 
@@ -95,8 +94,7 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerCont
   }
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   worker_->RecvTensorAsync(
-      *request, [reactor, request, resp](const absl::Status& s, const Tensor& value,
-                                         bool is_dead) {
+      *request, [reactor, request, resp](const absl::Status& s, const Tensor& value, bool is_dead) {
         // The response points at the tensor's own buffer: no copy.
         if (s.ok()) EncodeRecvTensorResponse(value, is_dead, NowMicros(), resp);
         reactor->Finish(ToGrpcStatus(s));

@@ -18,10 +18,10 @@ class GrpcWorkerService final
     : public WorkerService::WithRawCallbackMethod_RecvTensor<WorkerService::CallbackService> {
  public:
   // Calls must carry `token` (see grpc_auth.h) unless it is empty.
-  GrpcWorkerService(Worker* worker, std::string token) : worker_(worker), token_(std::move(token)) {}
+  GrpcWorkerService(Worker* worker, std::string token)
+      : worker_(worker), token_(std::move(token)) {}
 
-  grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext* ctx,
-                                      const GetStatusRequest* req,
+  grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext* ctx, const GetStatusRequest* req,
                                       GetStatusResponse* resp) override;
   grpc::ServerUnaryReactor* CreateWorkerSession(grpc::CallbackServerContext* ctx,
                                                 const CreateWorkerSessionRequest* req,
@@ -35,8 +35,7 @@ class GrpcWorkerService final
   grpc::ServerUnaryReactor* DeregisterGraph(grpc::CallbackServerContext* ctx,
                                             const DeregisterGraphRequest* req,
                                             DeregisterGraphResponse* resp) override;
-  grpc::ServerUnaryReactor* RunGraph(grpc::CallbackServerContext* ctx,
-                                     const RunGraphRequest* req,
+  grpc::ServerUnaryReactor* RunGraph(grpc::CallbackServerContext* ctx, const RunGraphRequest* req,
                                      RunGraphResponse* resp) override;
   grpc::ServerUnaryReactor* CleanupGraph(grpc::CallbackServerContext* ctx,
                                          const CleanupGraphRequest* req,
@@ -47,11 +46,9 @@ class GrpcWorkerService final
   grpc::ServerUnaryReactor* RecvTensor(grpc::CallbackServerContext* ctx,
                                        const grpc::ByteBuffer* req,
                                        grpc::ByteBuffer* resp) override;
-  grpc::ServerUnaryReactor* Logging(grpc::CallbackServerContext* ctx,
-                                    const LoggingRequest* req,
+  grpc::ServerUnaryReactor* Logging(grpc::CallbackServerContext* ctx, const LoggingRequest* req,
                                     LoggingResponse* resp) override;
-  grpc::ServerUnaryReactor* Tracing(grpc::CallbackServerContext* ctx,
-                                    const TracingRequest* req,
+  grpc::ServerUnaryReactor* Tracing(grpc::CallbackServerContext* ctx, const TracingRequest* req,
                                     TracingResponse* resp) override;
 
  private:
