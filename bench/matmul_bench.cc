@@ -54,8 +54,10 @@ void RunMatMulKernel(benchmark::State& state, int num_threads) {
   NodeDef def;
   def.set_name("matmul");
   def.set_op("MatMul");
-  def.add_input("a");
-  def.add_input("b");
+  // std::string, not const char*: GCC 12 warns wrongly (-Wrestrict) about
+  // the inlined std::string::assign(const char*).
+  def.add_input(std::string("a"));
+  def.add_input(std::string("b"));
   AddNodeAttr("T", DT_FLOAT, &def);
   AddDefaultsToNodeDef(OpRegistry::Global()->LookUp("MatMul")->op_def, &def);
   auto kernel = KernelRegistry::Global()->CreateKernel(&device, def);

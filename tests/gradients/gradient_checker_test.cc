@@ -37,7 +37,7 @@ class GradTestDoubleOp : public OpKernel {
 };
 REGISTER_KERNEL_BUILDER(Name("GradTestDouble").Device(kDeviceCpu), GradTestDoubleOp);
 
-absl::Status WrongGrad(const Scope& scope, const Operation& op,
+absl::Status WrongGrad(const Scope& scope, const Operation& /*op*/,
                        const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], 3.0));
   return scope.status();
