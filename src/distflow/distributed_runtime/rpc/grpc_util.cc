@@ -62,6 +62,12 @@ void ConfigureServerBuilder(grpc::ServerBuilder* builder) {
 }
 
 std::shared_ptr<grpc::Channel> NewGrpcChannel(const std::string& address) {
+  // Interceptors only where there is a token to carry: without one a
+  // channel takes gRPC's plain path.
+  if (ProcessToken().empty()) {
+    return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
+                                     DistflowChannelArguments());
+  }
   return grpc::experimental::CreateCustomChannelWithInterceptors(
       address, grpc::InsecureChannelCredentials(), DistflowChannelArguments(), TokenInterceptors());
 }

@@ -32,7 +32,7 @@ grpc::ChannelArguments DistflowChannelArguments();
 // Server settings matching DistflowChannelArguments (message size, pings).
 void ConfigureServerBuilder(grpc::ServerBuilder* builder);
 // A channel to "host:port" with DistflowChannelArguments(), carrying the
-// process token (grpc_auth.h) when there is one.
+// process token (grpc_auth.h) when there is one when the channel is made.
 std::shared_ptr<grpc::Channel> NewGrpcChannel(const std::string& address);
 
 // A server reactor that turns the caller's cancellation (a cancelled call,
