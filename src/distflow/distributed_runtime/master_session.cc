@@ -576,38 +576,32 @@ void MasterSession::PartialRunAsync(const RunStepRequest* req, RunStepResponse* 
     auto it = std::lower_bound(list.begin(), list.end(), name);
     return it != list.end() && *it == name ? static_cast<int>(it - list.begin()) : -1;
   };
-  bool last;
-  {
-    absl::MutexLock lock(&mu_);
+  bool last = false;
+  // Marks this call's feeds and fetches in the run; an error leaves it as
+  // it was. Runs under mu_, so `done` is called only after it.
+  auto mark = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
     for (const NamedTensorProto& f : req->feed()) {
       std::string name;
-      absl::Status s = CanonicalTensorName(f.name(), "feed", &name);
-      const int i = s.ok() ? position(sig.feeds, name) : -1;
-      if (!s.ok() || i < 0) {
-        done(s.ok()
-                 ? errors::InvalidArgument("feed '", f.name(), "' was not given to PartialRunSetup")
-                 : s);
-        return;
+      DF_RETURN_IF_ERROR(CanonicalTensorName(f.name(), "feed", &name));
+      const int i = position(sig.feeds, name);
+      if (i < 0) {
+        return errors::InvalidArgument("feed '", f.name(), "' was not given to PartialRunSetup");
       }
       if (run->fed[i] || feeds[i] != nullptr) {
-        done(errors::InvalidArgument("feed '", f.name(), "' was already fed in this partial run"));
-        return;
+        return errors::InvalidArgument("feed '", f.name(), "' was already fed in this partial run");
       }
       feeds[i] = &f.tensor();
       names[i] = f.name();
     }
     for (const std::string& f : req->fetch()) {
       std::string name;
-      absl::Status s = CanonicalTensorName(f, "fetch", &name);
-      const int i = s.ok() ? position(sig.fetches, name) : -1;
-      if (!s.ok() || i < 0) {
-        done(s.ok() ? errors::InvalidArgument("fetch '", f, "' was not given to PartialRunSetup")
-                    : s);
-        return;
+      DF_RETURN_IF_ERROR(CanonicalTensorName(f, "fetch", &name));
+      const int i = position(sig.fetches, name);
+      if (i < 0) {
+        return errors::InvalidArgument("fetch '", f, "' was not given to PartialRunSetup");
       }
       if (run->fetched[i]) {
-        done(errors::InvalidArgument("fetch '", f, "' was already fetched in this partial run"));
-        return;
+        return errors::InvalidArgument("fetch '", f, "' was already fetched in this partial run");
       }
       fetch_indices.push_back(i);
     }
@@ -615,6 +609,16 @@ void MasterSession::PartialRunAsync(const RunStepRequest* req, RunStepResponse* 
     for (int i : fetch_indices) run->fetched[i] = true;
     last = std::all_of(run->fed.begin(), run->fed.end(), [](bool b) { return b; }) &&
            std::all_of(run->fetched.begin(), run->fetched.end(), [](bool b) { return b; });
+    return absl::OkStatus();
+  };
+  absl::Status marked;
+  {
+    absl::MutexLock lock(&mu_);
+    marked = mark();
+  }
+  if (!marked.ok()) {
+    done(marked);
+    return;
   }
   RunStepAsync(run->rg, run->step_id, req->options(), std::move(feeds), std::move(names),
                std::move(fetch_indices), resp->mutable_metadata(), true, last, call_cm,
