@@ -167,6 +167,8 @@ int Main(int argc, char** argv) {
   server_cmd->add_option("--token-file", server.token_file,
                          "serve only calls carrying the token in this file "
                          "(clients: DISTFLOW_TOKEN_FILE)");
+  server_cmd->add_option("--file-root", server.file_roots,
+                         "a directory SaveV2/RestoreV2 may use (repeatable); others are refused");
   server_cmd
       ->add_option("--grace-seconds", server.grace_seconds,
                    "on SIGTERM, how long running calls may take to finish")

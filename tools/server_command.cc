@@ -6,6 +6,7 @@
 #include <iostream>
 #include <thread>
 
+#include "distflow/core/file_roots.h"
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/cluster_spec.h"
 #include "distflow/distributed_runtime/rpc/grpc_auth.h"
@@ -44,6 +45,7 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out, int* 
   sigaddset(&stop, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
+  DF_RETURN_IF_ERROR(SetAllowedFileRoots(flags.file_roots));
   GrpcServerOptions options;
   options.bind_host = flags.bind;
   if (!flags.token_file.empty()) {

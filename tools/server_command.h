@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 
@@ -31,6 +32,8 @@ struct ServerFlags {
   int grace_seconds = 5;
   // A file holding the cluster's shared token: calls without it are refused.
   std::string token_file;
+  // The directories ops touching files may use; empty: any.
+  std::vector<std::string> file_roots;
 };
 
 // The most CPU devices one task may have.

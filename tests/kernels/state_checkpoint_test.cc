@@ -9,6 +9,7 @@
 
 #include "distflow/core/crc32c.h"
 #include "distflow/core/env.h"
+#include "distflow/core/file_roots.h"
 #include "distflow/framework/tensor_bundle.h"
 #include "state_test_util.h"
 
@@ -217,6 +218,30 @@ TEST(ShapeAndSliceTest, Parse) {
   EXPECT_EQ(ParseShapeAndSlice("4 5 -", &shape).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseShapeAndSlice("x -", &shape).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseShapeAndSlice("-", &shape).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(CheckpointTest, FileRootsConfineSaveAndRestore) {
+  const Tensor v = AsTensor<float>({1, 2}, {2});
+  const std::filesystem::path root = dir_ / "allowed";
+  std::filesystem::create_directories(root);
+  ASSERT_TRUE(SetAllowedFileRoots({root.string()}).ok());
+  // Outside the root, also by "..": refused before any file is touched.
+  for (const std::string& outside :
+       {(dir_ / "elsewhere" / "model.ckpt").string(), (root / ".." / "escaped.ckpt").string()}) {
+    prefix_ = outside;
+    absl::Status s = Save({"v"}, {v});
+    EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << s;
+    EXPECT_THAT(s.message(), ::testing::HasSubstr("is outside the directories this server allows"));
+    EXPECT_EQ(Restore({"v"}, {DT_FLOAT}).status().code(), absl::StatusCode::kPermissionDenied);
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "elsewhere"));
+  // Inside it, saving and restoring work as ever.
+  prefix_ = (root / "sub" / "model.ckpt").string();
+  EXPECT_TRUE(Save({"v"}, {v}).ok());
+  absl::StatusOr<std::vector<Tensor>> restored = Restore({"v"}, {DT_FLOAT});
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  ExpectTensorEqual(v, (*restored)[0]);
+  ASSERT_TRUE(SetAllowedFileRoots({}).ok());
 }
 
 }  // namespace

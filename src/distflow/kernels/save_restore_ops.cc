@@ -1,10 +1,12 @@
 // Kernels for SaveV2 and RestoreV2 over the checkpoint format of
 // framework/tensor_bundle.h. RestoreV2 reads and checks every requested
 // tensor before it sets any output, so a failed restore changes nothing
-// downstream.
+// downstream. Both refuse a prefix outside the allowed file roots
+// (core/file_roots.h).
 #include <string>
 #include <vector>
 
+#include "distflow/core/file_roots.h"
 #include "distflow/core/status.h"
 #include "distflow/framework/kernel_registry.h"
 #include "distflow/framework/tensor_bundle.h"
@@ -31,6 +33,8 @@ absl::StatusOr<std::string> CheckpointArgs(OpKernelContext* ctx, int num_tensors
   if (prefix.scalar<std::string>().empty()) {
     return errors::InvalidArgument("the checkpoint prefix is empty");
   }
+  // A server may confine the files ops touch (distflow server --file-root).
+  DF_RETURN_IF_ERROR(CheckFileAllowed(prefix.scalar<std::string>()));
   return prefix.scalar<std::string>();
 }
 
