@@ -414,11 +414,17 @@ TEST_F(PartitionTest, ValidatePartitionsNamesAMissingLocation) {
 
 // Loop ops come from a private registry; partitioning needs no kernels for
 // CPU nodes.
-TEST(PartitionLoopTest, LoopsMustStayInOneLocationUnlessAlreadyRewritten) {
+TEST(PartitionLoopTest, LoopsAcrossDevicesNeedALoopCond) {
   OpRegistry ops;
   for (const OpDefBuilder& b :
        {OpDefBuilder("Src").Output("o: float"),
-        OpDefBuilder("Enter").Input("data: T").Output("output: T").Attr("T: type"),
+        OpDefBuilder("Enter")
+            .Input("data: T")
+            .Output("output: T")
+            .Attr("T: type")
+            .Attr("frame_name: string")
+            .Attr("is_constant: bool = false")
+            .Attr("parallel_iterations: int = 10"),
         OpDefBuilder("Body").Input("x: float").Output("y: float"),
         OpDefBuilder("Exit").Input("data: T").Output("output: T").Attr("T: type")}) {
     OpRegistrationData data;
@@ -429,10 +435,12 @@ TEST(PartitionLoopTest, LoopsMustStayInOneLocationUnlessAlreadyRewritten) {
   *gdef.add_node() = MakeNode("src", "Src", kA);
   *gdef.add_node() = MakeNode("enter", "Enter", kA, {"src"});
   *gdef.add_node() = MakeNode("body", "Body", kB, {"enter"});
-  *gdef.add_node() = MakeNode("exit", "Exit", kB, {"body"});
-  *gdef.add_node() = MakeNode("after", "Body", kC, {"exit"});
+  *gdef.add_node() = MakeNode("body2", "Body", kC, {"body"});
+  *gdef.add_node() = MakeNode("exit", "Exit", kC, {"body2"});
+  *gdef.add_node() = MakeNode("after", "Body", kA, {"exit"});
   for (NodeDef& n : *gdef.mutable_node()) {
-    if (n.op() != "Src" && n.op() != "Body") AddNodeAttr("T", DT_FLOAT, &n);
+    if (n.op() == "Enter" || n.op() == "Exit") AddNodeAttr("T", DT_FLOAT, &n);
+    if (n.op() == "Enter") AddNodeAttr("frame_name", "loop", &n);
   }
   Graph g(&ops);
   ASSERT_TRUE(ConvertGraphDefToGraph({}, gdef, &g).ok());
@@ -443,21 +451,23 @@ TEST(PartitionLoopTest, LoopsMustStayInOneLocationUnlessAlreadyRewritten) {
   opts.new_name = [&id](absl::string_view p) { return absl::StrCat(p, "/_", id++); };
   opts.get_incarnation = [](const std::string&) -> uint64_t { return 1; };
   std::unordered_map<std::string, GraphDef> parts;
+  // The body spans B and C: C needs a copy of the loop, driven by the
+  // LoopCond this frame lacks.
   absl::Status s = Partition(opts, &g, &parts);
-  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(std::string(s.message()), HasSubstr("'enter'"));
-  EXPECT_THAT(std::string(s.message()), HasSubstr("'body'"));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("'loop'"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("LoopCond"));
 
-  opts.control_flow_added = true;
-  ASSERT_TRUE(Partition(opts, &g, &parts).ok());
-  EXPECT_EQ(parts.size(), 3u);
-
-  // A loop kept on one device (the node after its Exit may live elsewhere).
+  // The Enter moved to its consumer's device, and the rest of the loop on
+  // one device: only the edges into and out of the frame cross devices.
   for (Node* n : g.op_nodes()) {
-    if (n->name() != "after") n->set_assigned_device_name(kA);
+    if (n->name() == "body2" || n->name() == "exit") n->set_assigned_device_name(kB);
   }
-  opts.control_flow_added = false;
-  EXPECT_TRUE(Partition(opts, &g, &parts).ok());
+  ASSERT_TRUE(Partition(opts, &g, &parts).ok());
+  EXPECT_EQ(parts.size(), 2u);
+  bool enter_on_b = false;
+  for (const NodeDef& n : parts[kB].node()) enter_on_b |= n.name() == "enter";
+  EXPECT_TRUE(enter_on_b);
 }
 
 }  // namespace
