@@ -19,11 +19,14 @@ absl::Status BuildWhileLoop(const Scope& scope, const std::vector<Output>& input
   if (inputs.empty()) {
     return fail(errors::InvalidArgument("while loop '", frame_name, "' needs loop variables"));
   }
-  const Scope loop = scope.NewSubScope(frame_name);
+  // Only the Enters run in the frame around the loop, where the scope's
+  // control dependencies live; the loop's own nodes depend on its pivots.
+  const Scope outside = scope.NewSubScope(frame_name);
+  const Scope loop = outside.WithNoControlDependencies();
   const std::string frame = loop.name_prefix();
   std::vector<Output> merges;
   for (const Output& in : inputs) {
-    Enter enter(loop.WithOpName("Enter"), in, frame,
+    Enter enter(outside.WithOpName("Enter"), in, frame,
                 Enter::Attrs().ParallelIterations(parallel_iterations));
     // The second input is the NextIteration, added once the body exists.
     Merge merge(loop.WithOpName("Merge"), {enter.output, enter.output});

@@ -9,7 +9,9 @@
 // cond and body are called once, with a sub-scope ("<frame>/cond",
 // "<frame>/body") whose ops depend on the loop's pivot by a control edge, so
 // constants they build live in the loop. They may only use the tensors they
-// are given (pass outside values in as loop variables). The frame name is
+// are given (pass outside values in as loop variables). The scope's control
+// dependencies apply to the Enters only, so loops nest inside loop bodies and
+// cond branches. The frame name is
 // the loop's scope prefix, unique in the graph. Thread-compatible, like
 // Scope.
 #ifndef DISTFLOW_CC_WHILE_LOOP_H_
