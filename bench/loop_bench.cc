@@ -82,7 +82,7 @@ void BM_Unrolled(benchmark::State& state) {
 }
 
 BENCHMARK(BM_WhileLoop)->Args({1000, 1})->Args({1000, 10})->Args({100000, 10})->UseRealTime();
-BENCHMARK(BM_Unrolled)->Arg(1000)->UseRealTime();
+BENCHMARK(BM_Unrolled)->Arg(100)->Arg(1000)->UseRealTime();
 
 }  // namespace
 }  // namespace distflow

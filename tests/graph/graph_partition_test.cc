@@ -7,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common_runtime/loop_test_graphs.h"
 #include "distflow/framework/kernel_registry.h"
 #include "distflow/framework/op_registry.h"
 #include "distflow/graph/graph_constructor.h"
@@ -468,6 +469,49 @@ TEST(PartitionLoopTest, LoopsAcrossDevicesNeedALoopCond) {
   bool enter_on_b = false;
   for (const NodeDef& n : parts[kB].node()) enter_on_b |= n.name() == "enter";
   EXPECT_TRUE(enter_on_b);
+}
+
+// A loop whose body spans three devices: each device that receives values
+// inside the frame gets one control loop, its _Recvs hang off that loop's
+// Merge, and partitioning the result again (as a worker does after the
+// master) adds nothing.
+TEST(PartitionLoopTest, EachDeviceGetsOneControlLoop) {
+  Graph g;
+  ASSERT_TRUE(ConvertGraphDefToGraph({}, test::SumLoop({kA, kB, kC}), &g).ok());
+  for (Node* n : g.op_nodes()) {
+    n->set_assigned_device_name(n->requested_device().empty() ? kA : n->requested_device());
+  }
+  PartitionOptions opts;
+  opts.node_to_loc = SplitByDevice;
+  int id = 0;
+  opts.new_name = [&id](absl::string_view p) { return absl::StrCat(p, "/_", id++); };
+  opts.get_incarnation = [](const std::string&) -> uint64_t { return 1; };
+  std::unordered_map<std::string, GraphDef> parts;
+  ASSERT_TRUE(Partition(opts, &g, &parts).ok());
+  ASSERT_EQ(parts.size(), 3u);
+  auto count_loops = [](const GraphDef& gdef) {
+    int merges = 0;
+    for (const NodeDef& n : gdef.node()) merges += n.attr().count("_control_loop");
+    return merges;
+  };
+  for (const char* device : {kA, kB, kC}) {
+    const GraphDef& part = parts[device];
+    EXPECT_EQ(count_loops(part), 1) << device;
+    std::string merge;
+    for (const NodeDef& n : part.node()) {
+      if (n.attr().count("_control_loop")) merge = n.name();
+    }
+    for (const NodeDef& n : part.node()) {
+      if (n.op() != "_Recv") continue;
+      // Every value crossing devices here is computed inside the loop.
+      EXPECT_THAT(std::vector<std::string>(n.input().begin(), n.input().end()),
+                  ::testing::Contains("^" + merge))
+          << device << " " << n.name();
+    }
+  }
+  const int nodes = g.num_op_nodes();
+  ASSERT_TRUE(Partition(opts, &g, &parts).ok());
+  EXPECT_EQ(g.num_op_nodes(), nodes);
 }
 
 }  // namespace
