@@ -94,6 +94,23 @@ TEST_P(LoopTest, CondInsideTheBody) {
   }
 }
 
+TEST_P(LoopTest, LoopInTheBranchNotTakenIsDead) {
+  auto session = MakeSession(test::LoopInCond(GetParam()));
+  for (bool p : {true, false, true}) {
+    for (int32_t n : {0, 6}) {
+      auto out =
+          RunLoop(session.get(), {{"p", Tensor::Scalar<bool>(p)}, {"n", I32(n)}}, {"branch/Merge"});
+      ASSERT_TRUE(out.ok()) << out.status();
+      EXPECT_EQ((*out)[0].scalar<int32_t>(), p ? n : -7) << p << " " << n;
+    }
+  }
+  // The loop's own result is dead when its branch is not taken.
+  auto out = RunLoop(session.get(), {{"p", Tensor::Scalar<bool>(false)}, {"n", I32(3)}},
+                     {"branch/loop/Exit_0"});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument) << out.status();
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("dead"));
+}
+
 TEST_P(LoopTest, ParallelIterationsOneAndTenAgree) {
   auto one = MakeSession(test::NestedLoop(GetParam(), 1));
   auto ten = MakeSession(test::NestedLoop(GetParam(), 10));

@@ -199,6 +199,45 @@ inline GraphDef GatherLoop(const Devices& d, int parallel_iterations = 1) {
   return g;
 }
 
+// Feeds p (bool) and n (int32). out = p ? (count i from 0 while i < n) : -7:
+// a loop inside a tf.cond branch, entered with dead values when p is false.
+// Fetch "branch/Merge". The loop's condition runs on devices[1], its body on
+// devices[2].
+inline GraphDef LoopInCond(const Devices& d) {
+  GraphDef g;
+  TfLoopWriter w(&g);
+  w.set_device(d[0]);
+  w.Placeholder("p", DT_BOOL);
+  w.Placeholder("n", DT_INT32);
+  w.Cond(
+      "branch", "p", "n", DT_INT32,
+      [&](const std::string& x, const std::string& pivot) {
+        w.set_device(d[0]);
+        w.Const("branch/zero", I32(0), pivot);
+        const std::vector<std::string> exits = w.While(
+            "branch/loop", {{"branch/zero", DT_INT32}, {x, DT_INT32}}, {},
+            [&](const TfLoopWriter::Frame& f) {
+              w.set_device(d[1]);
+              return w.Binary("branch/loop/Less", "Less", f.vars[0], f.vars[1], DT_INT32);
+            },
+            [&](const TfLoopWriter::Frame& f) {
+              w.set_device(d[2]);
+              w.Const("branch/loop/one", I32(1), f.pivot);
+              const std::string i1 =
+                  w.Binary("branch/loop/add", "AddV2", f.vars[0], "branch/loop/one", DT_INT32);
+              w.set_device(d[0]);
+              return std::vector<std::string>{i1, f.vars[1]};
+            });
+        w.set_device(d[0]);
+        return exits[0];
+      },
+      [&](const std::string&, const std::string& pivot) {
+        w.set_device(d[0]);
+        return w.Const("branch/minus_seven", I32(-7), pivot);
+      });
+  return g;
+}
+
 }  // namespace test
 }  // namespace distflow
 

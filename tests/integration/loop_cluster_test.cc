@@ -1,7 +1,8 @@
 // The same loop graphs on one device, on three local devices and across
 // three real `distflow server` processes (one part of each loop per task)
-// give identical results: nested loops, a cond inside a loop body, zero
-// iterations, parallel_iterations 1, and an error inside an iteration.
+// give identical results: nested loops, a cond inside a loop body, a loop
+// inside a cond branch, zero iterations, parallel_iterations 1, and an error
+// inside an iteration.
 #include <memory>
 #include <string>
 #include <vector>
@@ -121,6 +122,15 @@ TEST_F(LoopClusterTest, CondInsideTheBody) {
                            {{"n", I32(11)}, {"h", I32(4)}}, {"cond_loop/Exit_1"});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].scalar<int32_t>(), test::CondInLoopExpected(11, 4));
+}
+
+TEST_F(LoopClusterTest, LoopInsideACondBranch) {
+  for (bool p : {true, false}) {
+    auto out = RunEverywhere([](const Devices& d) { return test::LoopInCond(d); },
+                             {{"p", Tensor::Scalar<bool>(p)}, {"n", I32(7)}}, {"branch/Merge"});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].scalar<int32_t>(), p ? 7 : -7);
+  }
 }
 
 TEST_F(LoopClusterTest, ErrorInsideAnIterationNamesTheNodeAcrossTasks) {
