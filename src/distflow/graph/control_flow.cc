@@ -48,16 +48,16 @@ absl::Status BuildControlFlowInfo(const Graph& g, ControlFlowInfo* info) {
       return errors::InvalidArgument(FormatNodeForError(dst->def()),
                                      " needs a non-empty frame_name attr");
     }
+    int64_t parallel = 10;
+    if (dst->attrs().Find("parallel_iterations") != nullptr) {
+      DF_RETURN_IF_ERROR(GetNodeAttr(dst->attrs(), "parallel_iterations", &parallel));
+    }
+    if (parallel < 1) {
+      return errors::InvalidArgument(FormatNodeForError(dst->def()), " has parallel_iterations ",
+                                     parallel, "; it must be at least 1");
+    }
     auto [it, inserted] = frame_index.try_emplace(name, static_cast<int>(info->frames.size()));
     if (inserted) {
-      int64_t parallel = 10;
-      if (dst->attrs().Find("parallel_iterations") != nullptr) {
-        DF_RETURN_IF_ERROR(GetNodeAttr(dst->attrs(), "parallel_iterations", &parallel));
-      }
-      if (parallel < 1) {
-        return errors::InvalidArgument(FormatNodeForError(dst->def()), " has parallel_iterations ",
-                                       parallel, "; it must be at least 1");
-      }
       info->frames.push_back(LoopFrame{name, out_frame, dst, nullptr, parallel});
     } else if (info->frames[it->second].parent != out_frame) {
       return errors::InvalidArgument(FormatNodeForError(dst->def()), " enters frame '", name,
