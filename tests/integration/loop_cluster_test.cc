@@ -1,5 +1,6 @@
 // The same loop graphs on one device, on three local devices and across
-// three real `distflow server` processes (one part of each loop per task)
+// three real `distflow server` processes (one part of each loop per task, or
+// parts on two devices of one task)
 // give identical results: nested loops, a cond inside a loop body, a loop
 // inside a cond branch, zero iterations, parallel_iterations 1, and an error
 // inside an iteration.
@@ -27,6 +28,10 @@ constexpr char kCluster[] = "worker=127.0.0.1:0,127.0.0.1:0,127.0.0.1:0";
 const Devices kTasks = {"/job:worker/replica:0/task:0/device:CPU:0",
                         "/job:worker/replica:0/task:1/device:CPU:0",
                         "/job:worker/replica:0/task:2/device:CPU:0"};
+// Two devices of one task: the worker splits its part of the loop again.
+const Devices kTwoDevicesOfOneTask = {"/job:worker/replica:0/task:0/device:CPU:0",
+                                      "/job:worker/replica:0/task:1/device:CPU:0",
+                                      "/job:worker/replica:0/task:1/device:CPU:1"};
 const Devices kLocalDevices = {"/device:CPU:0", "/device:CPU:1", "/device:CPU:2"};
 const Devices kOneDevice = {"", "", ""};
 
@@ -36,7 +41,7 @@ class LoopClusterTest : public ::testing::Test {
  protected:
   void SetUp() override {
     for (int t = 0; t < 3; ++t) {
-      tasks_.push_back(ServerProcess::Start(kCluster, "worker", t));
+      tasks_.push_back(ServerProcess::Start(kCluster, "worker", t, {"--devices", "2"}));
       ASSERT_NE(tasks_.back(), nullptr);
     }
   }
@@ -114,6 +119,17 @@ TEST_F(LoopClusterTest, NestedLoopsWithOneAndTenParallelIterations) {
     ASSERT_EQ(out.size(), 2u);
     EXPECT_EQ(out[0].scalar<int32_t>(), test::NestedLoopExpected(5, 4));
     EXPECT_EQ(out[1].scalar<int32_t>(), 5);
+  }
+}
+
+TEST_F(LoopClusterTest, LoopSplitOverTasksAndOverDevicesOfATask) {
+  for (int parallel : {1, 10}) {
+    auto cluster = ClusterSession(test::NestedLoop(kTwoDevicesOfOneTask, parallel));
+    ASSERT_NE(cluster, nullptr);
+    std::vector<Tensor> out;
+    absl::Status s = cluster->Run({{"n", I32(6)}, {"m", I32(3)}}, {"outer/Exit_1"}, {}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(out[0].scalar<int32_t>(), test::NestedLoopExpected(6, 3));
   }
 }
 
