@@ -510,8 +510,10 @@ TEST(PartitionLoopTest, EachDeviceGetsOneControlLoop) {
     }
   }
   const int nodes = g.num_op_nodes();
+  const int edges = g.num_edges();
   ASSERT_TRUE(Partition(opts, &g, &parts).ok());
   EXPECT_EQ(g.num_op_nodes(), nodes);
+  EXPECT_EQ(g.num_edges(), edges);
 }
 
 }  // namespace

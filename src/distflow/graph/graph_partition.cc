@@ -263,7 +263,11 @@ class ControlFlowAdder {
       DF_ASSIGN_OR_RETURN(
           Node * merge,
           EnsureControlLoop(cf_.OutputFrame(e->src()), dst->assigned_device_name(), e->src(), dst));
-      if (routed.insert({merge->id(), dst->id()}).second) g_->AddControlEdge(merge, dst);
+      if (!routed.insert({merge->id(), dst->id()}).second) continue;
+      const bool present = std::any_of(
+          dst->in_edges().begin(), dst->in_edges().end(),
+          [merge](const Edge* in) { return in->IsControlEdge() && in->src() == merge; });
+      if (!present) g_->AddControlEdge(merge, dst);
     }
     return absl::OkStatus();
   }
@@ -417,9 +421,7 @@ absl::Status Partition(const PartitionOptions& opts, Graph* g,
   }
   partitions->clear();
   // Control loops first: they add nodes the per-node tables must cover.
-  if (!opts.control_flow_added) {
-    DF_RETURN_IF_ERROR(ControlFlowAdder(opts, g).Run());
-  }
+  DF_RETURN_IF_ERROR(ControlFlowAdder(opts, g).Run());
   GraphInfo info;
   DF_RETURN_IF_ERROR(BuildGraphInfo(*g, &info));
 

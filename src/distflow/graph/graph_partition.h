@@ -28,7 +28,8 @@
 //    marked with the attr _control_loop) whose Switch reads the frame's
 //    LoopCond, and the _Recvs there wait for that Merge, so they run once
 //    per iteration of the loop, in the frame and iteration the sender's key
-//    names; the graph `g` itself gains these nodes;
+//    names; the graph `g` itself gains these nodes, and partitioning a graph
+//    that has them (a worker's part of a master's partition) adds no more;
 //  * each partition imports with ConvertGraphDefToGraph and is acyclic when
 //    the graph was, but for the NextIteration back edges of its loops.
 // Functions here are thread-compatible: they only read the graph and call the
@@ -67,10 +68,6 @@ struct PartitionOptions {
   // the _Send and a Cast back after the _Recv (attrs SrcT, DstT,
   // Truncate=false).
   bool enable_bfloat16_sendrecv = false;
-  // True when the caller has already added the control loops (above) and
-  // Partition only routes receives through them. Adding them again is
-  // harmless: a device that has its control loop for a frame keeps it.
-  bool control_flow_added = false;
 };
 
 // Partitions `g`. REQUIRES: every op node has an assigned device. On success
