@@ -164,6 +164,46 @@ TEST_P(LoopTest, ConcurrentStepsKeepTheirFramesApart) {
 INSTANTIATE_TEST_SUITE_P(OneAndThreeDevices, LoopTest, ::testing::Values(kOneDevice, kThreeDevices),
                          [](const auto& info) { return info.index == 0 ? "One" : "Three"; });
 
+// A variable passed into the loop by reference (RefEnter, constant): the
+// body adds to it in place once per iteration.
+TEST(LoopRefTest, RefEnterUpdatesTheVariableEveryIteration) {
+  GraphDef g;
+  test::TfLoopWriter w(&g);
+  w.Placeholder("n", DT_INT32);
+  NodeDef* v = w.Node("v", "VariableV2", {});
+  AddNodeAttr("dtype", DT_INT32, v);
+  AddNodeAttr("shape", TensorShape({}), v);
+  w.Const("zero", I32(0));
+  AddNodeAttr("T", DT_INT32, w.Node("init", "Assign", {"v", "zero"}));
+  w.While(
+      "count", {{"zero", DT_INT32}}, {{"n", DT_INT32}},
+      [&](const test::TfLoopWriter::Frame& f) {
+        return w.Binary("count/Less", "Less", f.vars[0], f.invariants[0], DT_INT32);
+      },
+      [&](const test::TfLoopWriter::Frame& f) {
+        NodeDef* enter = w.Node("count/RefEnter", "RefEnter", {"v"});
+        AddNodeAttr("T", DT_INT32, enter);
+        AddNodeAttr("frame_name", "count/while_context", enter);
+        AddNodeAttr("is_constant", true, enter);
+        w.Const("count/two", I32(2), f.pivot);
+        w.Binary("count/AssignAdd", "AssignAdd", "count/RefEnter", "count/two", DT_INT32);
+        w.Const("count/one", I32(1), f.pivot);
+        NodeDef* next = w.Node("count/add", "AddV2", {f.vars[0], "count/one", "^count/AssignAdd"});
+        AddNodeAttr("T", DT_INT32, next);
+        return std::vector<std::string>{"count/add"};
+      });
+  auto session = MakeSession(g, 1);
+  for (int32_t n : {0, 4, 9}) {
+    std::vector<Tensor> out;
+    ASSERT_TRUE(session->Run({}, {}, {"init"}, &out).ok());
+    auto got = RunLoop(session.get(), {{"n", I32(n)}}, {"count/Exit_0"});
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ((*got)[0].scalar<int32_t>(), n);
+    ASSERT_TRUE(session->Run({}, {"v"}, {}, &out).ok());
+    EXPECT_EQ(out[0].scalar<int32_t>(), 2 * n);
+  }
+}
+
 // Resident memory in bytes, from /proc/self/statm.
 int64_t ResidentBytes() {
   std::ifstream statm("/proc/self/statm");
