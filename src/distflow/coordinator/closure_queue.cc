@@ -122,6 +122,14 @@ void ClosureQueue::Stop() {
   stopped_ = true;
 }
 
+std::shared_ptr<Closure> ClosureQueue::TakeAfterStop() {
+  absl::MutexLock l(&mu_);
+  if (!stopped_ || queue_.empty()) return nullptr;
+  std::shared_ptr<Closure> closure = std::move(queue_.front());
+  queue_.pop_front();
+  return closure;
+}
+
 size_t ClosureQueue::queued() const {
   absl::MutexLock l(&mu_);
   return queue_.size();

@@ -74,6 +74,9 @@ class ClosureQueue {
 
   // Get returns null from now on, at once; queued closures stay queued.
   void Stop();
+  // After Stop: removes and returns the oldest queued closure (not counted
+  // in flight), null when none is left, so an owner can cancel them.
+  std::shared_ptr<Closure> TakeAfterStop();
 
   size_t queued() const;
   int64_t in_flight() const;

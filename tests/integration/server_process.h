@@ -1,0 +1,92 @@
+// ServerProcess: a `distflow server` child process for integration tests.
+// Start() forks and execs DISTFLOW_BINARY, waits for its "listening on
+// HOST:PORT" line, and returns the process; the destructor ends it with
+// SIGTERM. Not thread-safe.
+#ifndef DISTFLOW_TESTS_INTEGRATION_SERVER_PROCESS_H_
+#define DISTFLOW_TESTS_INTEGRATION_SERVER_PROCESS_H_
+
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+
+namespace distflow {
+
+class ServerProcess {
+ public:
+  // Starts task `task` of `job` in `cluster` ("ps=127.0.0.1:0;worker=...");
+  // null when it does not start or prints no address.
+  static std::unique_ptr<ServerProcess> Start(const std::string& cluster, const std::string& job,
+                                              int task, std::vector<std::string> extra = {}) {
+    int fds[2];
+    if (pipe(fds) != 0) return nullptr;
+    const pid_t pid = fork();
+    if (pid == 0) {
+      dup2(fds[1], STDOUT_FILENO);
+      close(fds[0]);
+      close(fds[1]);
+      const std::string task_str = std::to_string(task);
+      std::vector<std::string> args = {DISTFLOW_BINARY, "server", "--cluster", cluster,
+                                       "--job",         job,      "--task",    task_str};
+      args.insert(args.end(), extra.begin(), extra.end());
+      std::vector<char*> argv;
+      for (std::string& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(DISTFLOW_BINARY, argv.data());
+      _exit(127);
+    }
+    close(fds[1]);
+    auto p = std::unique_ptr<ServerProcess>(new ServerProcess);
+    p->pid_ = pid;
+    FILE* f = fdopen(fds[0], "r");
+    char line[256] = {0};
+    const bool got_line = fgets(line, sizeof(line), f) != nullptr;
+    fclose(f);
+    std::string s(line);
+    const size_t colon = s.rfind(':');
+    if (!got_line || !absl::StartsWith(s, "listening on ") || colon == std::string::npos ||
+        !absl::SimpleAtoi(absl::StripAsciiWhitespace(s.substr(colon + 1)), &p->port_)) {
+      return nullptr;  // the destructor ends the child
+    }
+    return p;
+  }
+  ~ServerProcess() { Kill(SIGTERM); }
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  int port() const { return port_; }
+  std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
+  void Signal(int sig) {
+    if (pid_ > 0) kill(pid_, sig);
+  }
+  // Sends `sig` and reaps the process; returns its wait status. A stopped
+  // process is continued first so that SIGTERM can end it.
+  int Kill(int sig) {
+    if (pid_ <= 0) return 0;
+    kill(pid_, sig);
+    kill(pid_, SIGCONT);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return status;
+  }
+
+ private:
+  ServerProcess() = default;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+}  // namespace distflow
+
+#endif  // DISTFLOW_TESTS_INTEGRATION_SERVER_PROCESS_H_
