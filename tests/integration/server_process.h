@@ -1,10 +1,12 @@
-// A `distflow server` child process for integration tests: started with a
-// cluster spec whose own entry binds port 0, it reports its port; the
-// destructor stops it with SIGTERM and reaps it. Not thread-safe.
+// ServerProcess: a `distflow server` child process for integration tests.
+// Start() forks and execs DISTFLOW_BINARY, waits for its "listening on
+// HOST:PORT" line, and returns the process; the destructor ends it with
+// SIGTERM. Not thread-safe.
 #ifndef DISTFLOW_TESTS_INTEGRATION_SERVER_PROCESS_H_
 #define DISTFLOW_TESTS_INTEGRATION_SERVER_PROCESS_H_
 
 #include <signal.h>
+#include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,10 +22,10 @@
 
 namespace distflow {
 
-// A `distflow server` child process.
 class ServerProcess {
  public:
-  // Starts the task and waits for its "listening on HOST:PORT" line.
+  // Starts task `task` of `job` in `cluster` ("ps=127.0.0.1:0;worker=...");
+  // null when it does not start or prints no address.
   static std::unique_ptr<ServerProcess> Start(const std::string& cluster, const std::string& job,
                                               int task, std::vector<std::string> extra = {}) {
     int fds[2];
@@ -48,28 +50,31 @@ class ServerProcess {
     p->pid_ = pid;
     FILE* f = fdopen(fds[0], "r");
     char line[256] = {0};
-    if (fgets(line, sizeof(line), f) == nullptr) {
-      fclose(f);
-      return nullptr;
-    }
+    const bool got_line = fgets(line, sizeof(line), f) != nullptr;
     fclose(f);
     std::string s(line);
     const size_t colon = s.rfind(':');
-    if (!absl::StartsWith(s, "listening on ") || colon == std::string::npos ||
+    if (!got_line || !absl::StartsWith(s, "listening on ") || colon == std::string::npos ||
         !absl::SimpleAtoi(absl::StripAsciiWhitespace(s.substr(colon + 1)), &p->port_)) {
-      return nullptr;
+      return nullptr;  // the destructor ends the child
     }
     return p;
   }
   ~ServerProcess() { Kill(SIGTERM); }
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
 
   int port() const { return port_; }
   std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
-  void Signal(int sig) { kill(pid_, sig); }
-  // Sends `sig` and reaps the process; returns its wait status.
+  void Signal(int sig) {
+    if (pid_ > 0) kill(pid_, sig);
+  }
+  // Sends `sig` and reaps the process; returns its wait status. A stopped
+  // process is continued first so that SIGTERM can end it.
   int Kill(int sig) {
     if (pid_ <= 0) return 0;
     kill(pid_, sig);
+    kill(pid_, SIGCONT);
     int status = 0;
     waitpid(pid_, &status, 0);
     pid_ = -1;
@@ -77,6 +82,7 @@ class ServerProcess {
   }
 
  private:
+  ServerProcess() = default;
   pid_t pid_ = -1;
   int port_ = 0;
 };

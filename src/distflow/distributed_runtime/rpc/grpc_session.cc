@@ -49,6 +49,11 @@ absl::Status WithRetries(Fn&& call) {
 
 }  // namespace
 
+int64_t GrpcSession::ControlTimeoutMs(int64_t fallback_ms) const {
+  const int64_t configured = options_.config.operation_timeout_in_ms();
+  return configured > 0 ? configured : fallback_ms;
+}
+
 absl::StatusOr<std::unique_ptr<GrpcSession>> GrpcSession::Create(const SessionOptions& options) {
   if (!absl::StartsWith(options.target, kPrefix) || options.target.size() == sizeof(kPrefix) - 1) {
     return errors::InvalidArgument("target '", options.target, "' is not grpc://host:port");
@@ -84,7 +89,7 @@ absl::Status GrpcSession::Create(const GraphDef& graph) {
   CreateSessionResponse resp;
   DF_RETURN_IF_ERROR(WithRetries([&] {
     grpc::ClientContext ctx;
-    SetDeadline(&ctx, 60000);
+    SetDeadline(&ctx, ControlTimeoutMs(60000));
     return MasterError(address_, stub_->CreateSession(&ctx, req, &resp));
   }));
   absl::MutexLock lock(&mu_);
@@ -118,7 +123,7 @@ absl::Status GrpcSession::Extend(const GraphDef& graph) {
   *req.mutable_graph_def() = graph;
   ExtendSessionResponse resp;
   grpc::ClientContext ctx;
-  SetDeadline(&ctx, 60000);
+  SetDeadline(&ctx, ControlTimeoutMs(60000));
   DF_RETURN_IF_ERROR(MasterError(address_, stub_->ExtendSession(&ctx, req, &resp)));
   absl::MutexLock lock(&mu_);
   graph_version_ = resp.new_graph_version();
@@ -172,7 +177,7 @@ absl::Status GrpcSession::ListDevices(std::vector<DeviceAttributes>* response) {
   ListDevicesResponse resp;
   DF_RETURN_IF_ERROR(WithRetries([&] {
     grpc::ClientContext ctx;
-    SetDeadline(&ctx, 10000);
+    SetDeadline(&ctx, ControlTimeoutMs(10000));
     return MasterError(address_, stub_->ListDevices(&ctx, req, &resp));
   }));
   response->clear();
@@ -195,7 +200,7 @@ absl::Status GrpcSession::Close() {
   CloseSessionResponse resp;
   return WithRetries([&] {
     grpc::ClientContext ctx;
-    SetDeadline(&ctx, 10000);
+    SetDeadline(&ctx, ControlTimeoutMs(10000));
     return MasterError(address_, stub_->CloseSession(&ctx, req, &resp));
   });
 }
@@ -208,7 +213,7 @@ absl::Status GrpcSession::MakeCallable(const CallableOptions& options, CallableH
   *req.mutable_options() = options;
   MakeCallableResponse resp;
   grpc::ClientContext ctx;
-  SetDeadline(&ctx, 60000);
+  SetDeadline(&ctx, ControlTimeoutMs(60000));
   DF_RETURN_IF_ERROR(MasterError(address_, stub_->MakeCallable(&ctx, req, &resp)));
   *handle = resp.handle();
   return absl::OkStatus();
@@ -243,7 +248,7 @@ absl::Status GrpcSession::ReleaseCallable(CallableHandle handle) {
   ReleaseCallableResponse resp;
   return WithRetries([&] {
     grpc::ClientContext ctx;
-    SetDeadline(&ctx, 10000);
+    SetDeadline(&ctx, ControlTimeoutMs(10000));
     return MasterError(address_, stub_->ReleaseCallable(&ctx, req, &resp));
   });
 }
@@ -260,7 +265,7 @@ absl::Status GrpcSession::PRunSetup(const std::vector<std::string>& input_names,
   for (const auto& n : target_nodes) req.add_target(n);
   PartialRunSetupResponse resp;
   grpc::ClientContext ctx;
-  SetDeadline(&ctx, 60000);
+  SetDeadline(&ctx, ControlTimeoutMs(60000));
   DF_RETURN_IF_ERROR(MasterError(address_, stub_->PartialRunSetup(&ctx, req, &resp)));
   *handle = resp.partial_run_handle();
   return absl::OkStatus();

@@ -53,6 +53,9 @@ class GrpcSession : public Session {
  private:
   GrpcSession(SessionOptions options, std::string address);
   absl::StatusOr<std::string> Handle();
+  // The deadline of a control call (create, extend, list, close, ...):
+  // ConfigProto.operation_timeout_in_ms when set, else `fallback_ms`.
+  int64_t ControlTimeoutMs(int64_t fallback_ms) const;
   // Creates the remote session with an empty graph when none exists yet.
   absl::Status EnsureCreated();
 

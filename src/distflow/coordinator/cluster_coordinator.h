@@ -1,0 +1,190 @@
+// ClusterCoordinator: parameter-server training from one client (seed 004).
+//
+// The coordinator holds one session per worker task and one thread per
+// worker. Schedule() puts a closure — a registered function and its
+// arguments — in a bounded queue and returns its RemoteValue at once; each
+// worker thread takes closures and runs them on its worker, where the
+// function's unplaced nodes run while its variables live on the ps tasks.
+//
+// Failures (seed 004, bounded): a closure whose worker fails (Unavailable,
+// Aborted, a restarted incarnation, or a worker that stops answering, caught
+// by the deadline on every call) is put back and runs on another worker; the
+// lost worker's thread polls it with backoff, and when it answers again makes
+// a fresh session, rebuilds its per-worker resources and takes closures
+// again. A closure is tried at most `max_attempts` times. Errors naming a ps
+// task are ignored up to TransientPsFailureThreshold() per task, then raised
+// as Unavailable. The first non-retryable error cancels the queued closures
+// (their values become Cancelled) and is raised once by Schedule, Join or
+// Done, then cleared.
+//
+// Beyond TF: workers can be added and removed while the coordinator runs,
+// closures count their attempts, and counters() reports what happened.
+//
+// Thread-safe: any thread may schedule, join and fetch.
+#ifndef DISTFLOW_COORDINATOR_CLUSTER_COORDINATOR_H_
+#define DISTFLOW_COORDINATOR_CLUSTER_COORDINATOR_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "distflow/cluster.pb.h"
+#include "distflow/coordinator/closure_queue.h"
+#include "distflow/coordinator/per_worker_values.h"
+#include "distflow/coordinator/remote_value.h"
+#include "distflow/framework/tensor.h"
+#include "distflow/graph.pb.h"
+
+namespace distflow {
+
+class CoordinatorWorker;
+
+struct CoordinatorOptions {
+  // The whole cluster: a "ps" job and a "worker" job (job names below).
+  ClusterDef cluster;
+  std::string ps_job = "ps";
+  std::string worker_job = "worker";
+  // Schedule blocks while this many closures are queued, at most
+  // schedule_timeout.
+  size_t max_queued_closures = 256;
+  absl::Duration schedule_timeout = absl::Minutes(5);
+  // Deadline of every call to a worker, a closure's run included: a worker
+  // that answers nothing for this long is taken as failed.
+  absl::Duration call_timeout = absl::Seconds(30);
+  // A lost worker is polled every recovery_backoff_min at first, doubling up
+  // to recovery_backoff_max.
+  absl::Duration recovery_backoff_min = absl::Milliseconds(100);
+  absl::Duration recovery_backoff_max = absl::Seconds(2);
+  // A closure that failed with its worker this many times fails for good.
+  int max_attempts = 20;
+  // Transient ps failures ignored per ps task; -1 reads
+  // TF_COORDINATOR_IGNORE_TRANSIENT_PS_FAILURES (default 3).
+  int transient_ps_failures = -1;
+};
+
+// A function the coordinator runs on workers: a graph built with the client
+// API. Each worker's session is on that worker's own master, whose task is
+// the client device, so nodes with no device run on the worker that runs
+// the closure (seed 004's "with ops.device(worker)"), while nodes that use a
+// variable sit with the variable on its ps task. `args`
+// name the tensors fed (in Schedule's order), `results` the tensors fetched,
+// `targets` nodes run for their effect.
+struct WorkerFunction {
+  GraphDef graph;
+  std::vector<std::string> args;
+  std::vector<std::string> results;
+  std::vector<std::string> targets;
+};
+
+// An argument of a scheduled closure: a tensor for every worker, or a
+// per-worker value resolved on the worker that runs the closure.
+using ClosureArg = std::variant<Tensor, PerWorkerValues>;
+
+struct CoordinatorCounters {
+  int64_t scheduled = 0;
+  int64_t queued = 0;
+  int64_t in_flight = 0;
+  int64_t done = 0;     // closures that ran to the end on a worker
+  int64_t retried = 0;  // closures put back after a worker or ps failure
+  int64_t failed = 0;   // closures whose own error was raised
+  int64_t worker_failures = 0;
+  int64_t recoveries = 0;
+  int workers_up = 0;
+};
+
+class ClusterCoordinator {
+ public:
+  using FunctionId = int;
+
+  // Starts one thread per task of the worker job. Reaches no worker yet:
+  // a worker that is down at the start is recovered like a lost one.
+  static absl::StatusOr<std::unique_ptr<ClusterCoordinator>> Create(CoordinatorOptions options);
+  // Stops the worker threads; closures still queued are cancelled.
+  ~ClusterCoordinator();
+  ClusterCoordinator(const ClusterCoordinator&) = delete;
+  ClusterCoordinator& operator=(const ClusterCoordinator&) = delete;
+
+  // Makes `fn` schedulable. Its graph joins every worker's session (names
+  // must not clash with functions registered before).
+  absl::StatusOr<FunctionId> RegisterFunction(WorkerFunction fn);
+
+  // Runs `fn` once on `worker_index` outside the queue (the chief's own
+  // calls: variable initialization, evaluation). Bounded by call_timeout.
+  absl::StatusOr<std::vector<Tensor>> RunOnWorker(FunctionId fn, int worker_index,
+                                                  const std::vector<Tensor>& args);
+
+  // Queues `fn` with `args` and returns its value. Raises the pending error,
+  // if any (see above). DeadlineExceeded when the queue stayed full for
+  // schedule_timeout.
+  absl::StatusOr<RemoteValue> Schedule(FunctionId fn, std::vector<ClosureArg> args);
+
+  // Waits until every scheduled closure is done, at most `timeout`; raises
+  // the pending error.
+  absl::Status Join(absl::Duration timeout);
+  // True iff every scheduled closure is done; raises the pending error.
+  absl::StatusOr<bool> Done();
+
+  // Runs `fn` (no args) on every worker and keeps its results per worker;
+  // it runs again on a worker that recovers (its value is aborted between).
+  // Typical use: an iterator over a per-worker dataset.
+  absl::StatusOr<PerWorkerValues> CreatePerWorkerResource(FunctionId fn);
+
+  // Adds the worker task `task_index` of the worker job at `address` (its
+  // server's own task), which starts taking closures. AlreadyExists when the
+  // task is there.
+  absl::Status AddWorker(int task_index, const std::string& address);
+  // Stops giving closures to the worker; its closure in flight, if any,
+  // finishes or is put back. NotFound for an unknown task.
+  absl::Status RemoveWorker(int task_index);
+
+  CoordinatorCounters counters() const;
+  int num_workers() const;
+
+ private:
+  friend class CoordinatorWorker;
+  struct Function {
+    FunctionId id;
+    WorkerFunction spec;
+  };
+  struct PerWorkerResource {
+    FunctionId fn;
+    PerWorkerValues values;
+  };
+
+  explicit ClusterCoordinator(CoordinatorOptions options);
+
+  // Called by worker threads.
+  std::shared_ptr<const Function> function(FunctionId id) const;
+  std::vector<std::shared_ptr<const Function>> functions() const;
+  std::vector<std::shared_ptr<PerWorkerResource>> resources() const;
+  // A ps failure report; true iff the threshold for that task is passed.
+  bool ReportPsFailure(int ps_task);
+  // The cluster a worker's session sees: the ps job and the worker job with
+  // that worker at `task_index`.
+  ClusterDef ClusterFor(int task_index, const std::string& address) const;
+  std::shared_ptr<CoordinatorWorker> FindWorker(int task) const;
+
+  const CoordinatorOptions options_;
+  const int ps_failure_threshold_;
+  ClosureQueue queue_;
+
+  mutable absl::Mutex mu_;
+  std::vector<std::shared_ptr<const Function>> functions_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<PerWorkerResource>> resources_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<CoordinatorWorker>> workers_ ABSL_GUARDED_BY(mu_);
+  std::vector<int> ps_failures_ ABSL_GUARDED_BY(mu_);
+
+  std::atomic<int64_t> scheduled_{0}, done_{0}, retried_{0}, failed_{0};
+  std::atomic<int64_t> worker_failures_{0}, recoveries_{0};
+};
+
+}  // namespace distflow
+
+#endif  // DISTFLOW_COORDINATOR_CLUSTER_COORDINATOR_H_

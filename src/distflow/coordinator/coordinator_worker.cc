@@ -1,0 +1,186 @@
+#include "distflow/coordinator/coordinator_worker.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "distflow/coordinator/cluster_coordinator.h"
+#include "distflow/coordinator/failure.h"
+#include "distflow/core/logging.h"
+#include "distflow/core/status.h"
+
+namespace distflow {
+
+namespace {
+
+// How long Get waits before the thread looks at its stop flag again.
+constexpr absl::Duration kQueuePoll = absl::Milliseconds(50);
+
+int64_t ToMillis(absl::Duration d) { return std::max<int64_t>(1, absl::ToInt64Milliseconds(d)); }
+
+}  // namespace
+
+CoordinatorWorker::CoordinatorWorker(ClusterCoordinator* coordinator, int task, std::string address)
+    : coordinator_(coordinator), task_(task), address_(std::move(address)) {}
+
+CoordinatorWorker::~CoordinatorWorker() { Stop(); }
+
+void CoordinatorWorker::Start() {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void CoordinatorWorker::Stop() {
+  if (!stop_.HasBeenNotified()) stop_.Notify();
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+}
+
+bool CoordinatorWorker::SleepFor(absl::Duration d) {
+  return !stop_.WaitForNotificationWithTimeout(d);
+}
+
+void CoordinatorWorker::Loop() {
+  const CoordinatorOptions& opts = coordinator_->options_;
+  absl::Duration backoff = opts.recovery_backoff_min;
+  while (!stop_.HasBeenNotified()) {
+    if (!up()) {
+      absl::Status s = Recover();
+      if (!s.ok()) {
+        if (backoff == opts.recovery_backoff_min) {
+          internal::LogLine('W', absl::StrCat("coordinator: worker task ", task_, " at ", address_,
+                                              " is not usable yet: ", s.ToString()));
+        }
+        if (!SleepFor(backoff)) return;
+        backoff = std::min(backoff * 2, opts.recovery_backoff_max);
+        continue;
+      }
+      backoff = opts.recovery_backoff_min;
+      up_.store(true, std::memory_order_release);
+    }
+    std::shared_ptr<Closure> closure = coordinator_->queue_.Get(kQueuePoll);
+    if (closure != nullptr) Process(std::move(closure));
+  }
+}
+
+void CoordinatorWorker::Process(std::shared_ptr<Closure> closure) {
+  ClusterCoordinator& coord = *coordinator_;
+  absl::StatusOr<std::vector<Tensor>> result = closure->Execute(task_);
+  const Failure failure = ClassifyFailure(result.status(), coord.options_.ps_job);
+  switch (failure.kind) {
+    case FailureKind::kNone:
+      closure->output().SetReady(*std::move(result));
+      coord.queue_.MarkFinished(*closure);
+      coord.done_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    case FailureKind::kFunction:
+      closure->output().SetError(result.status());
+      coord.queue_.MarkFailed(*closure, result.status());
+      coord.failed_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    case FailureKind::kPs:
+    case FailureKind::kWorker:
+      break;
+  }
+  const bool ps_gone = failure.kind == FailureKind::kPs && coord.ReportPsFailure(failure.ps_task);
+  if (ps_gone || closure->attempts() >= coord.options_.max_attempts) {
+    absl::Status fatal =
+        ps_gone ? errors::Unavailable("parameter server /job:", coord.options_.ps_job,
+                                      "/replica:0/task:", failure.ps_task,
+                                      " failed more often than the transient threshold (",
+                                      coord.ps_failure_threshold_,
+                                      "); last error: ", result.status().ToString())
+                : errors::Unavailable("a closure failed on its worker ", closure->attempts(),
+                                      " times; last error on worker task ", task_, ": ",
+                                      result.status().ToString());
+    closure->output().SetError(fatal);
+    coord.queue_.MarkFailed(*closure, fatal);
+    coord.failed_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  coord.retried_.fetch_add(1, std::memory_order_relaxed);
+  coord.queue_.PutBack(std::move(closure));
+  if (failure.kind == FailureKind::kWorker) MarkDown(result.status());
+}
+
+void CoordinatorWorker::MarkDown(const absl::Status& why) {
+  internal::LogLine('W', absl::StrCat("coordinator: worker task ", task_, " at ", address_,
+                                      " failed: ", why.ToString(), "; recovering it"));
+  up_.store(false, std::memory_order_release);
+  coordinator_->worker_failures_.fetch_add(1, std::memory_order_relaxed);
+  for (const auto& resource : coordinator_->resources()) resource->values.Get(task_).SetAborted();
+  absl::MutexLock l(&mu_);
+  session_.reset();
+  functions_in_session_ = 0;
+}
+
+absl::StatusOr<std::shared_ptr<Session>> CoordinatorWorker::SessionWithFunctions() {
+  const CoordinatorOptions& opts = coordinator_->options_;
+  std::vector<std::shared_ptr<const ClusterCoordinator::Function>> fns = coordinator_->functions();
+  absl::MutexLock l(&mu_);
+  if (session_ == nullptr) {
+    SessionOptions so;
+    so.target = absl::StrCat("grpc://", address_);
+    *so.config.mutable_cluster_def() = coordinator_->ClusterFor(task_, address_);
+    so.config.set_operation_timeout_in_ms(ToMillis(opts.call_timeout));
+    absl::StatusOr<std::unique_ptr<Session>> made = NewSession(so);
+    if (!made.ok()) return made.status();
+    std::shared_ptr<Session> session = *std::move(made);
+    DF_RETURN_IF_ERROR(session->Create(GraphDef()));
+    session_ = std::move(session);
+    functions_in_session_ = 0;
+  }
+  for (; functions_in_session_ < fns.size(); ++functions_in_session_) {
+    DF_RETURN_IF_ERROR(session_->Extend(fns[functions_in_session_]->spec.graph));
+  }
+  return session_;
+}
+
+absl::StatusOr<std::vector<Tensor>> CoordinatorWorker::Run(int fn,
+                                                           const std::vector<Tensor>& args) {
+  std::shared_ptr<const ClusterCoordinator::Function> f = coordinator_->function(fn);
+  if (f == nullptr) return errors::NotFound("no registered function ", fn);
+  if (args.size() != f->spec.args.size()) {
+    return errors::InvalidArgument("function ", fn, " takes ", f->spec.args.size(),
+                                   " arguments, got ", args.size());
+  }
+  absl::StatusOr<std::shared_ptr<Session>> session = SessionWithFunctions();
+  if (!session.ok()) {
+    return errors::Unavailable("worker task ", task_, " at ", address_,
+                               " is not reachable: ", session.status().ToString());
+  }
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  feeds.reserve(args.size());
+  for (size_t i = 0; i < args.size(); ++i) feeds.emplace_back(f->spec.args[i], args[i]);
+  RunOptions ro;
+  ro.set_timeout_in_ms(ToMillis(coordinator_->options_.call_timeout));
+  std::vector<Tensor> out;
+  DF_RETURN_IF_ERROR(
+      (*session)->Run(ro, feeds, f->spec.results, f->spec.targets, &out, /*run_metadata=*/nullptr));
+  return out;
+}
+
+absl::Status CoordinatorWorker::Recover() {
+  // Creating the session reaches the worker and the ps tasks (the master
+  // lists their devices), which is the health check.
+  absl::StatusOr<std::shared_ptr<Session>> session = SessionWithFunctions();
+  if (!session.ok()) return session.status();
+  for (const auto& resource : coordinator_->resources()) {
+    RemoteValue value = resource->values.Get(task_);
+    absl::StatusOr<std::vector<Tensor>> built = Run(resource->fn, {});
+    if (!built.ok()) {
+      if (ClassifyFailure(built.status(), coordinator_->options_.ps_job).kind ==
+          FailureKind::kFunction) {
+        value.SetError(built.status());
+        continue;
+      }
+      absl::MutexLock l(&mu_);
+      session_.reset();
+      return built.status();
+    }
+    value.SetReady(*std::move(built));
+  }
+  if (ever_up_) coordinator_->recoveries_.fetch_add(1, std::memory_order_relaxed);
+  ever_up_ = true;
+  return absl::OkStatus();
+}
+
+}  // namespace distflow

@@ -1,0 +1,83 @@
+// CoordinatorWorker: the coordinator's side of one worker task — its
+// session, its thread, and whether it is up (seed 004's Worker plus its
+// share of the failure handler).
+//
+// The thread takes closures from the coordinator's queue while the worker
+// is up. When a closure fails because of the worker, the closure goes back
+// to the queue and the thread turns to recovery: it polls the worker with
+// backoff, makes a fresh session (the old one died with the worker's
+// master), re-registers the functions, reruns the per-worker resources, and
+// takes closures again. Every call carries the coordinator's call deadline,
+// so a frozen worker is a failed worker, not a hang.
+//
+// Thread-safe; Run may be called from any thread.
+#ifndef DISTFLOW_COORDINATOR_COORDINATOR_WORKER_H_
+#define DISTFLOW_COORDINATOR_COORDINATOR_WORKER_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "distflow/common_runtime/session.h"
+#include "distflow/coordinator/closure.h"
+#include "distflow/framework/tensor.h"
+
+namespace distflow {
+
+class ClusterCoordinator;
+
+class CoordinatorWorker {
+ public:
+  CoordinatorWorker(ClusterCoordinator* coordinator, int task, std::string address);
+  // Stops and joins the thread.
+  ~CoordinatorWorker();
+  CoordinatorWorker(const CoordinatorWorker&) = delete;
+  CoordinatorWorker& operator=(const CoordinatorWorker&) = delete;
+
+  void Start();
+  // Asks the thread to stop and waits for it (at most one call deadline when
+  // a call is in progress).
+  void Stop();
+
+  int task() const { return task_; }
+  const std::string& address() const { return address_; }
+  bool up() const { return up_.load(std::memory_order_acquire); }
+
+  // Runs function `fn` with `args` on this worker through its session.
+  absl::StatusOr<std::vector<Tensor>> Run(int fn, const std::vector<Tensor>& args);
+
+ private:
+  void Loop();
+  // Runs one closure and tells the queue how it ended.
+  void Process(std::shared_ptr<Closure> closure);
+  // Makes a session, registers the functions and rebuilds the per-worker
+  // resources. OK iff the worker is usable.
+  absl::Status Recover();
+  // The session, with every registered function in it.
+  absl::StatusOr<std::shared_ptr<Session>> SessionWithFunctions();
+  void MarkDown(const absl::Status& why);
+  // Sleeps `d` or until Stop; false when stopping.
+  bool SleepFor(absl::Duration d);
+
+  ClusterCoordinator* const coordinator_;
+  const int task_;
+  const std::string address_;
+  std::atomic<bool> up_{false};
+  // Whether the worker was ever up; only the thread touches it.
+  bool ever_up_ = false;
+  absl::Notification stop_;
+  std::thread thread_;
+
+  absl::Mutex mu_;
+  std::shared_ptr<Session> session_ ABSL_GUARDED_BY(mu_);
+  size_t functions_in_session_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace distflow
+
+#endif  // DISTFLOW_COORDINATOR_COORDINATOR_WORKER_H_

@@ -1,0 +1,43 @@
+// How the coordinator reads a closure's error (seed 004's failure rules):
+// whose fault it is decides whether the closure runs again.
+//
+//   kNone        the closure succeeded
+//   kWorker      the worker that ran it failed, froze or restarted
+//                (Unavailable, Aborted, DeadlineExceeded, or a Cancelled
+//                step it did not ask for): put the closure back, recover
+//                the worker
+//   kPs          the same codes naming a parameter-server task: transient
+//                up to a threshold of reports per ps task, then fatal
+//   kFunction    anything else is the function's own error: fatal, raised
+//                once by Schedule/Join/Done
+//
+// Pure functions; thread-safe.
+#ifndef DISTFLOW_COORDINATOR_FAILURE_H_
+#define DISTFLOW_COORDINATOR_FAILURE_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace distflow {
+
+enum class FailureKind { kNone, kWorker, kPs, kFunction };
+
+struct Failure {
+  FailureKind kind = FailureKind::kNone;
+  // For kPs: the task index named in the error ("/job:ps/replica:0/task:N").
+  int ps_task = -1;
+};
+
+// `ps_job` is the parameter servers' job name ("ps").
+Failure ClassifyFailure(const absl::Status& status, absl::string_view ps_job);
+
+// The number of transient parameter-server failures ignored per ps task:
+// TF_COORDINATOR_IGNORE_TRANSIENT_PS_FAILURES when it holds a non-negative
+// integer, else 3.
+int TransientPsFailureThreshold();
+
+}  // namespace distflow
+
+#endif  // DISTFLOW_COORDINATOR_FAILURE_H_
