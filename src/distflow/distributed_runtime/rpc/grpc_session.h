@@ -51,7 +51,7 @@ class GrpcSession : public Session {
                     const std::vector<std::string>& output_names, std::vector<Tensor>* outputs);
 
  private:
-  GrpcSession(SessionOptions options, std::string address);
+  GrpcSession(SessionOptions options, std::string address, std::shared_ptr<grpc::Channel> channel);
   absl::StatusOr<std::string> Handle();
   // Creates the remote session with an empty graph when none exists yet.
   absl::Status EnsureCreated();
