@@ -164,6 +164,9 @@ absl::Status RunDemo(const DemoFlags& flags, std::ostream& out, std::ostream& er
       TrainLinearRegression(o, cluster->cluster_def(), on_progress, &g_stop);
   training_done.Notify();
   watcher.join();
+  // Training that failed first, on a call to a task that had just died,
+  // reports the task's fate as the cause.
+  if (!result.ok() && lost_task.ok()) lost_task = cluster->CheckTasks();
   if (tty) out << std::endl;
   cluster->Stop();
   if (!lost_task.ok()) {

@@ -50,9 +50,12 @@ absl::StatusOr<TlsConfig> TlsFromEnvironment() {
 absl::StatusOr<TlsConfig> ReadTlsFiles(const TlsFiles& files) {
   TlsConfig config;
   if (files.cert.empty() && files.key.empty() && files.ca.empty()) return config;
-  if (files.cert.empty()) return errors::InvalidArgument("TLS needs a certificate (--tls-cert)");
-  if (files.key.empty()) return errors::InvalidArgument("TLS needs a private key (--tls-key)");
-  if (files.ca.empty()) return errors::InvalidArgument("TLS needs a CA certificate (--tls-ca)");
+  if (files.cert.empty())
+    return errors::InvalidArgument("TLS needs a certificate (--tls-cert, DISTFLOW_TLS_CERT)");
+  if (files.key.empty())
+    return errors::InvalidArgument("TLS needs a private key (--tls-key, DISTFLOW_TLS_KEY)");
+  if (files.ca.empty())
+    return errors::InvalidArgument("TLS needs a CA certificate (--tls-ca, DISTFLOW_TLS_CA)");
   DF_ASSIGN_OR_RETURN(config.cert_pem, ReadPem("TLS certificate", files.cert));
   DF_ASSIGN_OR_RETURN(config.key_pem, ReadPem("TLS private key", files.key));
   DF_ASSIGN_OR_RETURN(config.ca_pem, ReadPem("TLS CA certificate", files.ca));
