@@ -173,6 +173,23 @@ int Main(int argc, char** argv) {
       ->add_option("--grace-seconds", server.grace_seconds,
                    "on SIGTERM, how long running calls may take to finish")
       ->capture_default_str();
+  server_cmd->add_option("--tls-cert", server.tls.cert,
+                         "serve over mutual TLS: this task's PEM certificate "
+                         "(with --tls-key and --tls-ca; clients: DISTFLOW_TLS_CERT/KEY/CA)");
+  server_cmd->add_option("--tls-key", server.tls.key, "the PEM private key of --tls-cert");
+  server_cmd->add_option("--tls-ca", server.tls.ca,
+                         "PEM CA certificate: callers and peers must present a certificate it "
+                         "signed");
+  server_cmd
+      ->add_option("--stuck-step-warn-seconds", server.stuck_step_warn_seconds,
+                   "log the Recv keys a step waits for once it has run this long, and again "
+                   "each time as long again has passed (0: never)")
+      ->capture_default_str();
+  server_cmd
+      ->add_option("--memory-budget-mb", server.memory_budget_mb,
+                   "refuse tensor allocations beyond this many MiB in all, with "
+                   "ResourceExhausted (0: no budget; also DISTFLOW_MEMORY_BUDGET_MB)")
+      ->capture_default_str();
 
   distflow::DemoFlags demo;
   CLI::App* demo_cmd = app.add_subcommand(

@@ -6,7 +6,9 @@
 #include <iostream>
 #include <thread>
 
+#include "distflow/core/checked_math.h"
 #include "distflow/core/file_roots.h"
+#include "distflow/core/memory_budget.h"
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/cluster_spec.h"
 #include "distflow/distributed_runtime/rpc/grpc_auth.h"
@@ -33,6 +35,16 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out, int* 
   (*def.mutable_default_session_config()->mutable_device_count())["CPU"] = flags.devices;
   if (flags.step_timeout_ms < 0) return errors::InvalidArgument("--step-timeout-ms must be >= 0");
   if (flags.grace_seconds < 0) return errors::InvalidArgument("--grace-seconds must be >= 0");
+  if (!(flags.stuck_step_warn_seconds >= 0) || flags.stuck_step_warn_seconds > kMaxWarnSeconds) {
+    return errors::InvalidArgument("--stuck-step-warn-seconds must be between 0 (never) and ",
+                                   kMaxWarnSeconds, ", got ", flags.stuck_step_warn_seconds);
+  }
+  int64_t budget_bytes = 0;
+  if (flags.memory_budget_mb < 0 ||
+      !MultiplyWithoutOverflow<int64_t>(flags.memory_budget_mb, int64_t{1} << 20, &budget_bytes)) {
+    return errors::InvalidArgument("--memory-budget-mb must be between 0 (none) and ",
+                                   INT64_MAX >> 20, ", got ", flags.memory_budget_mb);
+  }
   if (flags.step_timeout_ms > 0) {
     def.mutable_default_session_config()->set_operation_timeout_in_ms(flags.step_timeout_ms);
   }
@@ -46,11 +58,14 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out, int* 
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
   DF_RETURN_IF_ERROR(SetAllowedFileRoots(flags.file_roots));
+  SetStuckStepWarnSeconds(flags.stuck_step_warn_seconds);
+  if (budget_bytes > 0) memory_budget::SetLimit(budget_bytes);
   GrpcServerOptions options;
   options.bind_host = flags.bind;
   if (!flags.token_file.empty()) {
     DF_ASSIGN_OR_RETURN(options.token, ReadTokenFile(flags.token_file));
   }
+  DF_ASSIGN_OR_RETURN(options.tls, ReadTlsFiles(flags.tls));
   DF_ASSIGN_OR_RETURN(std::unique_ptr<GrpcServer> server, GrpcServer::Create(def, options));
   DF_RETURN_IF_ERROR(server->Start());
   DF_ASSIGN_OR_RETURN(ClusterSpec cluster, ClusterSpec::FromClusterDef(def.cluster()));

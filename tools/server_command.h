@@ -4,7 +4,8 @@
 // given. The server listens on the host the task's cluster entry names
 // (127.0.0.1 means loopback only) unless --bind names another. A task
 // address with port 0 binds a free port. The first line printed is
-// "listening on HOST:PORT".
+// "listening on HOST:PORT". With --tls-cert/--tls-key/--tls-ca it speaks
+// only mutual TLS; --memory-budget-mb caps the tensor memory of the process.
 #ifndef DISTFLOW_TOOLS_SERVER_COMMAND_H_
 #define DISTFLOW_TOOLS_SERVER_COMMAND_H_
 
@@ -14,6 +15,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "distflow/common_runtime/step_watchdog.h"
+#include "distflow/distributed_runtime/rpc/grpc_tls.h"
 
 namespace distflow {
 
@@ -34,10 +37,18 @@ struct ServerFlags {
   std::string token_file;
   // The directories ops touching files may use; empty: any.
   std::vector<std::string> file_roots;
+  // PEM files for mutual TLS; all empty: DISTFLOW_TLS_CERT/KEY/CA or none.
+  TlsFiles tls;
+  // A step running this long logs the Recv keys it waits for (0: never).
+  double stuck_step_warn_seconds = kDefaultStuckStepWarnSeconds;
+  // The process's budget for tensor memory in MiB (0: DISTFLOW_MEMORY_BUDGET_MB or none).
+  int64_t memory_budget_mb = 0;
 };
 
 // The most CPU devices one task may have.
 inline constexpr int kMaxServerDevices = 4096;
+// The largest --stuck-step-warn-seconds: a year.
+inline constexpr double kMaxWarnSeconds = 365.0 * 24 * 3600;
 
 // Blocks until the process is asked to stop; OK after a clean shutdown, with
 // the signal that asked in *stop_signal when given.

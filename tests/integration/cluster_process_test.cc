@@ -2,7 +2,8 @@
 // reports its port; the client passes the whole cluster in its session
 // config. Covers values against the local session, concurrent clients, a
 // worker killed with SIGKILL mid-step or frozen with SIGSTOP, a restarted
-// worker, and a cluster that serves only calls carrying its token.
+// worker, a cluster that serves only calls carrying its token, one that
+// speaks only mutual TLS, and a stuck step that says what it waits for.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -14,6 +15,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -30,6 +32,7 @@
 #include "distflow/distributed_runtime/cluster_spec.h"
 #include "distflow/distributed_runtime/rpc/grpc_auth.h"
 #include "distflow/distributed_runtime/rpc/grpc_session.h"
+#include "distflow/distributed_runtime/rpc/grpc_tls.h"
 #include "distflow/graph/graph_io.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -90,10 +93,16 @@ class ClusterProcessTest : public ::testing::Test {
  protected:
   void SetUp() override { StartCluster({}); }
 
-  void StartCluster(const std::vector<std::string>& extra) {
-    ps_ = ServerProcess::Start("ps=127.0.0.1:0", "ps", 0, extra);
-    w0_ = ServerProcess::Start("worker=127.0.0.1:0,127.0.0.1:0", "worker", 0, extra);
-    w1_ = ServerProcess::Start("worker=127.0.0.1:0,127.0.0.1:0", "worker", 1, extra);
+  // With `log_dir`, task T of job J logs to LOG_DIR/J_T.log.
+  void StartCluster(const std::vector<std::string>& extra, const std::string& log_dir = "") {
+    auto log = [&](const std::string& task) {
+      return log_dir.empty() ? std::string() : absl::StrCat(log_dir, "/", task, ".log");
+    };
+    ps_ = ServerProcess::Start("ps=127.0.0.1:0", "ps", 0, extra, log("ps_0"));
+    w0_ =
+        ServerProcess::Start("worker=127.0.0.1:0,127.0.0.1:0", "worker", 0, extra, log("worker_0"));
+    w1_ =
+        ServerProcess::Start("worker=127.0.0.1:0,127.0.0.1:0", "worker", 1, extra, log("worker_1"));
     ASSERT_NE(ps_, nullptr);
     ASSERT_NE(w0_, nullptr);
     ASSERT_NE(w1_, nullptr);
@@ -116,9 +125,11 @@ class ClusterProcessTest : public ::testing::Test {
     return session;
   }
 
-  absl::Status TryNewClusterSession(const ConfigProto& config, std::unique_ptr<Session>* out) {
+  // A session whose master is `master` (worker:0 when null).
+  absl::Status TryNewClusterSession(const ConfigProto& config, std::unique_ptr<Session>* out,
+                                    const ServerProcess* master = nullptr) {
     SessionOptions opts;
-    opts.target = absl::StrCat("grpc://", w0_->address());
+    opts.target = absl::StrCat("grpc://", (master != nullptr ? master : w0_.get())->address());
     opts.config = config;
     auto session = NewSession(opts);
     if (!session.ok()) return session.status();
@@ -318,6 +329,159 @@ TEST_F(TokenClusterTest, StrangersAreRejectedMembersServed) {
   // c = a.a + a = [[8, 12], [18, 26]].
   EXPECT_EQ(out[0].flat<float>()[0], 8.0f);
   EXPECT_EQ(out[0].flat<float>()[3], 26.0f);
+}
+
+// Servers that log a step stuck longer than half a second.
+class StuckStepClusterTest : public ClusterProcessTest {
+ protected:
+  void SetUp() override {
+    dir_ = absl::StrCat(::testing::TempDir(), "/stuck_", getpid());
+    mkdir(dir_.c_str(), 0700);
+    StartCluster({"--stuck-step-warn-seconds", "0.5"}, dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_;
+};
+
+TEST_F(StuckStepClusterTest, DeadlineAndLogNameTheTensorAFrozenTaskOwes) {
+  // The master is worker:1, whose c = b + a waits for b from worker:0.
+  std::unique_ptr<Session> session;
+  absl::Status s = TryNewClusterSession(Config(), &session, w1_.get());
+  ASSERT_TRUE(s.ok()) << s;
+  Tensor a = Tensor::FromVector<float>({1, 2, 3, 4}, TensorShape({2, 2}));
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session->Run({{"a", a}}, {"c"}, {}, &out).ok());
+  w0_->Signal(SIGSTOP);
+  RunOptions options;
+  options.set_timeout_in_ms(2500);
+  s = session->Run(options, {{"a", a}}, {"c"}, {}, &out, nullptr);
+  w0_->Kill(SIGKILL);
+  ASSERT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_THAT(s.message(), HasSubstr("timed out after 2500 ms on /job:worker/replica:0/task:1, "
+                                     "waiting for tensor 'edge_"));
+  EXPECT_THAT(s.message(), HasSubstr("_b' from /job:worker/replica:0/task:0/device:CPU:0"));
+
+  std::ifstream log_file(dir_ + "/worker_1.log");
+  const std::string log((std::istreambuf_iterator<char>(log_file)),
+                        std::istreambuf_iterator<char>());
+  EXPECT_THAT(log, HasSubstr("on /job:worker/replica:0/task:1 has run for"));
+  EXPECT_THAT(log, HasSubstr("_b' from /job:worker/replica:0/task:0/device:CPU:0"));
+}
+
+// A CA, the cluster's member certificate and client certificates, made
+// with the openssl command: every certificate names 127.0.0.1 and
+// localhost.
+constexpr char kMakeCertificates[] = R"sh(
+set -e
+ec="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2"
+openssl req -x509 $ec -keyout ca.key -out ca.pem -subj /CN=distflow-test-ca
+openssl req -x509 $ec -keyout other_ca.key -out other_ca.pem -subj /CN=another-ca
+printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n' \
+  > ext.cnf
+sign() {
+  openssl req $ec -keyout "$1.key" -out "$1.csr" -subj "/CN=$1"
+  openssl x509 -req -in "$1.csr" -CA "$2.pem" -CAkey "$2.key" -CAcreateserial -days 2 \
+    -extfile ext.cnf -out "$1.pem"
+}
+sign member ca
+sign client ca
+sign stranger other_ca
+openssl req -x509 $ec -keyout self.key -out self.pem -subj /CN=self \
+  -addext subjectAltName=IP:127.0.0.1,DNS:localhost
+)sh";
+
+class TlsClusterTest : public ClusterProcessTest {
+ protected:
+  void SetUp() override {
+    dir_ = absl::StrCat(::testing::TempDir(), "/tls_", getpid());
+    mkdir(dir_.c_str(), 0700);
+    std::ofstream(dir_ + "/make.sh") << kMakeCertificates;
+    ASSERT_EQ(std::system(absl::StrCat("cd ", dir_, " && sh make.sh > make.log 2>&1").c_str()), 0)
+        << "openssl failed; see " << dir_ << "/make.log";
+    std::vector<std::string> flags = {"--tls-cert",         dir_ + "/member.pem", "--tls-key",
+                                      dir_ + "/member.key", "--tls-ca",           dir_ + "/ca.pem"};
+    for (const std::string& f : ExtraFlags()) flags.push_back(f);
+    StartCluster(flags);
+  }
+  void TearDown() override {
+    SetProcessTls(TlsConfig());
+    std::filesystem::remove_all(dir_);
+  }
+  virtual std::vector<std::string> ExtraFlags() { return {}; }
+
+  // The client settings of certificate `name`, trusting the cluster's CA.
+  TlsConfig Client(const std::string& name) {
+    auto config =
+        ReadTlsFiles({dir_ + "/" + name + ".pem", dir_ + "/" + name + ".key", dir_ + "/ca.pem"});
+    EXPECT_TRUE(config.ok()) << config.status();
+    return config.ok() ? *config : TlsConfig();
+  }
+
+  void ExpectServed(const ConfigProto& config) {
+    std::unique_ptr<Session> session;
+    absl::Status s = TryNewClusterSession(config, &session);
+    ASSERT_TRUE(s.ok()) << s;
+    Tensor a = Tensor::FromVector<float>({1, 2, 3, 4}, TensorShape({2, 2}));
+    std::vector<Tensor> out;
+    s = session->Run({{"a", a}}, {"c"}, {}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    // c = a.a + a = [[8, 12], [18, 26]]: a crossed from ps:0 to both
+    // workers and b from worker:0 to worker:1, all over TLS.
+    EXPECT_EQ(out[0].flat<float>()[0], 8.0f);
+    EXPECT_EQ(out[0].flat<float>()[3], 26.0f);
+  }
+
+  std::string dir_;
+};
+
+TEST_F(TlsClusterTest, MemberCertificatesAreServedAcrossTasks) {
+  SetProcessTls(Client("client"));
+  ExpectServed(Config());
+}
+
+TEST_F(TlsClusterTest, StrangersAreRefusedNamingTheServer) {
+  TlsConfig no_certificate;
+  no_certificate.ca_pem = Client("client").ca_pem;
+  TlsConfig self_signed = Client("self");
+  TlsConfig other_ca = Client("stranger");
+  const std::vector<std::pair<std::string, TlsConfig>> cases = {
+      {"no certificate", no_certificate},
+      {"self-signed certificate", self_signed},
+      {"certificate of another CA", other_ca},
+      {"plaintext", TlsConfig()}};
+  for (const auto& [what, tls] : cases) {
+    SetProcessTls(tls);
+    const auto start = std::chrono::steady_clock::now();
+    std::unique_ptr<Session> session;
+    absl::Status s = TryNewClusterSession(Config(), &session);
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    std::cerr << what << ": " << s << "\n";
+    EXPECT_THAT(s.code(), AnyOf(absl::StatusCode::kUnavailable, absl::StatusCode::kUnauthenticated))
+        << what << ": " << s;
+    EXPECT_THAT(s.message(), HasSubstr(absl::StrCat("master at ", w0_->address()))) << what;
+    EXPECT_LT(elapsed, std::chrono::seconds(30)) << what;
+  }
+  // The refused handshakes left the cluster serving its members.
+  SetProcessTls(Client("client"));
+  ExpectServed(Config());
+}
+
+class TlsTokenClusterTest : public TlsClusterTest {
+ protected:
+  std::vector<std::string> ExtraFlags() override {
+    std::ofstream(dir_ + "/token") << "tls-and-token\n";
+    return {"--token-file", dir_ + "/token"};
+  }
+};
+
+TEST_F(TlsTokenClusterTest, BothAreRequired) {
+  SetProcessTls(Client("client"));
+  SetProcessToken("wrong");
+  std::unique_ptr<Session> session;
+  absl::Status s = TryNewClusterSession(Config(), &session);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnauthenticated) << s;
+  SetProcessToken("tls-and-token");
+  ExpectServed(Config());
 }
 
 }  // namespace

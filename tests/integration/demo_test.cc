@@ -1,11 +1,14 @@
 // `distflow demo` as a user runs it: async and sync training on a local
 // cluster converge to y = 2x + 10; a run whose workers are killed resumes
-// from its last checkpoint; a corrupted checkpoint is refused.
+// from its last checkpoint; a corrupted checkpoint is refused; a frozen or
+// killed task ends the demo with an error naming it, leaving no process.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -13,10 +16,13 @@
 #include <limits>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -28,12 +34,21 @@ using ::testing::HasSubstr;
 struct Outcome {
   int exit_code = -1;
   std::string out, err;
+  // The pids of the demo's tasks, from its "started ... (pid P)" lines.
+  std::vector<pid_t> task_pids;
+  std::chrono::steady_clock::duration signalled_to_exit{};
 };
 
+// Longer than any demo of these tests runs: past it the demo is killed and
+// the test fails instead of hanging.
+constexpr auto kDemoLimit = std::chrono::seconds(150);
+
 // Runs `distflow demo ARGS`; `on_line` sees each stdout line as it comes and
-// may return true to kill the demo's worker processes (SIGKILL) right away.
+// may return true to send `sig` right away to the demo's tasks whose name
+// matches `tasks` (a regex; by default every worker).
 Outcome RunDemo(const std::vector<std::string>& args,
-                const std::function<bool(const std::string&)>& on_line = nullptr) {
+                const std::function<bool(const std::string&)>& on_line = nullptr, int sig = SIGKILL,
+                const std::string& tasks = R"(/job:worker/\S+)") {
   // Per test and per call: ctest runs these tests in parallel.
   static int calls = 0;
   const std::string err_path = ::testing::TempDir() + "/demo_stderr_" +
@@ -55,31 +70,66 @@ Outcome RunDemo(const std::vector<std::string>& args,
     _exit(127);
   }
   close(fds[1]);
+  absl::Notification exited;
+  std::thread limit([&] {
+    if (!exited.WaitForNotificationWithTimeout(absl::FromChrono(kDemoLimit))) kill(pid, SIGKILL);
+  });
   Outcome o;
   FILE* f = fdopen(fds[0], "r");
   char buf[4096];
-  bool killed = false;
+  bool signalled = false;
+  std::chrono::steady_clock::time_point signalled_at;
   while (fgets(buf, sizeof(buf), f) != nullptr) {
     o.out += buf;
-    if (!killed && on_line && on_line(buf)) {
-      killed = true;
-      // Worker pids are in the demo's stderr: "started /job:worker/... (pid P)".
+    if (!signalled && on_line && on_line(buf)) {
+      signalled = true;
+      signalled_at = std::chrono::steady_clock::now();
+      // Task pids are in the demo's stderr: "started /job:worker/... (pid P)".
       std::ifstream err(err_path);
       std::string line;
-      std::regex re(R"(started /job:worker/\S+ \(pid (\d+)\))");
+      std::regex re("started " + tasks + R"( \(pid (\d+)\))");
       while (std::getline(err, line)) {
         std::smatch m;
-        if (std::regex_search(line, m, re)) kill(std::stoi(m[1]), SIGKILL);
+        if (std::regex_search(line, m, re)) kill(std::stoi(m[1]), sig);
       }
     }
   }
   fclose(f);
   int status = 0;
   waitpid(pid, &status, 0);
+  exited.Notify();
+  limit.join();
+  if (signalled) o.signalled_to_exit = std::chrono::steady_clock::now() - signalled_at;
   o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   std::ifstream err(err_path);
   o.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
+  std::regex started(R"(started \S+ \(pid (\d+)\))");
+  for (std::sregex_iterator it(o.err.begin(), o.err.end(), started), end; it != end; ++it) {
+    o.task_pids.push_back(std::stoi((*it)[1]));
+  }
   return o;
+}
+
+// True when `pid` is gone (or a zombie nobody reaped yet), within 5 s.
+bool ProcessGone(pid_t pid) {
+  for (int i = 0; i < 500; ++i) {
+    if (kill(pid, 0) != 0 && errno == ESRCH) return true;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const size_t paren = text.rfind(')');
+    if (paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z') {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// True a second after the demo says it starts training, when steps run.
+bool Training(const std::string& line) {
+  if (line.rfind("training ", 0) != 0) return false;
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  return true;
 }
 
 nlohmann::json LastJsonLine(const std::string& out) {
@@ -365,6 +415,29 @@ TEST(DemoTest, CheckpointedNanWeightIsRefused) {
   EXPECT_THAT(o.err, HasSubstr("error: InvalidArgument: checkpoint "));
   EXPECT_THAT(o.err, HasSubstr("non-finite value"));
   EXPECT_THAT(o.err, HasSubstr("--allow-nonfinite"));
+}
+
+TEST(DemoTest, FrozenTaskEndsTheDemoNamingItAndLeavesNoProcess) {
+  Outcome o = RunDemo({"--workers", "2", "--ps", "1", "--steps", "100000000"}, Training, SIGSTOP,
+                      R"(/job:worker/replica:0/task:1)");
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("error: Unavailable: the demo's cluster lost a task"));
+  EXPECT_THAT(o.err, HasSubstr("task /job:worker/replica:0/task:1 (pid "));
+  EXPECT_THAT(o.err, HasSubstr("is frozen (stopped by signal 19 (SIGSTOP))"));
+  EXPECT_LT(o.signalled_to_exit, std::chrono::seconds(30));
+  ASSERT_EQ(o.task_pids.size(), 3u) << o.err;
+  for (pid_t p : o.task_pids) EXPECT_TRUE(ProcessGone(p)) << "task pid " << p << " is left";
+}
+
+TEST(DemoTest, DeadTaskEndsTheDemoNamingIt) {
+  Outcome o = RunDemo({"--workers", "2", "--ps", "1", "--steps", "100000000"}, Training, SIGKILL,
+                      R"(/job:ps/replica:0/task:0)");
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("error: Unavailable: the demo's cluster lost a task"));
+  EXPECT_THAT(o.err, HasSubstr("task /job:ps/replica:0/task:0 (pid "));
+  EXPECT_THAT(o.err, HasSubstr("was killed by signal 9 (SIGKILL)"));
+  EXPECT_LT(o.signalled_to_exit, std::chrono::seconds(30));
+  for (pid_t p : o.task_pids) EXPECT_TRUE(ProcessGone(p)) << "task pid " << p << " is left";
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #ifndef DISTFLOW_TESTS_INTEGRATION_SERVER_PROCESS_H_
 #define DISTFLOW_TESTS_INTEGRATION_SERVER_PROCESS_H_
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -25,14 +26,20 @@ namespace distflow {
 class ServerProcess {
  public:
   // Starts task `task` of `job` in `cluster` ("ps=127.0.0.1:0;worker=...");
-  // null when it does not start or prints no address.
+  // null when it does not start or prints no address. With `stderr_path`,
+  // the task's stderr goes to that file.
   static std::unique_ptr<ServerProcess> Start(const std::string& cluster, const std::string& job,
-                                              int task, std::vector<std::string> extra = {}) {
+                                              int task, std::vector<std::string> extra = {},
+                                              const std::string& stderr_path = "") {
     int fds[2];
     if (pipe(fds) != 0) return nullptr;
     const pid_t pid = fork();
     if (pid == 0) {
       dup2(fds[1], STDOUT_FILENO);
+      if (!stderr_path.empty()) {
+        const int err = open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (err >= 0) dup2(err, STDERR_FILENO);
+      }
       close(fds[0]);
       close(fds[1]);
       const std::string task_str = std::to_string(task);

@@ -7,9 +7,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <thread>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "demo/local_cluster.h"
 #include "distflow/cc/training/saver.h"
 #include "distflow/core/status.h"
@@ -30,6 +33,8 @@ void OnSignal(int sig) {
 // is an error naming it, never a crash (--checkpoint-every 0 divided by zero)
 // or a fork bomb (--workers 100000).
 constexpr int kMaxTasks = 64;
+// How often the demo checks that its tasks are alive and not frozen.
+constexpr absl::Duration kTaskCheckPeriod = absl::Milliseconds(200);
 constexpr int64_t kMaxBatch = int64_t{1} << 24;
 
 absl::Status ValidateDemoFlags(const DemoFlags& flags) {
@@ -140,10 +145,33 @@ absl::Status RunDemo(const DemoFlags& flags, std::ostream& out, std::ostream& er
     out << "training y = 2x + 10 (" << o.mode << ", " << o.workers << " workers, " << o.ps
         << " ps) for " << o.steps << " steps" << std::endl;
   }
+  // While training runs, a task that dies or is frozen ends the job with an
+  // error naming it: the rest of the cluster is killed at once, so no call
+  // keeps waiting on the lost task.
+  absl::Notification training_done;
+  absl::Status lost_task;
+  std::thread watcher([&] {
+    while (!training_done.WaitForNotificationWithTimeout(kTaskCheckPeriod)) {
+      absl::Status s = cluster->CheckTasks();
+      if (!s.ok()) {
+        lost_task = s;
+        cluster->Kill();
+        return;
+      }
+    }
+  });
   absl::StatusOr<TrainerResult> result =
       TrainLinearRegression(o, cluster->cluster_def(), on_progress, &g_stop);
+  training_done.Notify();
+  watcher.join();
+  // Training that failed first, on a call to a task that had just died,
+  // reports the task's fate as the cause.
+  if (!result.ok() && lost_task.ok()) lost_task = cluster->CheckTasks();
   if (tty) out << std::endl;
   cluster->Stop();
+  if (!lost_task.ok()) {
+    return errors::Annotate(lost_task, "the demo's cluster lost a task, training stopped: ");
+  }
   if (!result.ok()) return result.status();
 
   if (flags.output == "json") {

@@ -4,8 +4,9 @@
 // terminal, plain lines otherwise), checkpoints, resumes from the latest
 // checkpoint when run again, and ends with a summary — with --output json
 // the last line is {"mode","steps","loss","weight","bias","seconds"}.
-// Ctrl-C stops training after a final checkpoint; the server processes are
-// stopped on every exit path.
+// Ctrl-C stops training after a final checkpoint; a task that dies or is
+// frozen (SIGSTOP) ends the demo with Unavailable naming it; the server
+// processes are stopped on every exit path, frozen ones included.
 #ifndef DISTFLOW_TOOLS_DEMO_DEMO_H_
 #define DISTFLOW_TOOLS_DEMO_DEMO_H_
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -49,6 +50,13 @@ namespace {
   _exit(0);
 }
 
+// "signal 19 (SIGSTOP)".
+std::string SignalName(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev == nullptr ? absl::StrCat("signal ", sig)
+                           : absl::StrCat("signal ", sig, " (SIG", abbrev, ")");
+}
+
 }  // namespace
 
 std::string LocalCluster::Task::name() const {
@@ -73,6 +81,10 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(int num_ps, in
       ServeTask(job, index, job == "ps" ? num_ps : num_workers, fds[1]);
     }
     close(fds[1]);
+    {
+      absl::MutexLock lock(&cluster->mu_);
+      cluster->live_.push_back(true);
+    }
     Task task;
     task.job = job;
     task.index = index;
@@ -115,14 +127,61 @@ ClusterDef LocalCluster::cluster_def() const {
   return def;
 }
 
+absl::Status LocalCluster::PollLocked(size_t i) {
+  if (!live_[i]) return absl::OkStatus();
+  const Task& t = tasks_[i];
+  int status = 0;
+  const pid_t r = waitpid(t.pid, &status, WNOHANG | WUNTRACED);
+  if (r != t.pid) return absl::OkStatus();
+  if (WIFSTOPPED(status)) {
+    return errors::Unavailable("task ", t.name(), " (pid ", t.pid, ") is frozen (stopped by ",
+                               SignalName(WSTOPSIG(status)), ")");
+  }
+  live_[i] = false;
+  if (WIFSIGNALED(status)) {
+    return errors::Unavailable("task ", t.name(), " (pid ", t.pid, ") was killed by ",
+                               SignalName(WTERMSIG(status)));
+  }
+  return errors::Unavailable("task ", t.name(), " (pid ", t.pid, ") exited with status ",
+                             WEXITSTATUS(status));
+}
+
+absl::Status LocalCluster::CheckTasks() {
+  absl::MutexLock lock(&mu_);
+  for (size_t i = 0; i < tasks_.size() && failure_.ok(); ++i) failure_ = PollLocked(i);
+  return failure_;
+}
+
+void LocalCluster::Kill() {
+  absl::MutexLock lock(&mu_);
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (!live_[i]) continue;
+    kill(tasks_[i].pid, SIGKILL);
+    waitpid(tasks_[i].pid, nullptr, 0);
+    live_[i] = false;
+  }
+}
+
 void LocalCluster::Stop() {
-  for (Task& t : tasks_) {
-    if (t.pid > 0) kill(t.pid, SIGTERM);
+  {
+    absl::MutexLock lock(&mu_);
+    for (size_t i = 0; i < tasks_.size(); ++i) {
+      if (!live_[i]) continue;
+      kill(tasks_[i].pid, SIGTERM);
+      kill(tasks_[i].pid, SIGCONT);
+    }
+    const absl::Time deadline = absl::Now() + kStopGrace;
+    for (size_t i = 0; i < tasks_.size(); ++i) {
+      while (live_[i] && absl::Now() < deadline) {
+        if (waitpid(tasks_[i].pid, nullptr, WNOHANG) == tasks_[i].pid) {
+          live_[i] = false;
+        } else {
+          absl::SleepFor(absl::Milliseconds(10));
+        }
+      }
+    }
   }
-  for (Task& t : tasks_) {
-    if (t.pid > 0) waitpid(t.pid, nullptr, 0);
-    t.pid = -1;
-  }
+  Kill();
 }
 
 }  // namespace distflow

@@ -10,6 +10,7 @@
 #include "distflow/common_runtime/executor_set.h"
 #include "distflow/common_runtime/intra_process_rendezvous.h"
 #include "distflow/common_runtime/step_stats_collector.h"
+#include "distflow/common_runtime/step_watchdog.h"
 #include "distflow/core/status.h"
 #include "distflow/framework/rendezvous.h"
 
@@ -239,21 +240,21 @@ absl::Status DirectSession::RunStep(const RunOptions& run_options, const Executa
     const int64_t timeout_ms = run_options.timeout_in_ms() > 0
                                    ? run_options.timeout_in_ms()
                                    : options_.config.operation_timeout_in_ms();
-    bool timed_out = false;
-    if (timeout_ms > 0) {
-      if (!done->notification.WaitForNotificationWithTimeout(absl::Milliseconds(timeout_ms))) {
-        timed_out = true;
-        const absl::Status deadline =
-            errors::DeadlineExceeded("Step ", step_id, " timed out after ", timeout_ms, " ms");
+    absl::Status deadline;
+    {
+      StepWatchdog watchdog(absl::StrCat("step ", step_id), rendezvous.get());
+      if (timeout_ms > 0 &&
+          !done->notification.WaitForNotificationWithTimeout(absl::Milliseconds(timeout_ms))) {
+        // What the step waits for, taken before the abort releases it.
+        deadline =
+            errors::DeadlineExceeded("Step ", step_id, " timed out after ", timeout_ms, " ms, ",
+                                     DescribePendingReceives(rendezvous->PendingReceives()));
         step_cancellation.StartCancel();
         rendezvous->StartAbort(deadline);
       }
+      done->notification.WaitForNotification();
     }
-    done->notification.WaitForNotification();
-    status = done->status;
-    if (timed_out) {
-      status = errors::DeadlineExceeded("Step ", step_id, " timed out after ", timeout_ms, " ms");
-    }
+    status = deadline.ok() ? done->status : deadline;
   }
   if (collector != nullptr) {
     collector->Finalize(run_metadata->mutable_step_stats());

@@ -36,4 +36,8 @@ void IntraProcessRendezvous::RecvAsync(const ParsedKey& key, const Args& args, D
 
 void IntraProcessRendezvous::StartAbort(const absl::Status& status) { local_.StartAbort(status); }
 
+std::vector<std::string> IntraProcessRendezvous::PendingReceives() const {
+  return local_.PendingReceives();
+}
+
 }  // namespace distflow

@@ -24,6 +24,7 @@ class IntraProcessRendezvous : public Rendezvous {
                     bool is_dead) override;
   void RecvAsync(const ParsedKey& key, const Args& args, DoneCallback done) override;
   void StartAbort(const absl::Status& status) override;
+  std::vector<std::string> PendingReceives() const override;
 
  private:
   ~IntraProcessRendezvous() override;

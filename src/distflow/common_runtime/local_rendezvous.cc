@@ -160,6 +160,17 @@ void LocalRendezvous::StartAbort(const absl::Status& status) {
   }
 }
 
+std::vector<std::string> LocalRendezvous::PendingReceives() const {
+  std::vector<std::string> keys;
+  absl::MutexLock l(&mu_);
+  for (const auto& [hash, head] : table_) {
+    for (const Item* item = head.get(); item != nullptr; item = item->next.get()) {
+      if (item->kind == Item::Kind::kWaiter) keys.push_back(item->key);
+    }
+  }
+  return keys;
+}
+
 absl::Status LocalRendezvous::status() const {
   absl::MutexLock l(&mu_);
   return status_;

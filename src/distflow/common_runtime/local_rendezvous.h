@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -37,6 +38,9 @@ class LocalRendezvous {
   void RecvAsync(const Rendezvous::ParsedKey& key, const Rendezvous::Args& recv_args,
                  Rendezvous::DoneCallback done);
   void StartAbort(const absl::Status& status);
+
+  // The keys of the receivers waiting for a value, in no particular order.
+  std::vector<std::string> PendingReceives() const;
 
   // OK until StartAbort, then the abort status.
   absl::Status status() const;

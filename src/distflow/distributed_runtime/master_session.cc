@@ -60,6 +60,11 @@ struct MasterSession::StepCall {
 
 namespace {
 
+// How much longer than a step's timeout the master waits for a worker's
+// RunGraph: the worker's own DeadlineExceeded (naming the Recv keys it waits
+// for) arrives first.
+constexpr int64_t kWorkerDeadlineSlackMs = 1000;
+
 std::string TaskOf(const std::string& device) {
   ParsedDeviceName p;
   device_name::Parse(device, &p);
@@ -288,7 +293,9 @@ void MasterSession::RunStepAsync(std::shared_ptr<const RegisteredGraph> rg, int6
       for (int f : call->fetch_indices) req.add_recv_key(cg.fetch_keys[f]);
     }
     call->opts.push_back(std::make_unique<CallOptions>());
-    if (timeout > 0) call->opts.back()->set_timeout_ms(timeout);
+    // Each worker ends the step itself at `timeout`, naming what it waits
+    // for; the call's own deadline comes later, for a worker that cannot.
+    if (timeout > 0) call->opts.back()->set_timeout_ms(timeout + kWorkerDeadlineSlackMs);
   }
   {
     absl::MutexLock lock(&call->mu);

@@ -70,7 +70,7 @@ void RemoteRendezvous::RecvFromRemote(const ParsedKey& key, const Args& args, Do
     absl::MutexLock lock(&mu_);
     aborted = status_;
     cache = worker_cache_;
-    if (aborted.ok()) active_calls_[opts.get()] = opts;
+    if (aborted.ok()) active_calls_[opts.get()] = ActiveCall{opts, std::string(key.FullKey())};
   }
   if (!aborted.ok()) {
     done(aborted, Args(), args, Tensor(), false);
@@ -133,11 +133,25 @@ void RemoteRendezvous::StartAbort(const absl::Status& cause) {
     absl::MutexLock lock(&mu_);
     if (status_.ok()) status_ = status;
     deferred.swap(deferred_);
-    for (auto& [raw, call] : active_calls_) calls.push_back(call);
+    for (auto& [raw, call] : active_calls_) calls.push_back(call.opts);
   }
   // Outside the lock: a cancelled call's completion takes the lock.
   for (auto& c : calls) c->StartCancel();
   for (Deferred& d : deferred) d.done(status, Args(), d.args, Tensor(), false);
+}
+
+std::vector<std::string> RemoteRendezvous::PendingReceives() const {
+  std::vector<std::string> keys;
+  for (std::string& key : local_.PendingReceives()) {
+    // A waiter for another task's device is a peer's RecvTensor: that
+    // peer reports its own wait.
+    ParsedKey parsed;
+    if (ParseKey(key, &parsed).ok() && IsLocal(parsed.dst)) keys.push_back(std::move(key));
+  }
+  absl::MutexLock lock(&mu_);
+  for (const Deferred& d : deferred_) keys.emplace_back(d.key.FullKey());
+  for (const auto& [raw, call] : active_calls_) keys.push_back(call.key);
+  return keys;
 }
 
 RendezvousMgr::RendezvousMgr(std::string task_name) : task_name_(std::move(task_name)) {}

@@ -39,6 +39,9 @@ class RemoteRendezvous : public Rendezvous {
                     bool is_dead) override;
   void RecvAsync(const ParsedKey& key, const Args& args, DoneCallback done) override;
   void StartAbort(const absl::Status& status) override;
+  // Local receivers of this task's devices, deferred receives and
+  // RecvTensor calls in flight.
+  std::vector<std::string> PendingReceives() const override;
 
   // Serves a peer's RecvTensor: waits for the local producer of `key`.
   void RecvLocalAsync(const ParsedKey& key, DoneCallback done);
@@ -61,12 +64,17 @@ class RemoteRendezvous : public Rendezvous {
   const int64_t step_id_;
   LocalRendezvous local_;
 
-  absl::Mutex mu_;
+  // A RecvTensor in flight: its options (to cancel it) and its key.
+  struct ActiveCall {
+    std::shared_ptr<CallOptions> opts;
+    std::string key;
+  };
+
+  mutable absl::Mutex mu_;
   std::shared_ptr<WorkerCache> worker_cache_ ABSL_GUARDED_BY(mu_);
   absl::Status status_ ABSL_GUARDED_BY(mu_);
   std::vector<Deferred> deferred_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<CallOptions*, std::shared_ptr<CallOptions>> active_calls_
-      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<CallOptions*, ActiveCall> active_calls_ ABSL_GUARDED_BY(mu_);
 };
 
 class RendezvousMgr {

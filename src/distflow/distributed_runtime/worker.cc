@@ -2,8 +2,10 @@
 
 #include "distflow/common_runtime/device_mgr.h"
 #include "distflow/common_runtime/step_stats_collector.h"
+#include "distflow/common_runtime/step_watchdog.h"
 #include "distflow/core/env.h"
 #include "distflow/core/status.h"
+#include "distflow/core/timer.h"
 #include "distflow/distributed_runtime/rendezvous_mgr.h"
 #include "distflow/framework/tensor_proto.h"
 
@@ -73,7 +75,26 @@ struct RunGraphCall {
   CancellationToken call_token = 0;
   CancellationManager* call_cm = nullptr;
   std::unique_ptr<StepStatsCollector> collector;
+  std::unique_ptr<StepWatchdog> watchdog;
+  Timer::Id deadline_timer = 0;
+  absl::Mutex mu;
+  // Set when the step's own deadline (RunGraphRequest.timeout_in_ms) passed.
+  absl::Status deadline ABSL_GUARDED_BY(mu);
 };
+
+// Ends a step that ran past its deadline with DeadlineExceeded naming what
+// it still waits for; the step's error becomes that status.
+void ExpireStep(RunGraphCall* call, const std::string& task, int64_t step_id, int64_t timeout_ms) {
+  const absl::Status deadline =
+      errors::DeadlineExceeded("step ", step_id, " timed out after ", timeout_ms, " ms on ", task,
+                               ", ", DescribePendingReceives(call->rendezvous->PendingReceives()));
+  {
+    absl::MutexLock lock(&call->mu);
+    call->deadline = deadline;
+  }
+  call->rendezvous->StartAbort(deadline);
+  call->step_cm.StartCancel();
+}
 
 }  // namespace
 
@@ -118,10 +139,28 @@ void Worker::RunGraphAsync(CancellationManager* call_cm, const RunGraphRequest* 
   }
   const int64_t step_id = req->step_id();
   const std::string handle = req->graph_handle();
+  call->watchdog = std::make_unique<StepWatchdog>(
+      absl::StrCat("step ", step_id, " on ", env_->task_name), call->rendezvous.get());
+  if (req->timeout_in_ms() > 0) {
+    std::weak_ptr<RunGraphCall> weak = call;
+    call->deadline_timer = Timer::Default()->Schedule(
+        absl::Milliseconds(req->timeout_in_ms()),
+        [weak, task = env_->task_name, step_id, timeout_ms = req->timeout_in_ms()] {
+          if (std::shared_ptr<RunGraphCall> c = weak.lock()) {
+            ExpireStep(c.get(), task, step_id, timeout_ms);
+          }
+        });
+  }
   graph_mgr_.ExecuteAsync(
       handle, step_id, call->rendezvous.get(), &call->step_cm, call->collector.get(),
       [this, call, req, resp, done = std::move(done)](absl::Status s) {
         if (call->call_cm != nullptr) call->call_cm->TryDeregisterCallback(call->call_token);
+        call->watchdog.reset();
+        if (call->deadline_timer != 0) Timer::Default()->Cancel(call->deadline_timer);
+        {
+          absl::MutexLock lock(&call->mu);
+          if (!s.ok() && !call->deadline.ok()) s = call->deadline;
+        }
         if (s.ok()) {
           for (const std::string& key_str : req->recv_key()) {
             Rendezvous::ParsedKey key;

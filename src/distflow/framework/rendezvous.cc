@@ -1,11 +1,13 @@
 #include "distflow/framework/rendezvous.h"
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
 #include "absl/hash/hash.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
@@ -138,6 +140,25 @@ absl::Status Rendezvous::Recv(const ParsedKey& key, const Args& args, Tensor* va
   *value = std::move(state->value);
   *is_dead = state->is_dead;
   return absl::OkStatus();
+}
+
+std::string DescribePendingReceives(std::vector<std::string> keys) {
+  if (keys.empty()) return "waiting for no tensor (a kernel is still running)";
+  constexpr size_t kMaxNamed = 8;
+  std::sort(keys.begin(), keys.end());
+  std::string out = "waiting for ";
+  for (size_t i = 0; i < keys.size() && i < kMaxNamed; ++i) {
+    if (i > 0) out += ", ";
+    Rendezvous::ParsedKey key;
+    if (!Rendezvous::ParseKey(keys[i], &key).ok()) {
+      absl::StrAppend(&out, "key '", keys[i], "'");
+      continue;
+    }
+    absl::StrAppend(&out, "tensor '", key.edge_name, "' from ", key.src_device, " (to ",
+                    key.dst_device, ")");
+  }
+  if (keys.size() > kMaxNamed) absl::StrAppend(&out, " and ", keys.size() - kMaxNamed, " more");
+  return out;
 }
 
 absl::Status DeadFetchError(absl::string_view name) {

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -101,6 +102,12 @@ class Rendezvous : public RefCounted {
   absl::Status Recv(const ParsedKey& key, const Args& args, Tensor* value, bool* is_dead,
                     int64_t timeout_ms = 0);
 
+  // The keys of the receives now waiting for a value that was not sent yet
+  // — by this process's consumers, not by peers asking for values produced
+  // here — in no particular order. For the stuck-step report
+  // (DescribePendingReceives).
+  virtual std::vector<std::string> PendingReceives() const = 0;
+
   // Fails every pending and future Send/RecvAsync with `status`; the first
   // status wins and later calls change nothing. Does not wait for callbacks
   // already running. REQUIRES: !status.ok().
@@ -109,6 +116,14 @@ class Rendezvous : public RefCounted {
  protected:
   ~Rendezvous() override = default;
 };
+
+// What a step whose receives of `keys` (Rendezvous::PendingReceives) have
+// not been answered waits for, for a log line or an error message:
+// "waiting for tensor 'x' from /job:worker/replica:0/task:1/device:CPU:0
+// (to ...), tensor 'y' from ..." — sorted, at most eight named, then how
+// many more; "waiting for no tensor (a kernel is still running)" when
+// `keys` is empty.
+std::string DescribePendingReceives(std::vector<std::string> keys);
 
 // The error for a client's fetch of `name` that arrived dead (the branch of
 // a conditional not taken): InvalidArgument naming the tensor.

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "distflow/core/checked_math.h"
+#include "distflow/core/memory_budget.h"
 #include "distflow/core/status.h"
 #include "distflow/framework/resource_handle.h"
 
@@ -29,45 +30,56 @@ size_t ElementSize(DataType dtype) {
 // handles in place.
 class AlignedBuffer final : public TensorBuffer {
  public:
-  // nullptr when the byte size overflows or the allocator has no memory.
-  static AlignedBuffer* TryNew(DataType dtype, int64_t n) {
+  // nullptr when the byte size overflows, the bytes do not fit in the
+  // process's memory budget (*over_budget set) or the allocator has no
+  // memory.
+  static AlignedBuffer* TryNew(DataType dtype, int64_t n, bool* over_budget) {
+    *over_budget = false;
     const int64_t bytes = TensorBufferBytes(dtype, n);
     if (bytes < 0 || bytes > INT64_MAX - static_cast<int64_t>(kAlignment)) {
       return nullptr;
     }
+    const bool counted = memory_budget::TryReserve(bytes, over_budget);
+    if (*over_budget) return nullptr;
     void* data = nullptr;
     if (bytes > 0) {
       const size_t rounded =
           (static_cast<size_t>(bytes) + kAlignment - 1) / kAlignment * kAlignment;
       data = std::aligned_alloc(kAlignment, rounded);
-      if (data == nullptr) return nullptr;
+      if (data == nullptr) {
+        if (counted) memory_budget::Release(bytes);
+        return nullptr;
+      }
       if (dtype == DT_STRING) ConstructAll<std::string>(data, n);
       if (dtype == DT_RESOURCE) ConstructAll<ResourceHandle>(data, n);
     }
     AlignedBuffer* buf =
-        new (std::nothrow) AlignedBuffer(data, static_cast<size_t>(bytes), dtype, n);
+        new (std::nothrow) AlignedBuffer(data, static_cast<size_t>(bytes), dtype, n, counted);
     if (buf == nullptr) {
       if (data != nullptr && dtype == DT_STRING) DestroyAll<std::string>(data, n);
       if (data != nullptr && dtype == DT_RESOURCE) DestroyAll<ResourceHandle>(data, n);
       std::free(data);
+      if (counted) memory_budget::Release(bytes);
     }
     return buf;
   }
   static AlignedBuffer* New(DataType dtype, int64_t n) {
-    AlignedBuffer* buf = TryNew(dtype, n);
+    bool over_budget;
+    AlignedBuffer* buf = TryNew(dtype, n, &over_budget);
     if (buf == nullptr) throw std::bad_alloc();
     return buf;
   }
 
  private:
-  AlignedBuffer(void* data, size_t bytes, DataType dtype, int64_t n)
-      : TensorBuffer(data, bytes), dtype_(dtype), n_(n) {}
+  AlignedBuffer(void* data, size_t bytes, DataType dtype, int64_t n, bool counted)
+      : TensorBuffer(data, bytes), dtype_(dtype), n_(n), counted_(counted) {}
   ~AlignedBuffer() override {
     if (data() != nullptr) {
       if (dtype_ == DT_STRING) DestroyAll<std::string>(data(), n_);
       if (dtype_ == DT_RESOURCE) DestroyAll<ResourceHandle>(data(), n_);
     }
     std::free(data());
+    if (counted_) memory_budget::Release(static_cast<int64_t>(size()));
   }
   template <typename T>
   static void ConstructAll(void* data, int64_t n) {
@@ -81,6 +93,8 @@ class AlignedBuffer final : public TensorBuffer {
   }
   const DataType dtype_;
   const int64_t n_;
+  // Whether the bytes are reserved in the memory budget.
+  const bool counted_;
 };
 
 class ExternalBuffer final : public TensorBuffer {
@@ -151,7 +165,13 @@ absl::Status Tensor::Allocate(DataType dtype, const TensorShape& shape, Tensor* 
     return oom(bytes, " bytes exceed the limit of ", cap,
                " bytes for one tensor (DISTFLOW_MAX_TENSOR_BYTES)");
   }
-  AlignedBuffer* buf = AlignedBuffer::TryNew(dtype, n);
+  bool over_budget;
+  AlignedBuffer* buf = AlignedBuffer::TryNew(dtype, n, &over_budget);
+  if (over_budget) {
+    return oom(bytes, " more bytes do not fit in the process's memory budget of ",
+               memory_budget::Limit(), " bytes (", memory_budget::InUse(),
+               " in use; distflow server --memory-budget-mb, DISTFLOW_MEMORY_BUDGET_MB)");
+  }
   if (buf == nullptr) return oom("the allocator could not provide ", bytes, " bytes");
   Tensor t;
   t.dtype_ = dtype;

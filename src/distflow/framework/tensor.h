@@ -64,14 +64,16 @@ class Tensor {
   }
   // Allocates a tensor. Numeric elements are uninitialized; strings and
   // resource handles are empty. For sizes the program itself chose: it
-  // throws std::bad_alloc when memory runs out. Sizes derived from input
+  // throws std::bad_alloc when memory (or the process's memory budget,
+  // core/memory_budget.h) runs out. Sizes derived from input
   // (a graph, a feed, a file, a message) go through Allocate instead.
   // REQUIRES: DataTypeIsSupported(dtype) or dtype == DT_RESOURCE.
   Tensor(DataType dtype, const TensorShape& shape);
   // Allocates like the constructor, but fails instead of throwing or
   // aborting: InvalidArgument for an unsupported dtype, ResourceExhausted
   // ("OOM when allocating tensor of shape [...] and type T[ for node 'N']:
-  // why") when the byte size overflows, exceeds MaxTensorBytes() or the
+  // why") when the byte size overflows, exceeds MaxTensorBytes(), does not
+  // fit in the process's memory budget (core/memory_budget.h) or the
   // allocator has no memory. `node` names the node the tensor is for, if any.
   static absl::Status Allocate(DataType dtype, const TensorShape& shape, Tensor* out,
                                absl::string_view node = {});

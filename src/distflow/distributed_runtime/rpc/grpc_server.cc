@@ -37,6 +37,16 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
                                                                GrpcServerOptions options) {
   DF_ASSIGN_OR_RETURN(ClusterSpec cluster, ClusterSpec::FromClusterDef(server_def.cluster()));
   DF_RETURN_IF_ERROR(cluster.TaskAddress(server_def.job_name(), server_def.task_index()).status());
+  // The server's TLS settings are also what this process's channels use,
+  // so its master and workers reach the other tasks of the cluster.
+  if (options.tls.enabled()) {
+    if (options.tls.cert_pem.empty() || options.tls.key_pem.empty() || options.tls.ca_pem.empty()) {
+      return errors::InvalidArgument("a TLS server needs a certificate, a private key and a CA");
+    }
+    SetProcessTls(options.tls);
+  } else {
+    DF_ASSIGN_OR_RETURN(options.tls, ProcessTls());
+  }
   std::unique_ptr<GrpcServer> s(new GrpcServer);
   s->server_def_ = server_def;
   s->options_ = std::move(options);
@@ -59,7 +69,8 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
           if (task == server->task_name_) {
             return std::make_unique<LocalWorker>(task, server->impl_->worker.get());
           }
-          return std::make_unique<GrpcWorkerClient>(task, NewGrpcChannel(address));
+          DF_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel, NewGrpcChannel(address));
+          return std::make_unique<GrpcWorkerClient>(task, std::move(channel));
         });
   };
   s->worker_cache_ = cache_factory(std::move(cluster));
@@ -111,7 +122,7 @@ absl::Status GrpcServer::Start() {
   grpc::ServerBuilder builder;
   const std::string listen =
       absl::StrCat(absl::StrContains(host, ':') ? absl::StrCat("[", host, "]") : host, ":", port);
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &bound_port_);
+  builder.AddListeningPort(listen, ServerCredentials(options_.tls), &bound_port_);
   // gRPC sets SO_REUSEPORT by default, so a second server on a taken port
   // would start and silently share its connections with the first. A port
   // belongs to one task: binding a taken one is an error.
@@ -121,9 +132,11 @@ absl::Status GrpcServer::Start() {
   builder.RegisterService(impl_->master_service.get());
   impl_->server = builder.BuildAndStart();
   if (impl_->server == nullptr || bound_port_ == 0) {
-    return errors::Unavailable("cannot listen on ", listen, " for ", task_name_,
-                               " (is the port taken by another process, or is ", host,
-                               " not an address of this machine? --bind overrides it)");
+    return errors::Unavailable(
+        "cannot listen on ", listen, " for ", task_name_,
+        " (is the port taken by another process, or is ", host,
+        " not an address of this machine? --bind overrides it",
+        options_.tls.enabled() ? "; do the TLS certificate and key load and match?" : "", ")");
   }
   if (port == 0) {
     // Peers in this process (the master) must reach the port really bound.

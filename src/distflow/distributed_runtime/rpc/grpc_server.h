@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "distflow/distributed_runtime/rpc/grpc_tls.h"
 #include "distflow/tensorflow_server.pb.h"
 
 namespace distflow {
@@ -30,11 +31,16 @@ struct GrpcServerOptions {
   std::string bind_host;
   // Calls must carry this token (grpc_auth.h); empty: the process token.
   std::string token;
+  // Serve over mutual TLS with these (grpc_tls.h); off: the process's TLS
+  // settings. The process's channels then use them too.
+  TlsConfig tls;
 };
 
 class GrpcServer {
  public:
-  // InvalidArgument when the ServerDef's task is not in its cluster.
+  // InvalidArgument when the ServerDef's task is not in its cluster, or
+  // when TLS settings lack a certificate, key or CA; the error of bad
+  // DISTFLOW_TLS_* settings.
   static absl::StatusOr<std::unique_ptr<GrpcServer>> Create(const ServerDef& server_def,
                                                             GrpcServerOptions options = {});
   ~GrpcServer();
@@ -44,7 +50,7 @@ class GrpcServer {
   // Binds the task's port (or ServerDef.port when nonzero) on the host its
   // cluster entry names — a loopback entry listens on loopback only — or
   // on options.bind_host. Unavailable naming the address when it cannot
-  // bind.
+  // bind (or, with TLS, when the certificate and key do not load).
   absl::Status Start();
   // Stops accepting calls, fails waiting steps, and gives running calls
   // `grace` to finish before cancelling them.

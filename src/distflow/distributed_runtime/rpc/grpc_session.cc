@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "distflow/core/status.h"
+#include "distflow/distributed_runtime/rpc/grpc_tls.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
 #include "distflow/framework/tensor_proto.h"
 
@@ -26,10 +27,19 @@ void SetDeadline(grpc::ClientContext* ctx, int64_t timeout_ms) {
 
 absl::Status MasterError(const std::string& address, const grpc::Status& s) {
   absl::Status status = FromGrpcStatus(s);
-  if (status.code() == absl::StatusCode::kUnavailable && !IsServerStatus(s)) {
-    return errors::Unavailable("master at ", address, " is unreachable: ", status.message());
+  if (status.code() != absl::StatusCode::kUnavailable || IsServerStatus(s)) return status;
+  // A refused handshake looks like a peer that is down: unless nothing
+  // listens there, say which side of TLS this client is on, so a mismatch is
+  // easy to spot.
+  std::string hint;
+  if (!absl::StrContains(status.message(), "Connection refused")) {
+    absl::StatusOr<TlsConfig> tls = ProcessTls();
+    hint = tls.ok() && tls->enabled()
+               ? " (this client speaks TLS: a server without TLS, or one whose CA did not sign "
+                 "this client's certificate, refuses it)"
+               : " (this client speaks plaintext: a server started with --tls-cert refuses it)";
   }
-  return status;
+  return errors::Unavailable("master at ", address, " is unreachable: ", status.message(), hint);
 }
 
 // Repeats `call` while it fails with Unavailable, backing off from 50 ms up
@@ -59,13 +69,16 @@ absl::StatusOr<std::unique_ptr<GrpcSession>> GrpcSession::Create(const SessionOp
     return errors::InvalidArgument("target '", options.target, "' is not grpc://host:port");
   }
   std::string address = options.target.substr(sizeof(kPrefix) - 1);
-  return std::unique_ptr<GrpcSession>(new GrpcSession(options, std::move(address)));
+  DF_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel, NewGrpcChannel(address));
+  return std::unique_ptr<GrpcSession>(
+      new GrpcSession(options, std::move(address), std::move(channel)));
 }
 
-GrpcSession::GrpcSession(SessionOptions options, std::string address)
+GrpcSession::GrpcSession(SessionOptions options, std::string address,
+                         std::shared_ptr<grpc::Channel> channel)
     : options_(std::move(options)),
       address_(std::move(address)),
-      stub_(MasterService::NewStub(NewGrpcChannel(address_))) {}
+      stub_(MasterService::NewStub(std::move(channel))) {}
 
 GrpcSession::~GrpcSession() { Close().IgnoreError(); }
 

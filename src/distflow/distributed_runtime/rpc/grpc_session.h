@@ -51,7 +51,7 @@ class GrpcSession : public Session {
                     const std::vector<std::string>& output_names, std::vector<Tensor>* outputs);
 
  private:
-  GrpcSession(SessionOptions options, std::string address);
+  GrpcSession(SessionOptions options, std::string address, std::shared_ptr<grpc::Channel> channel);
   absl::StatusOr<std::string> Handle();
   // The deadline of a control call (create, extend, list, close, ...):
   // ConfigProto.operation_timeout_in_ms when set, else `fallback_ms`.

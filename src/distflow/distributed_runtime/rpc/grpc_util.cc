@@ -2,6 +2,7 @@
 
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/rpc/grpc_auth.h"
+#include "distflow/distributed_runtime/rpc/grpc_tls.h"
 
 namespace distflow {
 
@@ -61,15 +62,16 @@ void ConfigureServerBuilder(grpc::ServerBuilder* builder) {
   builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 2 * kKeepaliveMs);
 }
 
-std::shared_ptr<grpc::Channel> NewGrpcChannel(const std::string& address) {
+absl::StatusOr<std::shared_ptr<grpc::Channel>> NewGrpcChannel(const std::string& address) {
+  DF_ASSIGN_OR_RETURN(TlsConfig tls, ProcessTls());
+  std::shared_ptr<grpc::ChannelCredentials> credentials = ChannelCredentials(tls);
   // Interceptors only where there is a token to carry: without one a
   // channel takes gRPC's plain path.
   if (ProcessToken().empty()) {
-    return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
-                                     DistflowChannelArguments());
+    return grpc::CreateCustomChannel(address, credentials, DistflowChannelArguments());
   }
   return grpc::experimental::CreateCustomChannelWithInterceptors(
-      address, grpc::InsecureChannelCredentials(), DistflowChannelArguments(), TokenInterceptors());
+      address, credentials, DistflowChannelArguments(), TokenInterceptors());
 }
 
 }  // namespace distflow

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "distflow/framework/cancellation.h"
 #include "grpcpp/grpcpp.h"
 
@@ -31,9 +32,11 @@ inline constexpr int kKeepaliveMs = 5000;
 grpc::ChannelArguments DistflowChannelArguments();
 // Server settings matching DistflowChannelArguments (message size, pings).
 void ConfigureServerBuilder(grpc::ServerBuilder* builder);
-// A channel to "host:port" with DistflowChannelArguments(), carrying the
-// process token (grpc_auth.h) when there is one when the channel is made.
-std::shared_ptr<grpc::Channel> NewGrpcChannel(const std::string& address);
+// A channel to "host:port" with DistflowChannelArguments(), over the
+// process's TLS settings (grpc_tls.h) and carrying the process token
+// (grpc_auth.h) when there is one, as they are when the channel is made.
+// The error of bad DISTFLOW_TLS_* settings.
+absl::StatusOr<std::shared_ptr<grpc::Channel>> NewGrpcChannel(const std::string& address);
 
 // A server reactor that turns the caller's cancellation (a cancelled call,
 // a passed deadline, a client gone away) into a CancellationManager the
