@@ -1,6 +1,7 @@
 // Gradient functions of the image ops: Conv2D (through its two backprop
 // ops), MaxPool (MaxPoolGrad) and AvgPool (AvgPoolGrad), each with the
-// forward op's strides, window and padding. The gradient ops themselves
+// forward op's strides, window and padding; FusedBatchNormV3
+// (FusedBatchNormGradV3 with its epsilon and mode). The gradient ops themselves
 // have no gradients.
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "distflow/cc/ops/image_nn_ops.h"
 #include "distflow/core/status.h"
 #include "distflow/gradients/grad_op_registry.h"
+#include "distflow/gradients/gradients.h"
 
 namespace distflow {
 namespace {
@@ -74,6 +76,30 @@ absl::Status AvgPoolGradFn(const Scope& scope, const Operation& op,
   return scope.status();
 }
 REGISTER_GRADIENT_OP("AvgPool", AvgPoolGradFn);
+
+// Gradients for x, scale and offset; none for the running mean and
+// variance (in training they only feed the running outputs).
+absl::Status FusedBatchNormV3Grad(const Scope& scope, const Operation& op,
+                                  const std::vector<Output>& grad_inputs,
+                                  std::vector<Output>* grad_outputs) {
+  const AttrSlice attrs = op.node()->attrs();
+  float epsilon;
+  bool is_training;
+  std::string data_format;
+  DF_RETURN_IF_ERROR(GetNodeAttr(attrs, "epsilon", &epsilon));
+  DF_RETURN_IF_ERROR(GetNodeAttr(attrs, "is_training", &is_training));
+  DF_RETURN_IF_ERROR(GetNodeAttr(attrs, "data_format", &data_format));
+  if (data_format != "NHWC") {
+    return errors::Unimplemented("the gradient of '", op.node()->name(),
+                                 "' needs data_format NHWC, got ", data_format);
+  }
+  ops::FusedBatchNormGradV3 grad(scope, grad_inputs[0], op.input(0), op.input(1), op.output(3),
+                                 op.output(4), op.output(5), epsilon, is_training);
+  *grad_outputs = {grad.x_backprop, grad.scale_backprop, grad.offset_backprop, NoGradient(),
+                   NoGradient()};
+  return scope.status();
+}
+REGISTER_GRADIENT_OP("FusedBatchNormV3", FusedBatchNormV3Grad);
 
 }  // namespace
 }  // namespace distflow

@@ -48,5 +48,29 @@ AvgPoolGrad::AvgPoolGrad(const Scope& scope, Input orig_input_shape, Input grad,
     : ImageOpOutput(BuildOp(scope, "AvgPoolGrad", {orig_input_shape, grad},
                             {{"ksize", ksize}, {"strides", strides}, {"padding", padding}})) {}
 
+FusedBatchNormV3::FusedBatchNormV3(const Scope& scope, Input x, Input scale, Input offset,
+                                   Input mean, Input variance, const Attrs& attrs)
+    : operation(BuildOp(scope, "FusedBatchNormV3", {x, scale, offset, mean, variance},
+                        {{"epsilon", attrs.epsilon},
+                         {"exponential_avg_factor", attrs.exponential_avg_factor},
+                         {"is_training", attrs.is_training}})),
+      y(operation.output(0)),
+      batch_mean(operation.output(1)),
+      batch_variance(operation.output(2)),
+      reserve_space_1(operation.output(3)),
+      reserve_space_2(operation.output(4)),
+      reserve_space_3(operation.output(5)) {}
+
+FusedBatchNormGradV3::FusedBatchNormGradV3(const Scope& scope, Input y_backprop, Input x,
+                                           Input scale, Input reserve_space_1,
+                                           Input reserve_space_2, Input reserve_space_3,
+                                           float epsilon, bool is_training)
+    : operation(BuildOp(scope, "FusedBatchNormGradV3",
+                        {y_backprop, x, scale, reserve_space_1, reserve_space_2, reserve_space_3},
+                        {{"epsilon", epsilon}, {"is_training", is_training}})),
+      x_backprop(operation.output(0)),
+      scale_backprop(operation.output(1)),
+      offset_backprop(operation.output(2)) {}
+
 }  // namespace ops
 }  // namespace distflow
