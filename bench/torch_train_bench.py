@@ -1,18 +1,19 @@
 #!/usr/bin/env python3
 """PyTorch (CPU, eager) training throughput of the Fashion-MNIST models that
 `distflow train` builds, for comparison with bench/train_bench: the same
-layers, initial-value scheme, Adam (lr 0.001) and batch 64, over the first
---examples training images read from the same gzipped IDX files. The data is
-decoded once up front (no input pipeline is timed); only the training loop
-is. Not part of CI: run by hand where python3-torch is installed.
+layers (with PyTorch's default initial values), Adam (lr 0.001) and batch 64,
+over the first --examples training images read from the same gzipped IDX
+files. The data is decoded once up front (no input pipeline is timed); only
+the training loop is. Not part of CI: run by hand where python3-torch is installed.
 
-    python3 bench/torch_train_bench.py --examples 12800 --threads 2
+    /usr/bin/python3 bench/torch_train_bench.py --examples 12800 --threads 2
+
+(Debian's python3-torch installs for the system interpreter, /usr/bin/python3.)
 """
 import argparse
 import gzip
 import time
 
-import numpy as np
 import torch
 from torch import nn
 
@@ -21,11 +22,11 @@ DATA = "/usr/share/datasets/fashion-mnist"
 
 def load(examples):
     with gzip.open(f"{DATA}/train-images-idx3-ubyte.gz") as f:
-        images = np.frombuffer(f.read(), np.uint8, offset=16).reshape(-1, 784)
+        images = torch.frombuffer(bytearray(f.read()[16:]), dtype=torch.uint8).reshape(-1, 784)
     with gzip.open(f"{DATA}/train-labels-idx1-ubyte.gz") as f:
-        labels = np.frombuffer(f.read(), np.uint8, offset=8)
-    x = torch.tensor(images[:examples], dtype=torch.float32) / 255.0
-    y = torch.tensor(labels[:examples], dtype=torch.int64)
+        labels = torch.frombuffer(bytearray(f.read()[8:]), dtype=torch.uint8)
+    x = images[:examples].to(torch.float32) / 255.0
+    y = labels[:examples].to(torch.int64)
     return x, y
 
 

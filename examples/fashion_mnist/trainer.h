@@ -1,7 +1,7 @@
 // Trains a Fashion-MNIST classifier (model.h) in one process: the training
 // images stream from the gzipped IDX files through a tf.data pipeline
 // (FixedLengthRecordDatasetV2 for images and labels, zipped, shuffled with
-// a buffer of 10 000, batched, prefetched), are decoded in the graph
+// a buffer holding the whole training set, batched, prefetched), are decoded in the graph
 // (DecodeRaw, scaled to [0, 1]) and feed the model; the loss is the mean
 // SparseSoftmaxCrossEntropyWithLogits, minimised by Adam. After the last
 // epoch the model is evaluated on the test images.

@@ -27,16 +27,12 @@
 
 namespace distflow {
 
-class ThreadPool;
-
-// What an iterator may use while producing an element. Pointers are
-// borrowed; any of them may be null.
+// What an iterator may use while producing an element.
 struct IteratorContext {
-  // The step asking for the element: an iterator that waits (for a
-  // prefetching producer) stops with Cancelled when the step is cancelled.
+  // The step asking for the element (borrowed; may be null): an iterator
+  // that waits (for a prefetching producer) stops with Cancelled when the
+  // step is cancelled.
   CancellationManager* cancellation_manager = nullptr;
-  // The intra-op pool, for iterators that compute in parallel.
-  ThreadPool* thread_pool = nullptr;
 };
 
 // One pass over a dataset.
@@ -63,11 +59,6 @@ class DatasetBase : public VariantValue, public std::enable_shared_from_this<Dat
 
   // A new iterator positioned before the first element.
   virtual absl::StatusOr<std::unique_ptr<IteratorBase>> MakeIterator() const = 0;
-
-  // The number of elements, or kInfiniteCardinality / kUnknownCardinality.
-  virtual int64_t Cardinality() const { return kUnknownCardinality; }
-  static constexpr int64_t kInfiniteCardinality = -1;
-  static constexpr int64_t kUnknownCardinality = -2;
 
   std::string TypeName() const override { return "Dataset"; }
   // "<op> '<node>'", e.g. "BatchDatasetV2 'batch'".

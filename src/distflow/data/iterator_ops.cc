@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "distflow/core/status.h"
-#include "distflow/core/threadpool.h"
 #include "distflow/data/anonymous_resource.h"
 #include "distflow/data/iterator_resource.h"
 #include "distflow/framework/kernel_registry.h"
@@ -111,7 +110,6 @@ class IteratorGetNextOp : public OpKernel {
     OP_REQUIRES_OK(ctx, it.status());
     IteratorContext iter_ctx;
     iter_ctx.cancellation_manager = ctx->cancellation_manager();
-    iter_ctx.thread_pool = ctx->intra_op_threadpool();
     std::vector<Tensor> components;
     bool end_of_sequence = false;
     OP_REQUIRES_OK(ctx, (*it)->GetNext(&iter_ctx, &components, &end_of_sequence));

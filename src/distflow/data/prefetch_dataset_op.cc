@@ -38,7 +38,6 @@ class PrefetchDataset final : public DatasetBase {
     if (buffer_size_ == 0) return input;
     return std::unique_ptr<IteratorBase>(new Iterator(buffer_size_, std::move(input)));
   }
-  int64_t Cardinality() const override { return input_->Cardinality(); }
 
  private:
   std::string OpName() const override { return "PrefetchDataset"; }

@@ -24,7 +24,8 @@ class RangeDataset final : public DatasetBase {
     return std::unique_ptr<IteratorBase>(
         new Iterator(std::static_pointer_cast<const RangeDataset>(shared_from_this())));
   }
-  int64_t Cardinality() const override {
+  // The number of elements.
+  int64_t Count() const {
     // In __int128: stop - start may overflow int64.
     const __int128 span = static_cast<__int128>(stop_) - start_;
     if ((step_ > 0 && span <= 0) || (step_ < 0 && span >= 0)) return 0;
@@ -38,7 +39,7 @@ class RangeDataset final : public DatasetBase {
   class Iterator final : public IteratorBase {
    public:
     explicit Iterator(std::shared_ptr<const RangeDataset> dataset)
-        : dataset_(std::move(dataset)), remaining_(dataset_->Cardinality()) {}
+        : dataset_(std::move(dataset)), remaining_(dataset_->Count()) {}
     absl::Status GetNext(IteratorContext*, std::vector<Tensor>* out,
                          bool* end_of_sequence) override {
       *end_of_sequence = remaining_ == 0;

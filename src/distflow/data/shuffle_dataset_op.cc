@@ -39,7 +39,6 @@ class ShuffleDataset final : public DatasetBase {
         new Iterator(std::static_pointer_cast<const ShuffleDataset>(shared_from_this()),
                      std::move(input), seeds_->NextIterationSeeds()));
   }
-  int64_t Cardinality() const override { return input_->Cardinality(); }
 
  private:
   std::string OpName() const override { return op_; }

@@ -24,7 +24,6 @@ class TensorSliceDataset final : public DatasetBase {
     return std::unique_ptr<IteratorBase>(
         new Iterator(std::static_pointer_cast<const TensorSliceDataset>(shared_from_this())));
   }
-  int64_t Cardinality() const override { return components_[0].dim_size(0); }
 
  private:
   std::string OpName() const override { return "TensorSliceDataset"; }
