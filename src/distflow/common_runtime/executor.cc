@@ -683,7 +683,8 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
     item.is_expensive = item.kernel->IsExpensive();
     item.is_transfer = n->IsSend() || n->IsRecv();
     item.unset_output_is_dead =
-        n->IsRecv() || n->type_string() == "Switch" || n->type_string() == "RefSwitch";
+        n->IsRecv() || n->type_string() == "Switch" || n->type_string() == "RefSwitch" ||
+        n->type_string() == "_SwitchN";
     item.is_merge = n->type_string() == "Merge";
   }
   total_inputs_ = next_input;
