@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "distflow/core/status.h"
 #include "distflow/framework/op_registry.h"
 #include "distflow/graph/function_body.h"
 #include "distflow/graph/graph_constructor.h"
