@@ -566,32 +566,7 @@ TEST(LowerFunctionalOpsTest, MissingFunctionNamesTheNode) {
   EXPECT_THAT(g.status().message(), HasSubstr("function 'nowhere' is not in the graph's library"));
 }
 
-// The lowering only needs the loop ops' definitions; where the runtime does
-// not define them, the test does (with TensorFlow's signatures).
-void RegisterLoopOpsWhereMissing() {
-  const OpDefBuilder builders[] = {
-      OpDefBuilder("Enter")
-          .Input("data: T")
-          .Output("output: T")
-          .Attr("T: type")
-          .Attr("frame_name: string")
-          .Attr("is_constant: bool = false")
-          .Attr("parallel_iterations: int = 10"),
-      OpDefBuilder("Exit").Input("data: T").Output("output: T").Attr("T: type"),
-      OpDefBuilder("NextIteration").Input("data: T").Output("output: T").Attr("T: type"),
-      OpDefBuilder("LoopCond").Input("input: bool").Output("output: bool"),
-  };
-  for (const OpDefBuilder& b : builders) {
-    OpRegistrationData data;
-    ASSERT_TRUE(b.Finalize(&data).ok());
-    if (OpRegistry::Global()->LookUp(data.op_def.name()) == nullptr) {
-      ASSERT_TRUE(OpRegistry::Global()->Register(std::move(data)).ok());
-    }
-  }
-}
-
 TEST(LowerFunctionalOpsTest, WhileBecomesALoopInItsOwnFrame) {
-  RegisterLoopOpsWhereMissing();
   auto g = Lowered(R"pb(
     node {
       name: "loop"

@@ -7,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common_runtime/loop_test_graphs.h"
 #include "distflow/framework/kernel_registry.h"
 #include "distflow/framework/op_registry.h"
 #include "distflow/graph/graph_constructor.h"
@@ -414,11 +415,17 @@ TEST_F(PartitionTest, ValidatePartitionsNamesAMissingLocation) {
 
 // Loop ops come from a private registry; partitioning needs no kernels for
 // CPU nodes.
-TEST(PartitionLoopTest, LoopsMustStayInOneLocationUnlessAlreadyRewritten) {
+TEST(PartitionLoopTest, LoopsAcrossDevicesNeedALoopCond) {
   OpRegistry ops;
   for (const OpDefBuilder& b :
        {OpDefBuilder("Src").Output("o: float"),
-        OpDefBuilder("Enter").Input("data: T").Output("output: T").Attr("T: type"),
+        OpDefBuilder("Enter")
+            .Input("data: T")
+            .Output("output: T")
+            .Attr("T: type")
+            .Attr("frame_name: string")
+            .Attr("is_constant: bool = false")
+            .Attr("parallel_iterations: int = 10"),
         OpDefBuilder("Body").Input("x: float").Output("y: float"),
         OpDefBuilder("Exit").Input("data: T").Output("output: T").Attr("T: type")}) {
     OpRegistrationData data;
@@ -429,10 +436,12 @@ TEST(PartitionLoopTest, LoopsMustStayInOneLocationUnlessAlreadyRewritten) {
   *gdef.add_node() = MakeNode("src", "Src", kA);
   *gdef.add_node() = MakeNode("enter", "Enter", kA, {"src"});
   *gdef.add_node() = MakeNode("body", "Body", kB, {"enter"});
-  *gdef.add_node() = MakeNode("exit", "Exit", kB, {"body"});
-  *gdef.add_node() = MakeNode("after", "Body", kC, {"exit"});
+  *gdef.add_node() = MakeNode("body2", "Body", kC, {"body"});
+  *gdef.add_node() = MakeNode("exit", "Exit", kC, {"body2"});
+  *gdef.add_node() = MakeNode("after", "Body", kA, {"exit"});
   for (NodeDef& n : *gdef.mutable_node()) {
-    if (n.op() != "Src" && n.op() != "Body") AddNodeAttr("T", DT_FLOAT, &n);
+    if (n.op() == "Enter" || n.op() == "Exit") AddNodeAttr("T", DT_FLOAT, &n);
+    if (n.op() == "Enter") AddNodeAttr("frame_name", "loop", &n);
   }
   Graph g(&ops);
   ASSERT_TRUE(ConvertGraphDefToGraph({}, gdef, &g).ok());
@@ -443,21 +452,68 @@ TEST(PartitionLoopTest, LoopsMustStayInOneLocationUnlessAlreadyRewritten) {
   opts.new_name = [&id](absl::string_view p) { return absl::StrCat(p, "/_", id++); };
   opts.get_incarnation = [](const std::string&) -> uint64_t { return 1; };
   std::unordered_map<std::string, GraphDef> parts;
+  // The body spans B and C: C needs a copy of the loop, driven by the
+  // LoopCond this frame lacks.
   absl::Status s = Partition(opts, &g, &parts);
-  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(std::string(s.message()), HasSubstr("'enter'"));
-  EXPECT_THAT(std::string(s.message()), HasSubstr("'body'"));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("'loop'"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("LoopCond"));
 
-  opts.control_flow_added = true;
-  ASSERT_TRUE(Partition(opts, &g, &parts).ok());
-  EXPECT_EQ(parts.size(), 3u);
-
-  // A loop kept on one device (the node after its Exit may live elsewhere).
+  // The Enter moved to its consumer's device, and the rest of the loop on
+  // one device: only the edges into and out of the frame cross devices.
   for (Node* n : g.op_nodes()) {
-    if (n->name() != "after") n->set_assigned_device_name(kA);
+    if (n->name() == "body2" || n->name() == "exit") n->set_assigned_device_name(kB);
   }
-  opts.control_flow_added = false;
-  EXPECT_TRUE(Partition(opts, &g, &parts).ok());
+  ASSERT_TRUE(Partition(opts, &g, &parts).ok());
+  EXPECT_EQ(parts.size(), 2u);
+  bool enter_on_b = false;
+  for (const NodeDef& n : parts[kB].node()) enter_on_b |= n.name() == "enter";
+  EXPECT_TRUE(enter_on_b);
+}
+
+// A loop whose body spans three devices: each device that receives values
+// inside the frame gets one control loop, its _Recvs hang off that loop's
+// Merge, and partitioning the result again (as a worker does after the
+// master) adds nothing.
+TEST(PartitionLoopTest, EachDeviceGetsOneControlLoop) {
+  Graph g;
+  ASSERT_TRUE(ConvertGraphDefToGraph({}, test::SumLoop({kA, kB, kC}), &g).ok());
+  for (Node* n : g.op_nodes()) {
+    n->set_assigned_device_name(n->requested_device().empty() ? kA : n->requested_device());
+  }
+  PartitionOptions opts;
+  opts.node_to_loc = SplitByDevice;
+  int id = 0;
+  opts.new_name = [&id](absl::string_view p) { return absl::StrCat(p, "/_", id++); };
+  opts.get_incarnation = [](const std::string&) -> uint64_t { return 1; };
+  std::unordered_map<std::string, GraphDef> parts;
+  ASSERT_TRUE(Partition(opts, &g, &parts).ok());
+  ASSERT_EQ(parts.size(), 3u);
+  auto count_loops = [](const GraphDef& gdef) {
+    int merges = 0;
+    for (const NodeDef& n : gdef.node()) merges += n.attr().count("_control_loop");
+    return merges;
+  };
+  for (const char* device : {kA, kB, kC}) {
+    const GraphDef& part = parts[device];
+    EXPECT_EQ(count_loops(part), 1) << device;
+    std::string merge;
+    for (const NodeDef& n : part.node()) {
+      if (n.attr().count("_control_loop")) merge = n.name();
+    }
+    for (const NodeDef& n : part.node()) {
+      if (n.op() != "_Recv") continue;
+      // Every value crossing devices here is computed inside the loop.
+      EXPECT_THAT(std::vector<std::string>(n.input().begin(), n.input().end()),
+                  ::testing::Contains("^" + merge))
+          << device << " " << n.name();
+    }
+  }
+  const int nodes = g.num_op_nodes();
+  const int edges = g.num_edges();
+  ASSERT_TRUE(Partition(opts, &g, &parts).ok());
+  EXPECT_EQ(g.num_op_nodes(), nodes);
+  EXPECT_EQ(g.num_edges(), edges);
 }
 
 }  // namespace

@@ -147,6 +147,24 @@ TEST_F(DistflowRunTest, JsonOutputOnTwoDevices) {
   EXPECT_EQ(j["fetches"][1]["values"], nlohmann::json::array({11.0, 22.0, 13.0, 24.0}));
 }
 
+// examples/graphs/while_loop.pbtxt, a loop as TF1's tf.while_loop writes it.
+TEST_F(DistflowRunTest, WhileLoopExample) {
+  const std::string graph = std::string(DISTFLOW_SOURCE_DIR) + "/examples/graphs/while_loop.pbtxt";
+  {
+    Result r = Run(absl::StrCat("run ", graph, " --feed n=5 --feed x=1 --fetch while/Exit",
+                                " --fetch while/Exit_1 --output json"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["fetches"][0]["values"], nlohmann::json::array({5}));
+    EXPECT_EQ(j["fetches"][1]["values"], nlohmann::json::array({63.0}));
+  }
+  // Zero iterations: the initial values come out.
+  Result r =
+      Run(absl::StrCat("run ", graph, " --feed n=0 --feed x=3 --fetch while/Exit_1 --output json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["fetches"][0]["values"], nlohmann::json::array({3.0}));
+}
+
 TEST_F(DistflowRunTest, BinaryGraphDef) {
   distflow::GraphDef def;
   ASSERT_TRUE(distflow::ParseGraphDefText(kGraph, &def).ok());

@@ -36,10 +36,12 @@ std::string Example(const std::string& name) {
   return absl::StrCat(DISTFLOW_EXAMPLES_DIR, "/", name);
 }
 
+// The value of each (scalar) fetch in `distflow run --output json` output.
 std::vector<double> Values(const std::string& json_text) {
   std::vector<double> values;
-  for (const auto& fetch : nlohmann::json::parse(json_text)["fetches"]) {
-    values.push_back(fetch["values"].get<double>());
+  const nlohmann::json parsed = nlohmann::json::parse(json_text);
+  for (const auto& fetch : parsed["fetches"]) {
+    values.push_back(fetch["values"][0].get<double>());
   }
   return values;
 }

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <exception>
 #include <new>
+#include <tuple>
 #include <utility>
 
-#include "absl/container/flat_hash_set.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/synchronization/notification.h"
 #include "distflow/common_runtime/step_stats_collector.h"
@@ -14,6 +16,7 @@
 #include "distflow/core/logging.h"
 #include "distflow/core/status.h"
 #include "distflow/framework/kernel_registry.h"
+#include "distflow/graph/control_flow.h"
 #include "distflow/graph/graph_constructor.h"
 
 namespace distflow {
@@ -25,18 +28,31 @@ struct Executor::NodeItem {
   const DataType* input_types = nullptr;  // kernel->input_types().data()
   int32_t num_inputs = 0;
   int32_t num_outputs = 0;
-  // Index of input 0 in a step's input slots; inputs are contiguous.
+  // Index of input 0 in an iteration's input slots of the node's frame;
+  // inputs are contiguous.
   int32_t input_start = 0;
+  // Index of the node's pending count in an iteration of its frame.
+  int32_t pending_index = 0;
   // Edges from other op nodes (data and control) the node waits for.
   int32_t num_pending = 0;
   // [begin, end) ranges in out_edges_ and control_out_.
   int32_t out_edge_begin = 0, out_edge_end = 0;
   int32_t control_begin = 0, control_end = 0;
+  // The frame the node runs in (an Enter runs in the frame around the one it
+  // enters), and for an Enter the frame it enters.
+  int32_t frame = 0;
+  int32_t child_frame = -1;
+  // Dead data inputs that make a Merge dead: all of them, or one for a loop's
+  // Merge (fed by a NextIteration), which gets one input per iteration.
+  int32_t merge_dead_needed = 0;
+  LoopRole loop_role = LoopRole::kNone;
+  bool is_constant_enter = false;
   bool is_async = false;
   bool is_expensive = false;
   // _Send/_Recv run even when dead, to carry the deadness across devices.
   bool is_transfer = false;
-  // For _Recv and Switch an output left unset is dead rather than an error.
+  // For _Recv, Switch and _SwitchN an output left unset is dead rather than an
+  // error.
   bool unset_output_is_dead = false;
   // A Merge waits for its control inputs and then for the first live data
   // input, or for every data input to be dead (see kMergeLiveShift).
@@ -46,8 +62,25 @@ struct Executor::NodeItem {
 struct Executor::OutEdge {
   int32_t dst;         // consumer's index in items_
   int32_t src_output;  // producer's output slot
-  int32_t dst_slot;    // consumer's absolute input slot
+  int32_t dst_slot;    // consumer's input slot in its frame's iterations
   bool is_last_use;    // the last edge reading src_output may move the value
+};
+
+// The layout of one loop frame's iterations, and what the frame needs to run.
+struct Executor::FrameInfo {
+  std::string name;
+  // Mixed into the frame ids of the frame's instances; the same in every
+  // process, so both ends of a _Send/_Recv pair compute the same key.
+  uint64_t name_hash = 0;
+  int32_t parent = -1;
+  int64_t parallel_iterations = 1;
+  // The frame's Enter nodes in this graph: an instance of the frame has
+  // received all its inputs when that many have run.
+  int32_t num_enters = 0;
+  int32_t num_nodes = 0;
+  int32_t total_inputs = 0;
+  // By pending_index: each node's pending count at the start of an iteration.
+  std::vector<uint64_t> initial_pending;
 };
 
 namespace {
@@ -67,19 +100,32 @@ constexpr uint64_t kMergeDeadMask = 0xffffu;
 
 int MergeLiveInput(uint64_t pending) { return static_cast<int>(pending >> kMergeLiveShift) - 1; }
 
-bool IsUnsupportedControlFlow(const Node& n) {
-  const std::string& op = n.type_string();
-  return op == "RefMerge" || op == "Enter" || op == "RefEnter" || op == "Exit" || op == "RefExit" ||
-         op == "NextIteration" || op == "RefNextIteration" || op == "LoopCond";
+std::string NodePrefix(const Node& n) { return absl::StrCat(FormatNodeForError(n.def()), ": "); }
+
+// 64-bit FNV-1a: stable across processes and builds, unlike absl::Hash.
+uint64_t StableHash(const void* data, size_t n, uint64_t h = 0xcbf29ce484222325ull) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
 }
 
-std::string NodePrefix(const Node& n) { return absl::StrCat(FormatNodeForError(n.def()), ": "); }
+// The id of the instance of a frame entered in iteration `parent_iter` of
+// the frame instance `parent_id`: what rendezvous keys carry as frame_id.
+uint64_t ChildFrameId(uint64_t parent_id, int64_t parent_iter, uint64_t name_hash) {
+  const uint64_t parts[3] = {parent_id, static_cast<uint64_t>(parent_iter), name_hash};
+  return StableHash(parts, sizeof(parts));
+}
 
 }  // namespace
 
 // The values and pending counts of one iteration of one frame. A step that
-// ends without error leaves every entry cleared, so its state is recycled
-// for the next step, which only resets the pending counts.
+// ends without error leaves every entry of the root frame's iteration
+// cleared, so its state is recycled for the next step, which only resets the
+// pending counts. Iterations of loop frames are cleared when they end and
+// recycled within their frame.
 struct Executor::IterationState {
   // One input slot of a consumer.
   struct Entry {
@@ -90,17 +136,28 @@ struct Executor::IterationState {
     bool is_dead = false;
   };
 
-  explicit IterationState(const Executor& exec)
-      : entries(new Entry[exec.total_inputs_]),
-        pending(new std::atomic<uint64_t>[exec.items_.size()]) {}
-  void ResetPendingCounts(const Executor& exec) {
-    for (size_t i = 0; i < exec.items_.size(); ++i) {
-      pending[i].store(exec.items_[i].num_pending, std::memory_order_relaxed);
+  explicit IterationState(const FrameInfo& frame)
+      : entries(new Entry[frame.total_inputs]),
+        pending(new std::atomic<uint64_t>[frame.num_nodes]) {}
+  void Reset(const FrameInfo& frame, int64_t iteration) {
+    for (int32_t i = 0; i < frame.num_nodes; ++i) {
+      pending[i].store(frame.initial_pending[i], std::memory_order_relaxed);
     }
+    iter = iteration;
+    outstanding_ops = 0;
+    outstanding_frames = 0;
+  }
+  void ClearEntries(const FrameInfo& frame) {
+    for (int32_t i = 0; i < frame.total_inputs; ++i) entries[i] = Entry();
   }
 
   std::unique_ptr<Entry[]> entries;
   std::unique_ptr<std::atomic<uint64_t>[]> pending;
+  int64_t iter = 0;
+  // Loop frames only, under the frame's mutex: nodes of this iteration ready
+  // or running, and child frames entered from it that are still alive.
+  int64_t outstanding_ops = 0;
+  int64_t outstanding_frames = 0;
 };
 
 std::unique_ptr<Executor::IterationState> Executor::TakeIterationState() const {
@@ -112,14 +169,17 @@ std::unique_ptr<Executor::IterationState> Executor::TakeIterationState() const {
       free_iterations_.pop_back();
     }
   }
-  if (state == nullptr) state = std::make_unique<IterationState>(*this);
-  state->ResetPendingCounts(*this);
+  if (state == nullptr) state = std::make_unique<IterationState>(frames_[0]);
+  state->Reset(frames_[0], 0);
   return state;
 }
 
 void Executor::RecycleIterationState(std::unique_ptr<IterationState> state) const {
   // Enough for a few concurrent steps; more would only hold memory.
   constexpr size_t kMaxFree = 4;
+  // With loops a root node may be left holding a value it never consumed
+  // (an input of a node that never became ready): start from clean slots.
+  if (has_loops_) state->ClearEntries(frames_[0]);
   absl::MutexLock l(&free_mu_);
   if (free_iterations_.size() < kMaxFree) {
     free_iterations_.push_back(std::move(state));
@@ -134,17 +194,39 @@ class Executor::StepState {
 
  private:
   using Entry = IterationState::Entry;
-  // A loop frame. Only the root frame, with one iteration, exists until
-  // control flow lands; nodes and values already carry (frame, iteration).
+  // One instance of a frame: the root frame, or a loop frame entered in one
+  // iteration of its parent. The root frame has one iteration forever and
+  // needs no lock; a loop frame's fields below are guarded by `mu`.
   struct FrameState {
+    const FrameInfo* info = nullptr;
     uint64_t frame_id = 0;
-    std::vector<std::unique_ptr<IterationState>> iterations;
-    IterationState* iteration(int64_t iter) const { return iterations[iter].get(); }
+    FrameState* parent = nullptr;
+    IterationState* parent_iter = nullptr;
+    // The key of this frame in frames_.
+    std::tuple<const FrameState*, int64_t, int32_t> key;
+
+    absl::Mutex mu;
+    // Live iterations first_iter .. iteration_count, oldest first; an
+    // iteration ends only after the one before it.
+    std::deque<std::unique_ptr<IterationState>> iterations;
+    int64_t first_iter = 0;
+    int64_t iteration_count = 0;
+    int32_t num_pending_inputs = 0;
+    // NextIteration values waiting for a free iteration (parallel_iterations
+    // are alive), constant Enter values every iteration sees, and dead Exits
+    // of the newest iteration (their deadness leaves the loop when it ends).
+    std::vector<std::pair<const NodeItem*, Entry>> next_iter_roots;
+    std::vector<std::pair<const NodeItem*, Entry>> loop_invariants;
+    std::vector<const NodeItem*> dead_exits;
+    std::vector<std::unique_ptr<IterationState>> free_iterations;
+
+    IterationState* iteration(int64_t i) { return iterations[i - first_iter].get(); }
+    bool is_root() const { return parent == nullptr; }
   };
   struct TaggedNode {
     const NodeItem* item;
     FrameState* frame;
-    int64_t iter;
+    IterationState* iter;
     bool is_dead;
   };
   using TaggedNodeSeq = absl::InlinedVector<TaggedNode, 8>;
@@ -197,12 +279,39 @@ class Executor::StepState {
   absl::Status ProcessOutputs(const TaggedNode& tagged, OpKernelContext* ctx, TaggedNodeSeq* ready);
   // ctx is null for a dead node: every output is dead.
   void PropagateOutputs(const TaggedNode& tagged, OpKernelContext* ctx, TaggedNodeSeq* ready);
-  // `slot` is the absolute input slot a data edge feeds, -1 for a control
-  // edge (only a Merge needs to know which input it is).
-  void ActivateNode(int32_t dst, int32_t slot, bool dead, const TaggedNode& from,
-                    IterationState* iter, TaggedNodeSeq* ready);
-  void ActivateMerge(int32_t dst, int32_t slot, bool dead, const TaggedNode& from,
-                     IterationState* iter, TaggedNodeSeq* ready);
+  // Writes the consumers' input slots in `iter` and activates them;
+  // `set_input(edge, &slot)` stores one edge's value and returns whether it
+  // is dead. For a loop frame REQUIRES frame->mu.
+  template <typename SetInput>
+  void ActivateEdges(const NodeItem& item, bool node_dead, FrameState* frame, IterationState* iter,
+                     TaggedNodeSeq* ready, SetInput set_input);
+  void ActivateFromContext(const NodeItem& item, OpKernelContext* ctx, bool node_dead,
+                           FrameState* frame, IterationState* iter, TaggedNodeSeq* ready);
+  // Every out edge of `item` (a one-output loop node) carries `value`.
+  void ActivateFromEntry(const NodeItem& item, const Entry& value, FrameState* frame,
+                         IterationState* iter, TaggedNodeSeq* ready);
+  // `slot` is the input slot a data edge feeds, -1 for a control edge (only
+  // a Merge needs to know which input it is).
+  void ActivateNode(int32_t dst, int32_t slot, bool dead, FrameState* frame, IterationState* iter,
+                    TaggedNodeSeq* ready);
+  void ActivateMerge(int32_t dst, int32_t slot, bool dead, FrameState* frame, IterationState* iter,
+                     TaggedNodeSeq* ready);
+
+  // Loops. PropagateLoopOutputs moves a node's outputs within and between
+  // frames and then releases the node's hold on its iteration; the rest keep
+  // the frames' books. Functions named *Locked REQUIRE frame->mu.
+  void PropagateLoopOutputs(const TaggedNode& tagged, OpKernelContext* ctx, TaggedNodeSeq* ready);
+  static Entry TakeOutput(OpKernelContext* ctx);
+  FrameState* FindOrCreateChildFrame(FrameState* frame, IterationState* iter,
+                                     const NodeItem& enter);
+  std::unique_ptr<IterationState> TakeLoopIterationLocked(FrameState* frame, int64_t iteration);
+  void IncrementIterationLocked(FrameState* frame, TaggedNodeSeq* ready);
+  // Ends finished iterations from `iteration` on; true iff the frame is done.
+  bool CleanupIterationsLocked(FrameState* frame, int64_t iteration, TaggedNodeSeq* ready);
+  void DecrementOutstandingOps(FrameState* frame, IterationState* iter, TaggedNodeSeq* ready);
+  // Deletes a finished frame, then its parent when that finishes too.
+  void DeleteFrame(FrameState* frame, TaggedNodeSeq* ready);
+
   int32_t item_index(const NodeItem& item) const {
     return static_cast<int32_t>(&item - exec_->items_.data());
   }
@@ -221,6 +330,10 @@ class Executor::StepState {
   const Runner runner_;
   DoneCallback done_;
   FrameState root_frame_;
+  // Live loop frame instances, by (parent instance, parent iteration, frame).
+  absl::Mutex frames_mu_;
+  absl::flat_hash_map<std::tuple<const FrameState*, int64_t, int32_t>, std::unique_ptr<FrameState>>
+      frames_ ABSL_GUARDED_BY(frames_mu_);
   // Nodes ready or running; the step ends when it drops to zero.
   std::atomic<int64_t> num_outstanding_{0};
   std::atomic<bool> aborted_{false};
@@ -236,6 +349,7 @@ Executor::StepState::StepState(const Executor* exec, const Args& args, DoneCallb
       stats_(args.stats_collector),
       runner_(args.runner),
       done_(std::move(done)) {
+  root_frame_.info = &exec->frames_[0];
   root_frame_.iterations.push_back(exec->TakeIterationState());
 }
 
@@ -255,7 +369,8 @@ void Executor::StepState::RunAsync() {
   num_outstanding_.store(static_cast<int64_t>(exec_->roots_.size()), std::memory_order_relaxed);
   TaggedNodeSeq ready;
   for (int32_t r : exec_->roots_) {
-    ready.push_back(TaggedNode{&exec_->items_[r], &root_frame_, 0, false});
+    ready.push_back(
+        TaggedNode{&exec_->items_[r], &root_frame_, root_frame_.iterations[0].get(), false});
   }
   ScheduleReady(&ready, nullptr);
 }
@@ -269,7 +384,7 @@ void Executor::StepState::Process(TaggedNode tagged, int64_t scheduled_micros) {
   while (!inline_ready.empty()) {
     tagged = inline_ready.pop_front();
     const NodeItem& item = *tagged.item;
-    IterationState* iter = tagged.frame->iteration(tagged.iter);
+    IterationState* iter = tagged.iter;
     if (ShouldStop()) {
       completed = NodeDone(absl::OkStatus(), &ready, &inline_ready);
       continue;
@@ -300,7 +415,7 @@ void Executor::StepState::Process(TaggedNode tagged, int64_t scheduled_micros) {
     params.is_input_dead = is_input_dead;
     params.rendezvous = rendezvous_;
     params.cancellation_manager = cancellation_manager_;
-    params.frame_iter = FrameAndIter{tagged.frame->frame_id, tagged.iter};
+    params.frame_iter = FrameAndIter{tagged.frame->frame_id, iter->iter};
     params.runner = &runner_;
     if (item.is_async) {
       // The callback may run before ComputeAsync returns, even finish the
@@ -335,7 +450,7 @@ void Executor::StepState::Process(TaggedNode tagged, int64_t scheduled_micros) {
 void Executor::StepState::AsyncDone(AsyncState* state) {
   const TaggedNode& tagged = state->tagged;
   if (state->rec != nullptr) state->rec->OpEnd();
-  ClearInputs(*tagged.item, tagged.frame->iteration(tagged.iter));
+  ClearInputs(*tagged.item, tagged.iter);
   TaggedNodeSeq ready;
   const absl::Status s = ProcessOutputs(tagged, &state->ctx, &ready);
   if (state->rec != nullptr) {
@@ -353,9 +468,15 @@ absl::Status Executor::StepState::PrepareInputs(const NodeItem& item, IterationS
     // Only the live input is read: the others may not have arrived, and
     // their producers may still be writing their slots.
     const int live =
-        MergeLiveInput(iter->pending[item_index(item)].load(std::memory_order_acquire));
+        MergeLiveInput(iter->pending[item.pending_index].load(std::memory_order_acquire));
     for (int i = 0; i < item.num_inputs; ++i) {
-      (*inputs)[i] = i == live ? TensorValue(&entries[i].value) : TensorValue();
+      if (i != live) {
+        (*inputs)[i] = TensorValue();
+      } else if (entries[i].ref_mu != nullptr) {
+        (*inputs)[i] = TensorValue(entries[i].ref_mu, entries[i].ref);
+      } else {
+        (*inputs)[i] = TensorValue(&entries[i].value);
+      }
     }
     return absl::OkStatus();
   }
@@ -397,8 +518,8 @@ void Executor::StepState::ClearInputs(const NodeItem& item, IterationState* iter
   if (item.is_merge) {
     // Only the live input's slot is ours to clear (see PrepareInputs).
     const int live =
-        MergeLiveInput(iter->pending[item_index(item)].load(std::memory_order_acquire));
-    if (live >= 0) entries[live].value.Clear();
+        MergeLiveInput(iter->pending[item.pending_index].load(std::memory_order_acquire));
+    if (live >= 0) entries[live] = Entry();
     return;
   }
   for (int i = 0; i < item.num_inputs; ++i) {
@@ -413,7 +534,11 @@ absl::Status Executor::StepState::ProcessOutputs(const TaggedNode& tagged, OpKer
                                                  TaggedNodeSeq* ready) {
   const NodeItem& item = *tagged.item;
   if (!ctx->status().ok()) {
-    return errors::Annotate(ctx->status(), NodePrefix(*item.node));
+    if (tagged.frame->is_root()) return errors::Annotate(ctx->status(), NodePrefix(*item.node));
+    return errors::Annotate(
+        ctx->status(),
+        absl::StrCat(FormatNodeForError(item.node->def()), " in iteration ", tagged.iter->iter,
+                     " of frame '", tagged.frame->info->name, "': "));
   }
   for (int i = 0; i < item.num_outputs; ++i) {
     if (!ctx->output_is_set(i)) {
@@ -433,59 +558,87 @@ absl::Status Executor::StepState::ProcessOutputs(const TaggedNode& tagged, OpKer
 
 void Executor::StepState::PropagateOutputs(const TaggedNode& tagged, OpKernelContext* ctx,
                                            TaggedNodeSeq* ready) {
-  const NodeItem& item = *tagged.item;
-  IterationState* iter = tagged.frame->iteration(tagged.iter);
+  if (exec_->has_loops_) {
+    PropagateLoopOutputs(tagged, ctx, ready);
+    return;
+  }
+  ActivateFromContext(*tagged.item, ctx, tagged.is_dead, tagged.frame, tagged.iter, ready);
+}
+
+template <typename SetInput>
+void Executor::StepState::ActivateEdges(const NodeItem& item, bool node_dead, FrameState* frame,
+                                        IterationState* iter, TaggedNodeSeq* ready,
+                                        SetInput set_input) {
   const OutEdge* edges = exec_->out_edges_.data();
   for (int32_t k = item.out_edge_begin; k < item.out_edge_end; ++k) {
     const OutEdge& e = edges[k];
     Entry& dst = iter->entries[e.dst_slot];
-    bool dead = ctx == nullptr || !ctx->output_is_set(e.src_output);
-    if (!dead) {
-      const TensorValue v = ctx->output_value(e.src_output);
-      if (v.is_ref()) {
-        dst.ref = v.tensor;
-        dst.ref_mu = v.mutex_if_ref;
-      } else if (e.is_last_use) {
-        dst.value = std::move(*v.tensor);
-      } else {
-        dst.value = *v.tensor;
-      }
-    }
+    const bool dead = set_input(e, &dst);
     dst.is_dead = dead;
-    ActivateNode(e.dst, e.dst_slot, dead, tagged, iter, ready);
+    ActivateNode(e.dst, e.dst_slot, dead, frame, iter, ready);
   }
   const int32_t* control = exec_->control_out_.data();
   for (int32_t k = item.control_begin; k < item.control_end; ++k) {
-    ActivateNode(control[k], -1, tagged.is_dead, tagged, iter, ready);
+    ActivateNode(control[k], -1, node_dead, frame, iter, ready);
   }
 }
 
-void Executor::StepState::ActivateNode(int32_t dst, int32_t slot, bool dead, const TaggedNode& from,
+void Executor::StepState::ActivateFromContext(const NodeItem& item, OpKernelContext* ctx,
+                                              bool node_dead, FrameState* frame,
+                                              IterationState* iter, TaggedNodeSeq* ready) {
+  ActivateEdges(item, node_dead, frame, iter, ready, [ctx](const OutEdge& e, Entry* dst) {
+    if (ctx == nullptr || !ctx->output_is_set(e.src_output)) return true;
+    const TensorValue v = ctx->output_value(e.src_output);
+    if (v.is_ref()) {
+      dst->ref = v.tensor;
+      dst->ref_mu = v.mutex_if_ref;
+    } else if (e.is_last_use) {
+      dst->value = std::move(*v.tensor);
+    } else {
+      dst->value = *v.tensor;
+    }
+    return false;
+  });
+}
+
+void Executor::StepState::ActivateFromEntry(const NodeItem& item, const Entry& value,
+                                            FrameState* frame, IterationState* iter,
+                                            TaggedNodeSeq* ready) {
+  ActivateEdges(item, value.is_dead, frame, iter, ready, [&value](const OutEdge&, Entry* dst) {
+    if (value.is_dead) return true;
+    dst->value = value.value;
+    dst->ref = value.ref;
+    dst->ref_mu = value.ref_mu;
+    return false;
+  });
+}
+
+void Executor::StepState::ActivateNode(int32_t dst, int32_t slot, bool dead, FrameState* frame,
                                        IterationState* iter, TaggedNodeSeq* ready) {
   const NodeItem& item = exec_->items_[dst];
   if (item.is_merge) {
-    ActivateMerge(dst, slot, dead, from, iter, ready);
+    ActivateMerge(dst, slot, dead, frame, iter, ready);
     return;
   }
   if (item.num_pending == 1) {
     // The only producer: no one else touches the count.
-    ready->push_back(TaggedNode{&item, from.frame, from.iter, dead});
+    ready->push_back(TaggedNode{&item, frame, iter, dead});
     return;
   }
   // acq_rel: the thread that sees the count reach zero sees every input
   // written before the other producers' decrements.
   const uint64_t delta = dead ? kDeadInput - 1 : ~uint64_t{0};
-  const uint64_t now = iter->pending[dst].fetch_add(delta, std::memory_order_acq_rel) + delta;
+  const uint64_t now =
+      iter->pending[item.pending_index].fetch_add(delta, std::memory_order_acq_rel) + delta;
   if ((now & kPendingMask) == 0) {
-    ready->push_back(TaggedNode{&item, from.frame, from.iter, (now >> 32) != 0});
+    ready->push_back(TaggedNode{&item, frame, iter, (now >> 32) != 0});
   }
 }
 
-void Executor::StepState::ActivateMerge(int32_t dst, int32_t slot, bool dead,
-                                        const TaggedNode& from, IterationState* iter,
-                                        TaggedNodeSeq* ready) {
+void Executor::StepState::ActivateMerge(int32_t dst, int32_t slot, bool dead, FrameState* frame,
+                                        IterationState* iter, TaggedNodeSeq* ready) {
   const NodeItem& item = exec_->items_[dst];
-  std::atomic<uint64_t>& pending = iter->pending[dst];
+  std::atomic<uint64_t>& pending = iter->pending[item.pending_index];
   const int input = slot < 0 ? -1 : slot - item.input_start;
   uint64_t now;
   if (input < 0) {
@@ -501,14 +654,249 @@ void Executor::StepState::ActivateMerge(int32_t dst, int32_t slot, bool dead,
                                             std::memory_order_acquire));
   } else {
     now = pending.fetch_add(kDeadInput, std::memory_order_acq_rel) + kDeadInput;
-    if (((now >> 32) & kMergeDeadMask) != static_cast<uint64_t>(item.num_inputs)) {
+    if (MergeLiveInput(now) >= 0 ||
+        ((now >> 32) & kMergeDeadMask) != static_cast<uint64_t>(item.merge_dead_needed)) {
       return;
     }
-    // Every data input is dead: release the slot, and the Merge is dead.
+    // Enough data inputs are dead: release the slot, and the Merge is dead.
     now = pending.fetch_sub(1, std::memory_order_acq_rel) - 1;
   }
   if ((now & kPendingMask) == 0) {
-    ready->push_back(TaggedNode{&item, from.frame, from.iter, MergeLiveInput(now) < 0});
+    ready->push_back(TaggedNode{&item, frame, iter, MergeLiveInput(now) < 0});
+  }
+}
+
+// The value of a loop node's only output, dead when it has none.
+Executor::IterationState::Entry Executor::StepState::TakeOutput(OpKernelContext* ctx) {
+  Entry v;
+  if (ctx == nullptr || !ctx->output_is_set(0)) {
+    v.is_dead = true;
+    return v;
+  }
+  const TensorValue out = ctx->output_value(0);
+  if (out.is_ref()) {
+    v.ref = out.tensor;
+    v.ref_mu = out.mutex_if_ref;
+  } else {
+    v.value = std::move(*out.tensor);
+  }
+  return v;
+}
+
+void Executor::StepState::PropagateLoopOutputs(const TaggedNode& tagged, OpKernelContext* ctx,
+                                               TaggedNodeSeq* ready) {
+  const NodeItem& item = *tagged.item;
+  FrameState* frame = tagged.frame;
+  IterationState* iter = tagged.iter;
+  // Activations in a loop frame count towards the target iteration's
+  // outstanding ops; the root frame keeps no books (it ends with the step).
+  auto counted = [ready](IterationState* target, auto&& activate) {
+    const size_t before = ready->size();
+    activate();
+    target->outstanding_ops += static_cast<int64_t>(ready->size() - before);
+  };
+  switch (item.loop_role) {
+    case LoopRole::kNone:
+      if (frame->is_root()) {
+        ActivateFromContext(item, ctx, tagged.is_dead, frame, iter, ready);
+        return;
+      }
+      {
+        absl::MutexLock l(&frame->mu);
+        counted(iter, [&] { ActivateFromContext(item, ctx, tagged.is_dead, frame, iter, ready); });
+      }
+      break;
+    case LoopRole::kEnter: {
+      const Entry value = TakeOutput(ctx);
+      FrameState* child = FindOrCreateChildFrame(frame, iter, item);
+      bool child_done = false;
+      {
+        absl::MutexLock l(&child->mu);
+        if (item.is_constant_enter) {
+          // Every live iteration sees it now, every later one when it starts.
+          child->loop_invariants.emplace_back(&item, value);
+          for (auto& it : child->iterations) {
+            counted(it.get(), [&] { ActivateFromEntry(item, value, child, it.get(), ready); });
+          }
+        } else {
+          IterationState* first = child->iteration(0);
+          counted(first, [&] { ActivateFromEntry(item, value, child, first, ready); });
+        }
+        child_done = --child->num_pending_inputs == 0 &&
+                     CleanupIterationsLocked(child, child->first_iter, ready);
+      }
+      if (child_done) DeleteFrame(child, ready);
+      break;
+    }
+    case LoopRole::kExit: {
+      const Entry value = TakeOutput(ctx);
+      if (value.is_dead) {
+        // Only the newest iteration's dead Exits matter: an older
+        // iteration's Exit is dead because the loop went on.
+        absl::MutexLock l(&frame->mu);
+        if (iter->iter == frame->iteration_count) frame->dead_exits.push_back(&item);
+      } else if (frame->parent->is_root()) {
+        ActivateFromEntry(item, value, frame->parent, frame->parent_iter, ready);
+      } else {
+        absl::MutexLock l(&frame->parent->mu);
+        counted(frame->parent_iter,
+                [&] { ActivateFromEntry(item, value, frame->parent, frame->parent_iter, ready); });
+      }
+      break;
+    }
+    case LoopRole::kNextIteration: {
+      Entry value = TakeOutput(ctx);
+      // A dead NextIteration ends the loop: nothing goes to the next
+      // iteration.
+      if (value.is_dead) break;
+      absl::MutexLock l(&frame->mu);
+      if (iter->iter == frame->iteration_count &&
+          frame->iteration_count - frame->first_iter + 1 >= frame->info->parallel_iterations) {
+        // parallel_iterations are alive: wait until the oldest ends.
+        frame->next_iter_roots.emplace_back(&item, std::move(value));
+        break;
+      }
+      if (iter->iter == frame->iteration_count) IncrementIterationLocked(frame, ready);
+      IterationState* next = frame->iteration(iter->iter + 1);
+      counted(next, [&] { ActivateFromEntry(item, value, frame, next, ready); });
+      break;
+    }
+  }
+  DecrementOutstandingOps(frame, iter, ready);
+}
+
+Executor::StepState::FrameState* Executor::StepState::FindOrCreateChildFrame(
+    FrameState* frame, IterationState* iter, const NodeItem& enter) {
+  const std::tuple<const FrameState*, int64_t, int32_t> key{frame, iter->iter, enter.child_frame};
+  FrameState* child = nullptr;
+  {
+    absl::MutexLock l(&frames_mu_);
+    std::unique_ptr<FrameState>& slot = frames_[key];
+    if (slot != nullptr) return slot.get();
+    slot = std::make_unique<FrameState>();
+    child = slot.get();
+    const FrameInfo& info = exec_->frames_[enter.child_frame];
+    child->info = &info;
+    child->frame_id = ChildFrameId(frame->frame_id, iter->iter, info.name_hash);
+    child->parent = frame;
+    child->parent_iter = iter;
+    child->key = key;
+    absl::MutexLock cl(&child->mu);
+    child->num_pending_inputs = info.num_enters;
+    child->iterations.push_back(TakeLoopIterationLocked(child, 0));
+  }
+  // The parent iteration cannot end before this child: the Enter creating it
+  // is still running in it, and the child cannot end before that Enter is
+  // counted.
+  if (!frame->is_root()) {
+    absl::MutexLock l(&frame->mu);
+    ++iter->outstanding_frames;
+  }
+  return child;
+}
+
+std::unique_ptr<Executor::IterationState> Executor::StepState::TakeLoopIterationLocked(
+    FrameState* frame, int64_t iteration) {
+  std::unique_ptr<IterationState> state;
+  if (!frame->free_iterations.empty()) {
+    state = std::move(frame->free_iterations.back());
+    frame->free_iterations.pop_back();
+  } else {
+    state = std::make_unique<IterationState>(*frame->info);
+  }
+  state->Reset(*frame->info, iteration);
+  return state;
+}
+
+void Executor::StepState::IncrementIterationLocked(FrameState* frame, TaggedNodeSeq* ready) {
+  ++frame->iteration_count;
+  frame->iterations.push_back(TakeLoopIterationLocked(frame, frame->iteration_count));
+  IterationState* next = frame->iterations.back().get();
+  frame->dead_exits.clear();
+  const size_t before = ready->size();
+  for (auto& [item, value] : frame->next_iter_roots) {
+    ActivateFromEntry(*item, value, frame, next, ready);
+  }
+  frame->next_iter_roots.clear();
+  for (const auto& [item, value] : frame->loop_invariants) {
+    ActivateFromEntry(*item, value, frame, next, ready);
+  }
+  next->outstanding_ops += static_cast<int64_t>(ready->size() - before);
+}
+
+bool Executor::StepState::CleanupIterationsLocked(FrameState* frame, int64_t iteration,
+                                                  TaggedNodeSeq* ready) {
+  // An iteration is done when nothing runs in it or in frames it entered,
+  // the one before it is done, and (for the first) every Enter has come.
+  while (iteration == frame->first_iter && iteration <= frame->iteration_count) {
+    IterationState* state = frame->iteration(iteration);
+    if (state->outstanding_ops != 0 || state->outstanding_frames != 0 ||
+        (iteration == 0 && frame->num_pending_inputs != 0)) {
+      break;
+    }
+    std::unique_ptr<IterationState> done = std::move(frame->iterations.front());
+    frame->iterations.pop_front();
+    ++frame->first_iter;
+    ++iteration;
+    done->ClearEntries(*frame->info);
+    constexpr size_t kMaxFree = 2;
+    if (frame->free_iterations.size() < kMaxFree) frame->free_iterations.push_back(std::move(done));
+    if (!frame->next_iter_roots.empty()) IncrementIterationLocked(frame, ready);
+  }
+  return frame->num_pending_inputs == 0 && frame->iterations.empty();
+}
+
+void Executor::StepState::DecrementOutstandingOps(FrameState* frame, IterationState* iter,
+                                                  TaggedNodeSeq* ready) {
+  if (frame->is_root()) return;
+  bool done = false;
+  {
+    absl::MutexLock l(&frame->mu);
+    const int64_t iteration = iter->iter;
+    done = --iter->outstanding_ops == 0 && CleanupIterationsLocked(frame, iteration, ready);
+  }
+  if (done) DeleteFrame(frame, ready);
+}
+
+void Executor::StepState::DeleteFrame(FrameState* frame, TaggedNodeSeq* ready) {
+  while (frame != nullptr && !frame->is_root()) {
+    FrameState* parent = frame->parent;
+    IterationState* parent_iter = frame->parent_iter;
+    // A loop whose last iteration's Exits are dead (a loop that was entered
+    // with dead values) hands that deadness to the frame around it.
+    std::vector<const NodeItem*> dead_exits;
+    {
+      absl::MutexLock l(&frame->mu);
+      dead_exits.swap(frame->dead_exits);
+    }
+    Entry dead;
+    dead.is_dead = true;
+    if (parent->is_root()) {
+      for (const NodeItem* exit : dead_exits) {
+        ActivateFromEntry(*exit, dead, parent, parent_iter, ready);
+      }
+    }
+    std::unique_ptr<FrameState> owned;
+    {
+      absl::MutexLock l(&frames_mu_);
+      auto it = frames_.find(frame->key);
+      owned = std::move(it->second);
+      frames_.erase(it);
+    }
+    owned.reset();
+    if (parent->is_root()) return;
+    bool parent_done = false;
+    {
+      absl::MutexLock l(&parent->mu);
+      const size_t before = ready->size();
+      for (const NodeItem* exit : dead_exits) {
+        ActivateFromEntry(*exit, dead, parent, parent_iter, ready);
+      }
+      parent_iter->outstanding_ops += static_cast<int64_t>(ready->size() - before);
+      --parent_iter->outstanding_frames;
+      parent_done = CleanupIterationsLocked(parent, parent_iter->iter, ready);
+    }
+    frame = parent_done ? parent : nullptr;
   }
 }
 
@@ -645,13 +1033,18 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(Params params,
 
 absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
   std::vector<Node*> order;
-  for (Node* n : graph_->op_nodes()) {
-    if (IsUnsupportedControlFlow(*n)) {
-      return errors::Unimplemented(
-          NodePrefix(*n), "loops (Enter, Exit, NextIteration, LoopCond) are not supported yet");
-    }
-  }
   DF_RETURN_IF_ERROR(TopologicalOrder(*graph_, &order));
+  ControlFlowInfo cf;
+  DF_RETURN_IF_ERROR(BuildControlFlowInfo(*graph_, &cf));
+  has_loops_ = cf.frames.size() > 1;
+  frames_.resize(cf.frames.size());
+  for (size_t f = 0; f < cf.frames.size(); ++f) {
+    FrameInfo& info = frames_[f];
+    info.name = cf.frames[f].name;
+    info.name_hash = StableHash(info.name.data(), info.name.size());
+    info.parent = cf.frames[f].parent;
+    info.parallel_iterations = cf.frames[f].parallel_iterations;
+  }
 
   std::vector<int32_t> index(graph_->num_node_ids(), -1);
   for (size_t i = 0; i < order.size(); ++i) {
@@ -659,7 +1052,6 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
   }
   items_.resize(order.size());
   kernels_.reserve(order.size());
-  int32_t next_input = 0;
   for (size_t i = 0; i < order.size(); ++i) {
     const Node* n = order[i];
     absl::StatusOr<std::shared_ptr<OpKernel>> kernel = create_kernel(n->def());
@@ -677,17 +1069,34 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
     if (item.num_inputs != n->num_inputs() || item.num_outputs != n->num_outputs()) {
       return errors::Internal(NodePrefix(*n), "the kernel's arity differs from the node's");
     }
-    item.input_start = next_input;
-    next_input += item.num_inputs;
+    item.frame = cf.InputFrame(n);
+    FrameInfo& frame = frames_[item.frame];
+    item.pending_index = frame.num_nodes++;
+    item.input_start = frame.total_inputs;
+    frame.total_inputs += item.num_inputs;
     item.is_async = item.kernel->AsAsync() != nullptr;
     item.is_expensive = item.kernel->IsExpensive();
     item.is_transfer = n->IsSend() || n->IsRecv();
     item.unset_output_is_dead =
         n->IsRecv() || n->type_string() == "Switch" || n->type_string() == "RefSwitch" ||
         n->type_string() == "_SwitchN";
-    item.is_merge = n->type_string() == "Merge";
+    item.is_merge = n->IsMerge();
+    if (IsEnter(n)) {
+      item.loop_role = LoopRole::kEnter;
+      item.child_frame = cf.node_frame[n->id()];
+      ++frames_[item.child_frame].num_enters;
+      if (n->attrs().Find("is_constant") != nullptr) {
+        DF_RETURN_IF_ERROR(GetNodeAttr(n->attrs(), "is_constant", &item.is_constant_enter));
+      }
+    } else if (IsExit(n)) {
+      item.loop_role = LoopRole::kExit;
+    } else if (n->IsNextIteration()) {
+      item.loop_role = LoopRole::kNextIteration;
+    }
+    if (has_loops_ && item.num_outputs != 1 && item.loop_role != LoopRole::kNone) {
+      return errors::InvalidArgument(NodePrefix(*n), "a loop node must have one output");
+    }
   }
-  total_inputs_ = next_input;
 
   std::vector<bool> has_input;
   std::vector<bool> seen_output;
@@ -695,6 +1104,7 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
     const Node* n = order[i];
     NodeItem& item = items_[i];
     has_input.assign(item.num_inputs, false);
+    bool fed_by_next_iteration = false;
     for (const Edge* e : n->in_edges()) {
       if (!e->src()->IsOp()) continue;
       ++item.num_pending;
@@ -703,6 +1113,7 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
         return errors::InvalidArgument(NodePrefix(*n), "input ", e->dst_input(), " has two edges");
       }
       has_input[e->dst_input()] = true;
+      fed_by_next_iteration |= e->src()->IsNextIteration();
     }
     for (int k = 0; k < item.num_inputs; ++k) {
       if (!has_input[k]) {
@@ -716,6 +1127,7 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
         return errors::InvalidArgument(NodePrefix(*n), "a Merge takes at most ", kMergeDeadMask,
                                        " inputs");
       }
+      item.merge_dead_needed = fed_by_next_iteration ? 1 : item.num_inputs;
     }
     if (item.num_pending == 0) roots_.push_back(static_cast<int32_t>(i));
 
@@ -741,6 +1153,9 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
         e.is_last_use = true;
       }
     }
+  }
+  for (const NodeItem& item : items_) {
+    frames_[item.frame].initial_pending.push_back(static_cast<uint64_t>(item.num_pending));
   }
   return absl::OkStatus();
 }

@@ -15,13 +15,30 @@
 // step, which then reports Cancelled.
 //
 // Every value carries a dead bit and the (frame, iteration) it belongs to.
-// Conditionals (tf.cond's Switch and Merge) run: a node with a dead data or
+// Conditionals (tf.cond's Switch and Merge): a node with a dead data or
 // control input does not run and its outputs are dead (_Send/_Recv still run,
 // to carry the deadness to other devices); a Merge runs once its control
 // inputs are done and one data input is alive, forwarding the first live one,
-// and is dead when every data input is. Loops (Enter, Exit, NextIteration,
-// LoopCond) are not supported yet and are rejected when the executor is
-// built.
+// and is dead when every data input is (a loop's Merge, fed by a
+// NextIteration, when its one input of the iteration is).
+//
+// Loops (tf.while_loop's Enter, Merge, Switch, LoopCond, NextIteration,
+// Exit) run in frames, as TensorFlow's executor runs them: an Enter creates
+// (or joins) the instance of its frame for the current iteration of the
+// enclosing frame and feeds iteration 0, or every iteration when is_constant;
+// a live NextIteration starts the next iteration, or waits while
+// parallel_iterations iterations are alive; a dead NextIteration carries
+// nothing; a live Exit hands its value to the enclosing frame, and a frame
+// whose newest iteration's Exits are dead hands that deadness out when it
+// ends. An iteration ends when none of its nodes or inner frames are pending
+// and the one before it has ended; a frame ends with its last iteration once
+// all its Enters have run, and its memory is reused or freed then, so a loop
+// of any length runs in the memory of parallel_iterations iterations.
+// _Send/_Recv in a loop use the frame and iteration in their rendezvous key:
+// a frame instance's id is a stable hash of its parent's id, the parent's
+// iteration and the frame's name, the same on every device and task. An
+// error in a loop names the node, the frame and the iteration. Graphs
+// without loops keep the lock-free path: frames cost them nothing.
 //
 // An Executor is immutable once built: RunAsync may be called concurrently
 // for many steps.
@@ -60,8 +77,8 @@ class Executor {
   };
 
   // Builds the executor of `graph`. Errors name the node: a kernel that
-  // cannot be built, a data input without an edge, an unsupported control
-  // flow op, a cycle.
+  // cannot be built, a data input without an edge, malformed loops (see
+  // BuildControlFlowInfo), a cycle not through a NextIteration.
   static absl::StatusOr<std::unique_ptr<Executor>> Create(Params params,
                                                           std::unique_ptr<const Graph> graph);
   ~Executor();
@@ -97,13 +114,15 @@ class Executor {
  private:
   struct NodeItem;
   struct OutEdge;
+  struct FrameInfo;
   struct IterationState;
   class StepState;
+  enum class LoopRole : uint8_t { kNone, kEnter, kExit, kNextIteration };
 
   Executor() = default;
   absl::Status Initialize(const KernelFactory& create_kernel);
-  // A cleared iteration state with fresh pending counts, recycled when one
-  // is free.
+  // A cleared root-frame iteration state with fresh pending counts,
+  // recycled when one is free.
   std::unique_ptr<IterationState> TakeIterationState() const;
   void RecycleIterationState(std::unique_ptr<IterationState> state) const;
 
@@ -114,7 +133,9 @@ class Executor {
   std::vector<OutEdge> out_edges_;
   std::vector<int32_t> control_out_;
   std::vector<int32_t> roots_;
-  int32_t total_inputs_ = 0;
+  // frames_[0] is the root frame: every node when the graph has no loops.
+  std::vector<FrameInfo> frames_;
+  bool has_loops_ = false;
 
   mutable absl::Mutex free_mu_;
   mutable std::vector<std::unique_ptr<IterationState>> free_iterations_ ABSL_GUARDED_BY(free_mu_);

@@ -102,11 +102,10 @@ class Instantiator {
       if (!n.ok()) {
         return errors::Annotate(n.status(), absl::StrCat("node '", original.name(), "': "));
       }
-      // Validated with its inputs: the node was added without them (they
-      // become edges below), and ValidateNodeDef counts them.
-      NodeDef with_inputs = (*n)->def();
-      *with_inputs.mutable_input() = original.input();
-      DF_RETURN_IF_ERROR(ValidateNodeDef(with_inputs, (*n)->op_def()));
+      // Checked with the FunctionDef's inputs (their count and order).
+      NodeDef check = (*n)->def();
+      *check.mutable_input() = original.input();
+      DF_RETURN_IF_ERROR(ValidateNodeDef(check, (*n)->op_def()));
       nodes.push_back(*n);
     }
     for (size_t k = 0; k < nodes.size(); ++k) {

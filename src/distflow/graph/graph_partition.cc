@@ -12,6 +12,7 @@
 #include "distflow/core/status.h"
 #include "distflow/framework/device_name_utils.h"
 #include "distflow/framework/kernel_registry.h"
+#include "distflow/graph/control_flow.h"
 
 namespace distflow {
 namespace {
@@ -213,42 +214,199 @@ class EdgeSplitter {
   const std::string tensor_name_;
 };
 
-bool IsLoopEnter(const Node* n) {
-  return n->type_string() == "Enter" || n->type_string() == "RefEnter";
-}
-bool IsLoopExit(const Node* n) {
-  return n->type_string() == "Exit" || n->type_string() == "RefExit";
+// Marks the Merge of a control loop AddControlFlow built, so a later
+// Partition of the same graph (the worker's, by device, after the master's,
+// by task) finds the loops already there and routes receives through them.
+constexpr char kControlLoopAttr[] = "_control_loop";
+
+bool IsControlLoopMerge(const Node* n) {
+  return n->IsMerge() && n->attrs().Find(kControlLoopAttr) != nullptr;
 }
 
-// Unimplemented when the nodes an Enter reaches before its Exits live in
-// more than one location.
-absl::Status CheckLoopsStayInOneLocation(const PartitionOptions& opts, const Graph& g) {
-  std::vector<int> seen(g.num_node_ids(), -1);
-  for (const Node* enter : g.op_nodes()) {
-    if (!IsLoopEnter(enter)) continue;
-    const std::string loc = opts.node_to_loc(enter);
-    std::vector<const Node*> stack = {enter};
-    seen[enter->id()] = enter->id();
-    while (!stack.empty()) {
-      const Node* n = stack.back();
-      stack.pop_back();
-      if (opts.node_to_loc(n) != loc) {
-        return errors::Unimplemented("the loop entered at node '", enter->name(),
-                                     "' spans locations '", loc, "' and '", opts.node_to_loc(n),
-                                     "' (node '", n->name(),
-                                     "'); loops across partitions are not supported");
-      }
-      if (IsLoopExit(n)) continue;
-      for (const Edge* e : n->out_edges()) {
-        const Node* next = e->dst();
-        if (!next->IsOp() || seen[next->id()] == enter->id()) continue;
-        seen[next->id()] = enter->id();
-        stack.push_back(next);
+// Gives a device that runs part of a loop frame its own copy of the loop's
+// control structure, as "Implementation of Control Flow in TensorFlow" does:
+//
+//   Const or outer control Merge -> Enter -> Merge -> Switch(pred) -> NextIteration
+//                                             ^------------------------'
+//
+// where pred is the frame's LoopCond (received from the device computing it).
+// The Merge is live in exactly the iterations the real loop runs, so every
+// node of the frame on this device that gets a value from another device
+// hangs off it by a control edge, and Partition moves that edge onto the
+// _Recv it creates: the receive then runs once per iteration, in the frame
+// and iteration whose key the sender uses. Nested frames chain their control
+// loops: the inner one's Enter reads the outer one's Merge.
+class ControlFlowAdder {
+ public:
+  ControlFlowAdder(const PartitionOptions& opts, Graph* g) : opts_(opts), g_(g) {}
+
+  absl::Status Run() {
+    DF_RETURN_IF_ERROR(MoveLoopEntriesToConsumers());
+    DF_RETURN_IF_ERROR(BuildControlFlowInfo(*g_, &cf_));
+    if (cf_.frames.size() == 1) return absl::OkStatus();
+    for (Node* n : g_->op_nodes()) {
+      if (IsControlLoopMerge(n)) {
+        merges_[{cf_.node_frame[n->id()], n->assigned_device_name()}] = n;
       }
     }
+    // Adding loops adds edges: collect the ones to route first.
+    std::vector<const Edge*> cross;
+    for (const Edge* e : g_->edges()) {
+      if (!e->src()->IsOp() || !e->dst()->IsOp()) continue;
+      if (e->src()->assigned_device_name() == e->dst()->assigned_device_name()) continue;
+      if (cf_.OutputFrame(e->src()) == 0) continue;
+      cross.push_back(e);
+    }
+    absl::flat_hash_set<std::pair<int, int>> routed;
+    for (const Edge* e : cross) {
+      Node* dst = e->dst();
+      DF_ASSIGN_OR_RETURN(
+          Node * merge,
+          EnsureControlLoop(cf_.OutputFrame(e->src()), dst->assigned_device_name(), e->src(), dst));
+      if (!routed.insert({merge->id(), dst->id()}).second) continue;
+      const bool present = std::any_of(
+          dst->in_edges().begin(), dst->in_edges().end(),
+          [merge](const Edge* in) { return in->IsControlEdge() && in->src() == merge; });
+      if (!present) g_->AddControlEdge(merge, dst);
+    }
+    return absl::OkStatus();
   }
-  return absl::OkStatus();
-}
+
+  // A non-constant Enter produces a value in iteration 0 only, and a
+  // NextIteration in every iteration but 0: a _Send of their output would
+  // not run in every iteration its _Recv does. So each runs on the device of
+  // its consumers: moved there when they all share one device, copied to
+  // each consumer device otherwise.
+  absl::Status MoveLoopEntriesToConsumers() {
+    for (Node* n : g_->op_nodes()) {
+      bool is_constant = false;
+      if (IsEnter(n) && n->attrs().Find("is_constant") != nullptr) {
+        DF_RETURN_IF_ERROR(GetNodeAttr(n->attrs(), "is_constant", &is_constant));
+      }
+      if (!(IsEnter(n) && !is_constant) && !n->IsNextIteration()) continue;
+      std::vector<std::pair<std::string, std::vector<const Edge*>>> groups;
+      bool has_local_consumer = false;
+      for (const Edge* e : n->out_edges()) {
+        if (!e->dst()->IsOp()) continue;
+        const std::string& device = e->dst()->assigned_device_name();
+        if (device == n->assigned_device_name()) {
+          has_local_consumer = true;
+          continue;
+        }
+        auto it = std::find_if(groups.begin(), groups.end(),
+                               [&](const auto& g) { return g.first == device; });
+        if (it == groups.end()) {
+          groups.emplace_back(device, std::vector<const Edge*>{});
+          it = groups.end() - 1;
+        }
+        it->second.push_back(e);
+      }
+      if (groups.empty()) continue;
+      size_t first_copy = 0;
+      if (!has_local_consumer) {
+        n->set_assigned_device_name(groups[0].first);
+        first_copy = 1;
+      }
+      for (size_t k = first_copy; k < groups.size(); ++k) {
+        NodeDef def = n->def();
+        def.set_name(opts_.new_name(n->name()));
+        def.set_device(groups[k].first);
+        def.clear_input();
+        DF_ASSIGN_OR_RETURN(Node * copy, AddNode(std::move(def), groups[k].first));
+        for (const Edge* in : n->in_edges()) {
+          if (in->IsControlEdge()) {
+            g_->AddControlEdge(in->src(), copy);
+          } else {
+            g_->AddEdge(in->src(), in->src_output(), copy, in->dst_input());
+          }
+        }
+        for (const Edge* out : groups[k].second) {
+          if (out->IsControlEdge()) {
+            g_->AddControlEdge(copy, out->dst());
+          } else {
+            g_->AddEdge(copy, out->src_output(), out->dst(), out->dst_input());
+          }
+          g_->RemoveEdge(out);
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // The Merge of the control loop of `frame` on `device`, built (with the
+  // loops of the frames around it) when missing. `src` and `dst` are the
+  // edge that needs it, for error messages and names.
+  absl::StatusOr<Node*> EnsureControlLoop(int frame, const std::string& device, const Node* src,
+                                          const Node* dst) {
+    if (auto it = merges_.find({frame, device}); it != merges_.end()) return it->second;
+    const LoopFrame& info = cf_.frames[frame];
+    if (info.loop_cond == nullptr) {
+      return errors::InvalidArgument(
+          "the loop of frame '", info.name, "' sends '", src->name(), "' from '",
+          src->assigned_device_name(), "' to '", dst->name(), "' on '", device,
+          "', but the frame has no LoopCond to drive a copy of the loop there");
+    }
+    Node* enter_input = nullptr;
+    if (info.parent == 0) {
+      NodeDef c = NewDef(dst, "cloop_const", "Const", device);
+      AddNodeAttr("dtype", DT_FLOAT, &c);
+      AddNodeAttr("value", Tensor(DT_FLOAT, TensorShape({0})), &c);
+      DF_ASSIGN_OR_RETURN(enter_input, AddNode(std::move(c), device));
+    } else {
+      DF_ASSIGN_OR_RETURN(enter_input, EnsureControlLoop(info.parent, device, src, dst));
+    }
+    NodeDef enter_def = NewDef(dst, "cloop_enter", "Enter", device);
+    AddNodeAttr("T", DT_FLOAT, &enter_def);
+    AddNodeAttr("frame_name", info.name, &enter_def);
+    AddNodeAttr("is_constant", false, &enter_def);
+    AddNodeAttr("parallel_iterations", info.parallel_iterations, &enter_def);
+    DF_ASSIGN_OR_RETURN(Node * enter, AddNode(std::move(enter_def), device));
+    NodeDef merge_def = NewDef(dst, "cloop_merge", "Merge", device);
+    AddNodeAttr("T", DT_FLOAT, &merge_def);
+    AddNodeAttr("N", 2, &merge_def);
+    AddNodeAttr(kControlLoopAttr, true, &merge_def);
+    DF_ASSIGN_OR_RETURN(Node * merge, AddNode(std::move(merge_def), device));
+    NodeDef switch_def = NewDef(dst, "cloop_switch", "Switch", device);
+    AddNodeAttr("T", DT_FLOAT, &switch_def);
+    DF_ASSIGN_OR_RETURN(Node * sw, AddNode(std::move(switch_def), device));
+    NodeDef next_def = NewDef(dst, "cloop_next", "NextIteration", device);
+    AddNodeAttr("T", DT_FLOAT, &next_def);
+    DF_ASSIGN_OR_RETURN(Node * next, AddNode(std::move(next_def), device));
+
+    g_->AddEdge(enter_input, 0, enter, 0);
+    g_->AddEdge(enter, 0, merge, 0);
+    g_->AddEdge(next, 0, merge, 1);
+    g_->AddEdge(merge, 0, sw, 0);
+    g_->AddEdge(const_cast<Node*>(info.loop_cond), 0, sw, 1);
+    g_->AddEdge(sw, 1, next, 0);
+    // The predicate comes from elsewhere (usually): its receive runs in the
+    // loop too.
+    if (info.loop_cond->assigned_device_name() != device) g_->AddControlEdge(merge, sw);
+    merges_[{frame, device}] = merge;
+    return merge;
+  }
+
+  NodeDef NewDef(const Node* dst, absl::string_view what, absl::string_view op,
+                 const std::string& device) {
+    NodeDef def;
+    def.set_name(opts_.new_name(absl::StrCat(dst->name(), "/", what)));
+    def.set_op(std::string(op));
+    def.set_device(device);
+    return def;
+  }
+
+  absl::StatusOr<Node*> AddNode(NodeDef def, const std::string& device) {
+    DF_ASSIGN_OR_RETURN(Node * n, g_->AddNode(std::move(def)));
+    n->set_assigned_device_name(device);
+    return n;
+  }
+
+  const PartitionOptions& opts_;
+  Graph* g_;
+  ControlFlowInfo cf_;
+  absl::flat_hash_map<std::pair<int, std::string>, Node*> merges_;
+};
 
 // (source node id, source output, destination location, on host).
 using DupRecvKey = std::tuple<int, int, std::string, bool>;
@@ -262,11 +420,10 @@ absl::Status Partition(const PartitionOptions& opts, Graph* g,
         "PartitionOptions needs node_to_loc, new_name and get_incarnation");
   }
   partitions->clear();
+  // Control loops first: they add nodes the per-node tables must cover.
+  DF_RETURN_IF_ERROR(ControlFlowAdder(opts, g).Run());
   GraphInfo info;
   DF_RETURN_IF_ERROR(BuildGraphInfo(*g, &info));
-  if (!opts.control_flow_added) {
-    DF_RETURN_IF_ERROR(CheckLoopsStayInOneLocation(opts, *g));
-  }
 
   // The node consumers in a partition read a transferred tensor from.
   absl::flat_hash_map<DupRecvKey, std::string> dup_recv;
@@ -304,6 +461,12 @@ absl::Status Partition(const PartitionOptions& opts, Graph* g,
     std::sort(control_inputs.begin(), control_inputs.end(),
               [](const Edge* a, const Edge* b) { return a->src()->id() < b->src()->id(); });
     inputs.insert(inputs.end(), control_inputs.begin(), control_inputs.end());
+    // The control loop dst hangs off, if it is in a loop frame and gets
+    // values from other devices: its receives hang off it too.
+    const Node* control_loop = nullptr;
+    for (const Edge* e : control_inputs) {
+      if (IsControlLoopMerge(e->src())) control_loop = e->src();
+    }
 
     ref_recvs.clear();
     ref_control_inputs.clear();
@@ -341,7 +504,11 @@ absl::Status Partition(const PartitionOptions& opts, Graph* g,
       NodeDef* send = splitter.AddSend(src_graph, from);
       NodeDef* real_recv = nullptr;
       NodeDef* recv = splitter.AddRecv(dst_graph, &real_recv);
-      if (same_partition) AddInput(real_recv, send->name(), kControlSlot);
+      if (same_partition) {
+        AddInput(real_recv, send->name(), kControlSlot);
+      } else if (control_loop != nullptr) {
+        AddInput(real_recv, control_loop->name(), kControlSlot);
+      }
       if (src_is_ref) {
         // Each read of a ref is its own transfer, ordered after dst's other
         // inputs below.

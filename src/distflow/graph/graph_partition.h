@@ -20,8 +20,18 @@
 //  * a recv that delivers the value of a ref output gets control edges from
 //    the other inputs of its consumer, so the read happens after the writes
 //    the consumer waits for;
+//  * loops (TF1 frames: Enter ... Exit) may span locations: a non-constant
+//    Enter or a NextIteration runs on its consumers' device (moved, or
+//    copied per device); every device that receives a value inside a frame
+//    gets its own control loop for the frame (Enter/Merge/Switch/
+//    NextIteration on a float Const, chained for nested frames, its Merge
+//    marked with the attr _control_loop) whose Switch reads the frame's
+//    LoopCond, and the _Recvs there wait for that Merge, so they run once
+//    per iteration of the loop, in the frame and iteration the sender's key
+//    names; the graph `g` itself gains these nodes, and partitioning a graph
+//    that has them (a worker's part of a master's partition) adds no more;
 //  * each partition imports with ConvertGraphDefToGraph and is acyclic when
-//    the graph was.
+//    the graph was, but for the NextIteration back edges of its loops.
 // Functions here are thread-compatible: they only read the graph and call the
 // options' functions from the calling thread.
 #ifndef DISTFLOW_GRAPH_GRAPH_PARTITION_H_
@@ -58,17 +68,14 @@ struct PartitionOptions {
   // the _Send and a Cast back after the _Recv (attrs SrcT, DstT,
   // Truncate=false).
   bool enable_bfloat16_sendrecv = false;
-  // True when the caller has already rewritten loops for distributed
-  // execution. When false, a loop (the nodes an Enter reaches before its
-  // Exits) whose nodes span several locations is Unimplemented.
-  bool control_flow_added = false;
 };
 
 // Partitions `g`. REQUIRES: every op node has an assigned device. On success
 // `partitions` maps each location to its graph. InvalidArgument naming the
 // node when a node has no or a malformed assigned device, a data input has
-// no edge, or a ref input is fed from another partition; InvalidArgument when
-// an option function is missing.
+// no edge, or a ref input is fed from another partition, for malformed
+// loops (see BuildControlFlowInfo) and for a loop that spans devices but has
+// no LoopCond; InvalidArgument when an option function is missing.
 absl::Status Partition(const PartitionOptions& opts, Graph* g,
                        std::unordered_map<std::string, GraphDef>* partitions);
 
