@@ -5,6 +5,8 @@
 //   distflow run ... --master grpc://HOST:PORT   (the same, on a cluster)
 //   distflow demo [--mode async|sync] [--workers N] [--ps M] [--steps S]
 //                 [--checkpoint-dir DIR] [--output text|json]
+//   distflow train [--model mlp|cnn] [--epochs N] [--data-dir DIR]
+//                  [--checkpoint-dir DIR] [--output text|json]
 //   distflow server --cluster "ps=h:p;worker=h:p,h:p" --job J --task T
 //   distflow --version
 // Errors print "error: <Code>: <message>" on stderr and exit with status 1;
@@ -26,6 +28,7 @@
 #include "demo/demo.h"
 #include "run_command.h"
 #include "server_command.h"
+#include "train_command.h"
 
 // The build passes CMake's PROJECT_VERSION; this is the fallback.
 #ifndef DISTFLOW_VERSION
@@ -34,7 +37,7 @@
 
 namespace {
 
-constexpr const char* kSubcommands[] = {"run", "server", "demo"};
+constexpr const char* kSubcommands[] = {"run", "server", "demo", "train"};
 
 // Edit distance, for suggesting the subcommand a typo meant.
 size_t EditDistance(const std::string& a, const std::string& b) {
@@ -196,6 +199,11 @@ int Main(int argc, char** argv) {
       "demo", "Train y = 2x + 10 on a local parameter-server cluster (the main job)");
   distflow::AddDemoFlags(demo_cmd, &demo);
 
+  distflow::TrainFlags train;
+  CLI::App* train_cmd = app.add_subcommand(
+      "train", "Train a Fashion-MNIST classifier in this process through a tf.data pipeline");
+  distflow::AddTrainFlags(train_cmd, &train);
+
   // What CLI11 would answer with "A subcommand is required": the version,
   // the help, or the subcommand a typo meant.
   if (argc >= 2 && std::string(argv[1]) == "--version") {
@@ -204,7 +212,7 @@ int Main(int argc, char** argv) {
   }
   if (argc < 2) {
     std::cerr << app.help() << std::endl;
-    return Fail(absl::InvalidArgumentError("a subcommand is required: run, server or demo"));
+    return Fail(absl::InvalidArgumentError("a subcommand is required: run, server, demo or train"));
   }
   const std::string first = argv[1];
   if (!first.empty() && first[0] != '-' &&
@@ -245,6 +253,13 @@ int Main(int argc, char** argv) {
     absl::Status s = NoThrow([&] { return distflow::RunServerCommand(server, std::cout, &sig); });
     if (!s.ok()) return Fail(s);
     return sig == SIGINT ? 128 + sig : 0;
+  }
+  if (train_cmd->parsed()) {
+    signal(SIGINT, ExitOnSignal);
+    signal(SIGTERM, ExitOnSignal);
+    absl::Status s =
+        NoThrow([&] { return distflow::RunTrainCommand(train, std::cout, std::cerr); });
+    return s.ok() ? 0 : Fail(s);
   }
   if (run_cmd->parsed()) {
     signal(SIGINT, ExitOnSignal);

@@ -51,7 +51,8 @@ struct Executor::NodeItem {
   bool is_expensive = false;
   // _Send/_Recv run even when dead, to carry the deadness across devices.
   bool is_transfer = false;
-  // For _Recv and Switch an output left unset is dead rather than an error.
+  // For _Recv, Switch and _SwitchN an output left unset is dead rather than an
+  // error.
   bool unset_output_is_dead = false;
   // A Merge waits for its control inputs and then for the first live data
   // input, or for every data input to be dead (see kMergeLiveShift).
@@ -1077,7 +1078,8 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
     item.is_expensive = item.kernel->IsExpensive();
     item.is_transfer = n->IsSend() || n->IsRecv();
     item.unset_output_is_dead =
-        n->IsRecv() || n->type_string() == "Switch" || n->type_string() == "RefSwitch";
+        n->IsRecv() || n->type_string() == "Switch" || n->type_string() == "RefSwitch" ||
+        n->type_string() == "_SwitchN";
     item.is_merge = n->IsMerge();
     if (IsEnter(n)) {
       item.loop_role = LoopRole::kEnter;

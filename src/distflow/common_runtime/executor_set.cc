@@ -18,6 +18,7 @@ absl::StatusOr<std::unique_ptr<ExecutorSet>> ExecutorSet::Create(
   }
   DF_RETURN_IF_ERROR(ValidatePartitions(partitions, device_names));
   std::unique_ptr<ExecutorSet> set(new ExecutorSet);
+  set->kernels_ = kernels;
   // Devices in a stable order, so partition_graphs are too.
   std::map<std::string, GraphDef> ordered;
   for (auto& [device, graph_def] : partitions) {
@@ -33,10 +34,12 @@ absl::StatusOr<std::unique_ptr<ExecutorSet>> ExecutorSet::Create(
     GraphConstructorOptions opts;
     opts.allow_internal_ops = true;
     DF_RETURN_IF_ERROR(ConvertGraphDefToGraph(opts, graph_def, graph.get()));
+    DF_ASSIGN_OR_RETURN(FunctionLibraryRuntime * function_library,
+                        kernels->FunctionLibrary(*device, graph_def.library()));
     Executor::Params params;
     params.device = *device;
-    params.create_kernel = [kernels, d = *device](const NodeDef& def) {
-      return kernels->Get(d, def);
+    params.create_kernel = [kernels, d = *device, function_library](const NodeDef& def) {
+      return kernels->Get(d, def, function_library);
     };
     DF_ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor,
                         Executor::Create(std::move(params), std::move(graph)));

@@ -43,6 +43,9 @@ class ExecutorSet {
  private:
   ExecutorSet() = default;
 
+  // Keeps the function runtimes the kernels call through alive; declared
+  // first so the executors (and their kernels) go before it.
+  std::shared_ptr<SessionKernels> kernels_;
   std::vector<std::unique_ptr<Executor>> executors_;
   std::vector<GraphDef> graphs_;
 };

@@ -8,6 +8,7 @@
 #include "distflow/framework/rendezvous.h"
 #include "distflow/graph/graph_constructor.h"
 #include "distflow/graph/graph_partition.h"
+#include "distflow/graph/lower_functional_ops.h"
 #include "distflow/graph/subgraph.h"
 #include "distflow/graph/tensor_id.h"
 
@@ -77,8 +78,20 @@ absl::Status GraphExecutionState::Extend(const GraphDef& graph_def) {
   if (graph_def.has_versions()) {
     *merged.mutable_versions() = graph_def.versions();
   }
-  for (const auto& f : graph_def.library().function()) {
-    *merged.mutable_library()->add_function() = f;
+  // A function sent again unchanged is kept once; a changed one is an error.
+  absl::flat_hash_map<std::string, const FunctionDef*> known;
+  for (const FunctionDef& f : graph_def_.library().function()) known[f.signature().name()] = &f;
+  for (const FunctionDef& f : graph_def.library().function()) {
+    auto it = known.find(f.signature().name());
+    if (it == known.end()) {
+      *merged.mutable_library()->add_function() = f;
+    } else if (it->second->SerializeAsString() != f.SerializeAsString()) {
+      return errors::InvalidArgument("Extend: function '", f.signature().name(),
+                                     "' is already in the library with another definition");
+    }
+  }
+  for (const GradientDef& g : graph_def.library().gradient()) {
+    *merged.mutable_library()->add_gradient() = g;
   }
   return ResetLocked(std::move(merged));
 }
@@ -104,6 +117,9 @@ absl::StatusOr<std::unique_ptr<ClientGraph>> GraphExecutionState::BuildClientGra
   DF_RETURN_IF_ERROR(subgraph::RewriteGraphForExecution(
       &graph, signature.feeds, signature.fetches, signature.targets, *client,
       /*use_function_convention=*/false, &metadata));
+  // Calls and functional control flow become plain dataflow before
+  // placement, so their bodies are placed and partitioned like any node.
+  DF_RETURN_IF_ERROR(LowerFunctionalOps(&graph));
 
   auto cg = std::make_unique<ClientGraph>();
   cg->signature = signature;

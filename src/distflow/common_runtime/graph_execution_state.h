@@ -1,7 +1,8 @@
 // GraphExecutionState: a session's graph, and the one path every session
 // takes from it to something that can run — for a run signature, copy the
 // graph, rewrite feeds and fetches into client-terminated _Recv/_Send nodes,
-// prune, place on the session's devices (a stateful node keeps the device
+// prune, lower function calls and functional control flow (If, While, Case,
+// PartitionedCall) into plain dataflow, place on the session's devices (a stateful node keeps the device
 // of its first placement), and partition by location with _Send/_Recv
 // pairs. DirectSession partitions by device and builds an ExecutorSet from
 // the result; MasterSession partitions by task and registers each part with

@@ -1,5 +1,6 @@
 #include "distflow/common_runtime/session_kernels.h"
 
+#include "distflow/common_runtime/local_function_library_runtime.h"
 #include "distflow/core/status.h"
 #include "distflow/framework/kernel_registry.h"
 #include "distflow/framework/op_registry.h"
@@ -17,16 +18,18 @@ bool IsShared(const NodeDef& def) {
   return reg != nullptr && reg->op_def.is_stateful();
 }
 
-absl::StatusOr<std::shared_ptr<OpKernel>> Make(Device* device, const NodeDef& def) {
+absl::StatusOr<std::shared_ptr<OpKernel>> Make(Device* device, const NodeDef& def,
+                                               FunctionLibraryRuntime* function_library) {
   DF_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
-                      KernelRegistry::Global()->CreateKernel(device, def));
+                      KernelRegistry::Global()->CreateKernel(device, def, function_library));
   return std::shared_ptr<OpKernel>(std::move(kernel));
 }
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<OpKernel>> SessionKernels::Get(Device* device, const NodeDef& def) {
-  if (!IsShared(def)) return Make(device, def);
+absl::StatusOr<std::shared_ptr<OpKernel>> SessionKernels::Get(
+    Device* device, const NodeDef& def, FunctionLibraryRuntime* function_library) {
+  if (!IsShared(def)) return Make(device, def, function_library);
   Key key(device->name(), def.name());
   {
     absl::MutexLock lock(&mu_);
@@ -35,9 +38,24 @@ absl::StatusOr<std::shared_ptr<OpKernel>> SessionKernels::Get(Device* device, co
   }
   // Made outside the lock (a kernel's constructor may be slow); the first
   // one stored wins.
-  DF_ASSIGN_OR_RETURN(std::shared_ptr<OpKernel> kernel, Make(device, def));
+  DF_ASSIGN_OR_RETURN(std::shared_ptr<OpKernel> kernel, Make(device, def, function_library));
   absl::MutexLock lock(&mu_);
   return stateful_.try_emplace(std::move(key), std::move(kernel)).first->second;
+}
+
+absl::StatusOr<FunctionLibraryRuntime*> SessionKernels::FunctionLibrary(
+    Device* device, const FunctionDefLibrary& library) {
+  if (library.function_size() == 0) return nullptr;
+  Key key(device->name(), FunctionLibraryKey(library));
+  absl::MutexLock lock(&mu_);
+  auto it = function_libraries_.find(key);
+  if (it != function_libraries_.end()) return it->second.get();
+  DF_ASSIGN_OR_RETURN(std::shared_ptr<const FunctionLibraryDefinition> definition,
+                      FunctionLibraryDefinition::Create(library));
+  auto runtime = std::make_unique<LocalFunctionLibraryRuntime>(device, std::move(definition));
+  FunctionLibraryRuntime* raw = runtime.get();
+  function_libraries_.emplace(std::move(key), std::move(runtime));
+  return raw;
 }
 
 void SessionKernels::Clear() {

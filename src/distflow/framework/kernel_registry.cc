@@ -81,14 +81,14 @@ absl::StatusOr<const KernelDef*> KernelRegistry::FindKernelDef(absl::string_view
 }
 
 absl::StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateKernel(
-    DeviceBase* device, const NodeDef& node_def) const {
+    DeviceBase* device, const NodeDef& node_def, FunctionLibraryRuntime* function_library) const {
   const OpDef* op_def;
   DF_RETURN_IF_ERROR(errors::Annotate(OpRegistry::Global()->LookUpOpDef(node_def.op(), &op_def),
                                       absl::StrCat("node '", node_def.name(), "': ")));
   DF_ASSIGN_OR_RETURN(const Entry* e, Find(device->device_type(), node_def));
   DataTypeVector inputs, outputs;
   DF_RETURN_IF_ERROR(InOutTypesForNode(node_def, *op_def, &inputs, &outputs));
-  OpKernelConstruction ctx(device, node_def, *op_def, inputs, outputs);
+  OpKernelConstruction ctx(device, node_def, *op_def, inputs, outputs, function_library);
   std::unique_ptr<OpKernel> kernel(e->factory(&ctx));
   if (!ctx.status().ok()) {
     return errors::Annotate(ctx.status(), absl::StrCat(FormatNodeForError(node_def), ": "));

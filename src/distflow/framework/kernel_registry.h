@@ -70,9 +70,11 @@ class KernelRegistry {
   absl::StatusOr<const KernelDef*> FindKernelDef(absl::string_view device_type,
                                                  const NodeDef& node_def) const;
 
-  // Builds the kernel for a node. REQUIRES: node_def has its default attrs.
-  absl::StatusOr<std::unique_ptr<OpKernel>> CreateKernel(DeviceBase* device,
-                                                         const NodeDef& node_def) const;
+  // Builds the kernel for a node, giving it `function_library` (may be
+  // null). REQUIRES: node_def has its default attrs.
+  absl::StatusOr<std::unique_ptr<OpKernel>> CreateKernel(
+      DeviceBase* device, const NodeDef& node_def,
+      FunctionLibraryRuntime* function_library = nullptr) const;
 
   // Device types with a kernel for this node, in registration order.
   std::vector<std::string> SupportedDeviceTypes(const NodeDef& node_def) const;

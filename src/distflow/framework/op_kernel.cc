@@ -6,17 +6,20 @@ namespace distflow {
 
 OpKernelConstruction::OpKernelConstruction(DeviceBase* device, const NodeDef& def,
                                            const OpDef& op_def, DataTypeSlice input_types,
-                                           DataTypeSlice output_types)
+                                           DataTypeSlice output_types,
+                                           FunctionLibraryRuntime* function_library)
     : device_(device),
       def_(def),
       op_def_(op_def),
       input_types_(input_types),
-      output_types_(output_types) {}
+      output_types_(output_types),
+      function_library_(function_library) {}
 
 OpKernel::OpKernel(OpKernelConstruction* ctx)
     : def_(ctx->def()),
       input_types_(ctx->input_types().begin(), ctx->input_types().end()),
-      output_types_(ctx->output_types().begin(), ctx->output_types().end()) {}
+      output_types_(ctx->output_types().begin(), ctx->output_types().end()),
+      function_library_(ctx->function_library()) {}
 
 OpKernel::~OpKernel() = default;
 

@@ -25,6 +25,7 @@ namespace distflow {
 
 class AsyncOpKernel;
 class CancellationManager;
+class FunctionLibraryRuntime;
 class Rendezvous;
 class ThreadPool;
 
@@ -49,14 +50,20 @@ struct FrameAndIter {
 
 class OpKernelConstruction {
  public:
+  // `function_library` (may be null) is the runtime of `device` for the
+  // graph's function library; it outlives the kernel.
   OpKernelConstruction(DeviceBase* device, const NodeDef& def, const OpDef& op_def,
-                       DataTypeSlice input_types, DataTypeSlice output_types);
+                       DataTypeSlice input_types, DataTypeSlice output_types,
+                       FunctionLibraryRuntime* function_library = nullptr);
 
   const NodeDef& def() const { return def_; }
   const OpDef& op_def() const { return op_def_; }
   const std::string& name() const { return def_.name(); }
   DeviceBase* device() const { return device_; }
   const std::string& device_type() const { return device_->device_type(); }
+  // Calls library functions on this device (for kernels with `func`
+  // attrs); nullptr when the graph has no function library.
+  FunctionLibraryRuntime* function_library() const { return function_library_; }
 
   template <typename T>
   absl::Status GetAttr(absl::string_view name, T* value) const {
@@ -82,6 +89,7 @@ class OpKernelConstruction {
   const NodeDef& def_;
   const OpDef& op_def_;
   DataTypeSlice input_types_, output_types_;
+  FunctionLibraryRuntime* function_library_;
   absl::Status status_;
 };
 
@@ -107,6 +115,8 @@ class OpKernel {
   DataType output_type(int i) const { return output_types_[i]; }
   const DataTypeVector& input_types() const { return input_types_; }
   const DataTypeVector& output_types() const { return output_types_; }
+  // The function runtime the kernel was built with (may be null).
+  FunctionLibraryRuntime* function_library() const { return function_library_; }
 
  protected:
   void set_expensive(bool expensive) { expensive_ = expensive; }
@@ -114,6 +124,7 @@ class OpKernel {
  private:
   const NodeDef def_;
   const DataTypeVector input_types_, output_types_;
+  FunctionLibraryRuntime* const function_library_;
   bool expensive_ = true;
 };
 
@@ -160,6 +171,8 @@ class OpKernelContext {
   Rendezvous* rendezvous() const { return params_->rendezvous; }
   CancellationManager* cancellation_manager() const { return params_->cancellation_manager; }
   const FrameAndIter& frame_iter() const { return params_->frame_iter; }
+  // The kernel's function runtime (see OpKernelConstruction); may be null.
+  FunctionLibraryRuntime* function_library() const { return op_kernel().function_library(); }
 
   int num_inputs() const { return params_->num_inputs; }
   DataType input_dtype(int i) const { return op_kernel().input_type(i); }

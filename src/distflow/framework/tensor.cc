@@ -13,6 +13,7 @@
 #include "distflow/core/memory_budget.h"
 #include "distflow/core/status.h"
 #include "distflow/framework/resource_handle.h"
+#include "distflow/framework/variant.h"
 
 namespace distflow {
 namespace {
@@ -23,11 +24,22 @@ constexpr size_t kAlignment = 64;
 size_t ElementSize(DataType dtype) {
   if (dtype == DT_STRING) return sizeof(std::string);
   if (dtype == DT_RESOURCE) return sizeof(ResourceHandle);
+  if (dtype == DT_VARIANT) return sizeof(Variant);
   return DataTypeSize(dtype);
 }
 
-// Owns an aligned allocation; constructs and destroys strings and resource
-// handles in place.
+// True for the types whose elements are C++ objects built in place.
+bool HoldsObjects(DataType dtype) {
+  return dtype == DT_STRING || dtype == DT_RESOURCE || dtype == DT_VARIANT;
+}
+
+// True for the types a Tensor can hold.
+bool CanAllocate(DataType dtype) {
+  return DataTypeIsSupported(dtype) || dtype == DT_RESOURCE || dtype == DT_VARIANT;
+}
+
+// Owns an aligned allocation; constructs and destroys strings, resource
+// handles and variants in place.
 class AlignedBuffer final : public TensorBuffer {
  public:
   // nullptr when the byte size overflows, the bytes do not fit in the
@@ -50,14 +62,12 @@ class AlignedBuffer final : public TensorBuffer {
         if (counted) memory_budget::Release(bytes);
         return nullptr;
       }
-      if (dtype == DT_STRING) ConstructAll<std::string>(data, n);
-      if (dtype == DT_RESOURCE) ConstructAll<ResourceHandle>(data, n);
+      if (HoldsObjects(dtype)) ConstructObjects(dtype, data, n);
     }
     AlignedBuffer* buf =
         new (std::nothrow) AlignedBuffer(data, static_cast<size_t>(bytes), dtype, n, counted);
     if (buf == nullptr) {
-      if (data != nullptr && dtype == DT_STRING) DestroyAll<std::string>(data, n);
-      if (data != nullptr && dtype == DT_RESOURCE) DestroyAll<ResourceHandle>(data, n);
+      if (data != nullptr && HoldsObjects(dtype)) DestroyObjects(dtype, data, n);
       std::free(data);
       if (counted) memory_budget::Release(bytes);
     }
@@ -74,12 +84,19 @@ class AlignedBuffer final : public TensorBuffer {
   AlignedBuffer(void* data, size_t bytes, DataType dtype, int64_t n, bool counted)
       : TensorBuffer(data, bytes), dtype_(dtype), n_(n), counted_(counted) {}
   ~AlignedBuffer() override {
-    if (data() != nullptr) {
-      if (dtype_ == DT_STRING) DestroyAll<std::string>(data(), n_);
-      if (dtype_ == DT_RESOURCE) DestroyAll<ResourceHandle>(data(), n_);
-    }
+    if (data() != nullptr && HoldsObjects(dtype_)) DestroyObjects(dtype_, data(), n_);
     std::free(data());
     if (counted_) memory_budget::Release(static_cast<int64_t>(size()));
+  }
+  static void ConstructObjects(DataType dtype, void* data, int64_t n) {
+    if (dtype == DT_STRING) ConstructAll<std::string>(data, n);
+    if (dtype == DT_RESOURCE) ConstructAll<ResourceHandle>(data, n);
+    if (dtype == DT_VARIANT) ConstructAll<Variant>(data, n);
+  }
+  static void DestroyObjects(DataType dtype, void* data, int64_t n) {
+    if (dtype == DT_STRING) DestroyAll<std::string>(data, n);
+    if (dtype == DT_RESOURCE) DestroyAll<ResourceHandle>(data, n);
+    if (dtype == DT_VARIANT) DestroyAll<Variant>(data, n);
   }
   template <typename T>
   static void ConstructAll(void* data, int64_t n) {
@@ -147,7 +164,7 @@ int64_t TensorBufferBytes(DataType dtype, int64_t num_elements) {
 
 absl::Status Tensor::Allocate(DataType dtype, const TensorShape& shape, Tensor* out,
                               absl::string_view node) {
-  if (!DataTypeIsSupported(dtype) && dtype != DT_RESOURCE) {
+  if (!CanAllocate(dtype)) {
     return errors::InvalidArgument("cannot allocate a tensor of type ", DataTypeString(dtype));
   }
   auto oom = [&](auto... why) {
@@ -187,7 +204,7 @@ RefPtr<TensorBuffer> MakeExternalBuffer(void* data, size_t size, std::function<v
 }
 
 Tensor::Tensor(DataType dtype, const TensorShape& shape) : dtype_(dtype), shape_(shape) {
-  DF_CHECK_MSG(DataTypeIsSupported(dtype) || dtype == DT_RESOURCE, DataTypeString(dtype));
+  DF_CHECK_MSG(CanAllocate(dtype), DataTypeString(dtype));
   buf_.reset(AlignedBuffer::New(dtype, shape.num_elements()));
   data_ = buf_->data();
 }
@@ -261,6 +278,10 @@ Tensor Tensor::DeepCopy() const {
     auto src = flat<ResourceHandle>();
     auto dst = out.flat<ResourceHandle>();
     for (size_t i = 0; i < src.size(); ++i) dst[i] = src[i];
+  } else if (dtype_ == DT_VARIANT) {
+    auto src = flat<Variant>();
+    auto dst = out.flat<Variant>();
+    for (size_t i = 0; i < src.size(); ++i) dst[i] = src[i];
   } else if (NumElements() > 0) {
     std::memcpy(out.data_, data_, TotalBytes());
   }
@@ -303,6 +324,14 @@ std::string Tensor::SummarizeValue(int64_t max_entries) const {
     auto handles = flat<ResourceHandle>();
     for (int64_t i = 0; i < n; ++i) {
       absl::StrAppend(&out, i > 0 ? " " : "", handles[i].DebugString());
+    }
+    if (n < NumElements()) out.append("...");
+    return out;
+  }
+  if (dtype_ == DT_VARIANT) {
+    auto values = flat<Variant>();
+    for (int64_t i = 0; i < n; ++i) {
+      absl::StrAppend(&out, i > 0 ? " " : "", values[i].DebugString());
     }
     if (n < NumElements()) out.append("...");
     return out;

@@ -75,8 +75,14 @@ Node* Graph::AllocateNode(NodeDef def, const OpDef* op_def, DataTypeVector in, D
 }
 
 absl::StatusOr<Node*> Graph::AddNode(NodeDef node_def) {
-  const OpDef* op_def;
+  const OpDef* op_def = nullptr;
   absl::Status s = ops_->LookUpOpDef(node_def.op(), &op_def);
+  if (!s.ok() && flib_def_ != nullptr) {
+    if (const FunctionDef* f = flib_def_->Find(node_def.op())) {
+      op_def = &f->signature();
+      s = absl::OkStatus();
+    }
+  }
   if (!s.ok()) {
     return errors::Unimplemented("op '", node_def.op(), "' is not registered (",
                                  FormatNodeForError(node_def), ")");
@@ -155,8 +161,8 @@ std::vector<const Edge*> Graph::edges() const {
 void Graph::ToGraphDef(GraphDef* graph_def) const {
   graph_def->Clear();
   *graph_def->mutable_versions() = versions_;
-  if (library_.function_size() > 0 || library_.gradient_size() > 0) {
-    *graph_def->mutable_library() = library_;
+  if (library().function_size() > 0 || library().gradient_size() > 0) {
+    *graph_def->mutable_library() = library();
   }
   std::vector<const Edge*> data_inputs;
   std::vector<const Edge*> control_inputs;
@@ -186,6 +192,20 @@ void Graph::ToGraphDef(GraphDef* graph_def) const {
   }
 }
 
+const FunctionDefLibrary& Graph::library() const {
+  static const FunctionDefLibrary* const kEmpty = new FunctionDefLibrary;
+  return flib_def_ == nullptr ? *kEmpty : flib_def_->ToProto();
+}
+
+absl::Status Graph::set_library(const FunctionDefLibrary& lib) {
+  if (lib.function_size() == 0 && lib.gradient_size() == 0) {
+    flib_def_ = nullptr;
+    return absl::OkStatus();
+  }
+  DF_ASSIGN_OR_RETURN(flib_def_, FunctionLibraryDefinition::Create(lib, ops_));
+  return absl::OkStatus();
+}
+
 std::string Graph::NewName(absl::string_view prefix) {
   return absl::StrCat(prefix, "/_", name_counter_++);
 }
@@ -193,7 +213,7 @@ std::string Graph::NewName(absl::string_view prefix) {
 void Graph::Copy(const Graph& src) {
   DF_CHECK(num_op_nodes() == 0);
   versions_ = src.versions_;
-  library_ = src.library_;
+  flib_def_ = src.flib_def_;
   name_counter_ = src.name_counter_;
   // Keep ids identical: allocate placeholders for the removed ids too.
   std::vector<Node*> map(src.nodes_.size(), nullptr);

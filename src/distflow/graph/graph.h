@@ -13,6 +13,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
+#include "distflow/framework/function.h"
 #include "distflow/framework/node_def_util.h"
 #include "distflow/framework/op_registry.h"
 #include "distflow/graph.pb.h"
@@ -114,8 +115,9 @@ class Graph {
   Node* sink_node() const { return nodes_[kSinkId]; }
 
   // Adds a node for `node_def` (its inputs are not turned into edges). Fills
-  // default attrs and resolves input/output types; Unimplemented for an
-  // unregistered op and InvalidArgument for bad attrs, naming the node.
+  // default attrs and resolves input/output types; Unimplemented for an op
+  // that is neither registered nor a function of the graph's library, and
+  // InvalidArgument for bad attrs, naming the node.
   absl::StatusOr<Node*> AddNode(NodeDef node_def);
   // Removes the node and all its edges. REQUIRES: node is an op node.
   void RemoveNode(Node* node);
@@ -151,8 +153,17 @@ class Graph {
 
   const VersionDef& versions() const { return versions_; }
   void set_versions(const VersionDef& v) { versions_ = v; }
-  const FunctionDefLibrary& library() const { return library_; }
-  void set_library(const FunctionDefLibrary& lib) { library_ = lib; }
+  // The function library (empty when the graph has none). A node whose op
+  // names one of its functions is a function call.
+  const FunctionDefLibrary& library() const;
+  // Replaces the library; the library's errors (see
+  // FunctionLibraryDefinition::Create). REQUIRES: no node calls a function.
+  absl::Status set_library(const FunctionDefLibrary& lib);
+  // nullptr when the graph has no functions.
+  const std::shared_ptr<const FunctionLibraryDefinition>& flib_def() const { return flib_def_; }
+  void set_flib_def(std::shared_ptr<const FunctionLibraryDefinition> flib_def) {
+    flib_def_ = std::move(flib_def);
+  }
   const OpRegistry* op_registry() const { return ops_; }
 
   // Makes this graph a copy of `src` (node ids are preserved).
@@ -170,7 +181,8 @@ class Graph {
   int num_edges_ = 0;
   int name_counter_ = 0;
   VersionDef versions_;
-  FunctionDefLibrary library_;
+  // Shared by copies: call nodes' OpDefs point into it.
+  std::shared_ptr<const FunctionLibraryDefinition> flib_def_;
 };
 
 }  // namespace distflow

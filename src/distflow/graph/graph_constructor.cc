@@ -18,7 +18,26 @@ bool TypesCompatible(DataType produced, DataType expected) {
   return IsRefType(produced) && !IsRefType(expected) && BaseType(produced) == expected;
 }
 
+// Graphs written before producer version 21 stored "unknown shape" in a
+// Placeholder's `shape` attr as the empty shape, which reads as a scalar now;
+// such a node gets the unknown shape it meant, as TensorFlow does.
+constexpr int kPlaceholderShapeVersion = 21;
+
+NodeDef WithVersionSemantics(const NodeDef& def, int producer) {
+  NodeDef out = def;
+  if (producer >= kPlaceholderShapeVersion || def.op() != "Placeholder") return out;
+  auto it = out.mutable_attr()->find("shape");
+  if (it != out.mutable_attr()->end() && it->second.has_shape() &&
+      it->second.shape().dim_size() == 0 && !it->second.shape().unknown_rank()) {
+    it->second.mutable_shape()->set_unknown_rank(true);
+  }
+  return out;
+}
+
 absl::Status Build(const GraphConstructorOptions& opts, const GraphDef& gdef, Graph* g) {
+  if (gdef.has_library()) DF_RETURN_IF_ERROR(g->set_library(gdef.library()));
+  // A graph without versions is from before versions were written.
+  const int producer = gdef.has_versions() ? gdef.versions().producer() : 0;
   absl::flat_hash_map<absl::string_view, Node*> by_name;
   std::vector<Node*> nodes;
   nodes.reserve(gdef.node_size());
@@ -38,7 +57,7 @@ absl::Status Build(const GraphConstructorOptions& opts, const GraphDef& gdef, Gr
       return errors::InvalidArgument(FormatNodeForError(def), " has malformed device name '",
                                      def.device(), "'");
     }
-    DF_ASSIGN_OR_RETURN(Node * n, g->AddNode(def));
+    DF_ASSIGN_OR_RETURN(Node * n, g->AddNode(WithVersionSemantics(def, producer)));
     DF_RETURN_IF_ERROR(ValidateNodeDef(n->def(), n->op_def()));
     by_name[n->name()] = n;
     nodes.push_back(n);
@@ -79,7 +98,6 @@ absl::Status Build(const GraphConstructorOptions& opts, const GraphDef& gdef, Gr
   std::vector<Node*> order;
   DF_RETURN_IF_ERROR(TopologicalOrder(*g, &order));
   if (gdef.has_versions()) g->set_versions(gdef.versions());
-  if (gdef.has_library()) g->set_library(gdef.library());
   return absl::OkStatus();
 }
 

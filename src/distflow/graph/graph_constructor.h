@@ -2,6 +2,8 @@
 // unknown op, bad attrs, an input naming a missing node or output index,
 // duplicate node names, a dtype mismatch between producer and consumer, a
 // cycle that does not pass through a NextIteration node, a malformed device.
+// As in TensorFlow, a Placeholder with an empty `shape` in a graph whose
+// producer version is below 21 (or that has no versions) has unknown shape.
 #ifndef DISTFLOW_GRAPH_GRAPH_CONSTRUCTOR_H_
 #define DISTFLOW_GRAPH_GRAPH_CONSTRUCTOR_H_
 

@@ -80,6 +80,46 @@ void SetClientAttrs(const Endpoint& e, const DeviceAttributes& client, NodeDef* 
   def->set_device(client.name());
 }
 
+// Which nodes the rewrite for these feeds, fetches and targets keeps: the
+// ones reachable backwards from the targets and the fetched tensors, where a
+// fed tensor (and a fed Placeholder's control edges) comes from its feed
+// node instead of its producer.
+std::vector<bool> SurvivesRewrite(const Graph& g, const std::vector<Endpoint>& feeds,
+                                  const std::vector<Endpoint>& fetches,
+                                  const std::vector<Node*>& targets) {
+  absl::flat_hash_set<std::pair<int, int>> fed;
+  absl::flat_hash_set<int> fed_placeholders;
+  for (const Endpoint& f : feeds) {
+    fed.insert({f.node->id(), f.index});
+    if (IsPlaceholder(f.node)) fed_placeholders.insert(f.node->id());
+  }
+  std::vector<bool> kept(g.num_node_ids(), false);
+  std::vector<const Node*> stack;
+  auto visit = [&](const Node* n) {
+    if (n->IsOp() && !kept[n->id()]) {
+      kept[n->id()] = true;
+      stack.push_back(n);
+    }
+  };
+  for (const Node* t : targets) visit(t);
+  for (const Endpoint& f : fetches) {
+    if (!fed.contains({f.node->id(), f.index})) visit(f.node);
+  }
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    for (const Edge* e : n->in_edges()) {
+      const int src = e->src()->id();
+      if (e->IsControlEdge() ? fed_placeholders.contains(src)
+                             : fed.contains({src, e->src_output()})) {
+        continue;
+      }
+      visit(e->src());
+    }
+  }
+  return kept;
+}
+
 }  // namespace
 
 void PruneForReverseReachability(Graph* g, absl::Span<Node* const> roots) {
@@ -127,9 +167,11 @@ absl::Status RewriteGraphForExecution(Graph* g, absl::Span<const std::string> fe
     }
     roots.push_back(it->second);
   }
+  const std::vector<bool> kept = SurvivesRewrite(*g, feeds, fetches, roots);
   for (const Endpoint& feed : feeds) {
     for (const Edge* e : feed.node->out_edges()) {
-      if (e->src_output() == feed.index && IsRefType(e->dst()->input_type(e->dst_input()))) {
+      if (e->src_output() == feed.index && kept[e->dst()->id()] &&
+          IsRefType(e->dst()->input_type(e->dst_input()))) {
         return errors::InvalidArgument("feed '", feed.given, "': node '", e->dst()->name(),
                                        "' consumes it as a reference (input ", e->dst_input(),
                                        "), which a fed value cannot be");

@@ -56,7 +56,8 @@ struct RewriteGraphMetadata {
 // control name ("^x"), names a missing node or an output index out of range,
 // when a tensor is fed or fetched more than once (names are compared after
 // canonicalisation, so "x" and "x:0" are the same tensor), when a fed tensor
-// is consumed by a ref input, or when a target names a missing node.
+// is consumed by a ref input of a node this run keeps (a consumer the run
+// prunes away does not matter), or when a target names a missing node.
 absl::Status RewriteGraphForExecution(Graph* g, absl::Span<const std::string> fed_outputs,
                                       absl::Span<const std::string> fetch_outputs,
                                       absl::Span<const std::string> target_node_names,

@@ -28,6 +28,7 @@ DF_EIGEN_UNARY_FN(SquareFn, x.square());
 DF_EIGEN_UNARY_FN(SqrtFn, x.sqrt());
 DF_EIGEN_UNARY_FN(RsqrtFn, x.rsqrt());
 DF_EIGEN_UNARY_FN(ExpFn, x.exp());
+DF_EIGEN_UNARY_FN(FloorFn, x.floor());
 DF_EIGEN_UNARY_FN(LogFn, x.log());
 DF_EIGEN_UNARY_FN(TanhFn, x.tanh());
 DF_EIGEN_UNARY_FN(SigmoidFn, x.logistic());
@@ -80,6 +81,7 @@ DF_REGISTER_UNARY_FLOATS("Rsqrt", RsqrtFn, kCheapElementCost);
 DF_REGISTER_UNARY_FLOATS("Exp", ExpFn, kTranscendentalElementCost);
 DF_REGISTER_UNARY_FLOATS("Log", LogFn, kTranscendentalElementCost);
 DF_REGISTER_UNARY_FLOATS("Tanh", TanhFn, kTranscendentalElementCost);
+DF_REGISTER_UNARY_FLOATS("Floor", FloorFn, kCheapElementCost);
 DF_REGISTER_UNARY_FLOATS("Sigmoid", SigmoidFn, kTranscendentalElementCost);
 DF_REGISTER_UNARY_FLOATS("Reciprocal", ReciprocalFn, kCheapElementCost);
 

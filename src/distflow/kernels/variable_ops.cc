@@ -58,6 +58,7 @@ class VariableOp : public OpKernel {
 };
 
 REGISTER_KERNEL_BUILDER(Name("VariableV2").Device(kDeviceCpu), VariableOp);
+REGISTER_KERNEL_BUILDER(Name("Variable").Device(kDeviceCpu), VariableOp);
 
 class AssignOp : public OpKernel {
  public:

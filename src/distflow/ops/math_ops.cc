@@ -350,6 +350,7 @@ DF_UNARY_OP("Rsqrt", kFloatTypes).Doc("Returns 1 / sqrt(x) elementwise.");
 DF_UNARY_OP("Exp", kFloatTypes).Doc("Returns e^x elementwise.");
 DF_UNARY_OP("Log", kFloatTypes).Doc("Returns ln(x) elementwise.");
 DF_UNARY_OP("Tanh", kFloatTypes).Doc("Returns tanh(x) elementwise.");
+DF_UNARY_OP("Floor", kFloatTypes).Doc("Returns the largest integer not above x elementwise.");
 DF_UNARY_OP("Sigmoid", kFloatTypes).Doc("Returns 1 / (1 + exp(-x)) elementwise.");
 DF_UNARY_OP("Reciprocal", kSignedTypes).Doc("Returns 1 / x elementwise.");
 

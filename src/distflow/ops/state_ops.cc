@@ -47,6 +47,18 @@ REGISTER_OP("VariableV2")
         "A variable: a tensor kept in the device's ResourceMgr (container, "
         "shared_name or the node's name) across steps, output by reference.");
 
+// TensorFlow's first variable op, still in graphs written before VariableV2;
+// the same op under its old name.
+REGISTER_OP("Variable")
+    .Output("ref: Ref(dtype)")
+    .Attr("shape: shape")
+    .Attr("dtype: type")
+    .Attr("container: string = ''")
+    .Attr("shared_name: string = ''")
+    .SetIsStateful()
+    .SetShapeFn(VariableShape)
+    .Doc("The legacy name of VariableV2.");
+
 REGISTER_OP("Assign")
     .Input("ref: Ref(T)")
     .Input("value: T")

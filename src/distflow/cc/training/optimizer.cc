@@ -108,6 +108,7 @@ Variable Optimizer::GetSlot(const Variable& var, absl::string_view suffix) {
                       ops::ZerosLike(slot_scope, var.initial_value()));
   if (slot.handle().node() != nullptr) {
     initializers_.push_back(slot.initializer());
+    variables_.push_back(slot);
   }
   slots_.emplace(std::move(key), slot);
   return slot;
@@ -117,7 +118,10 @@ Variable Optimizer::CreateNonSlot(const Variable& colocate_with, absl::string_vi
                                   double initial_value) {
   const Scope s = scope_.ColocateWith(colocate_with.handle());
   const Variable v(s.WithOpName(name), Constant(s, initial_value, colocate_with.dtype()));
-  if (v.handle().node() != nullptr) initializers_.push_back(v.initializer());
+  if (v.handle().node() != nullptr) {
+    initializers_.push_back(v.initializer());
+    variables_.push_back(v);
+  }
   return v;
 }
 

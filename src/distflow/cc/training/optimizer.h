@@ -63,6 +63,10 @@ class Optimizer {
 
   // The initializers of the variables this optimizer created.
   const std::vector<Operation>& initializers() const { return initializers_; }
+  // The variables this optimizer created (slots, Adam's beta powers), in
+  // creation order: what a checkpoint needs besides the model's to resume
+  // training exactly.
+  const std::vector<Variable>& variables() const { return variables_; }
   // "GradientDescent", "Momentum", "Adam": the sub-scope of its ops and the
   // suffix of its slots' names.
   const std::string& name() const { return name_; }
@@ -95,6 +99,7 @@ class Optimizer {
   Scope op_scope_;  // "<caller's>/<name>"
   std::string name_;
   std::vector<Operation> initializers_;
+  std::vector<Variable> variables_;
   // Slots by (variable handle node, suffix).
   absl::flat_hash_map<std::pair<const Node*, std::string>, Variable> slots_;
 };

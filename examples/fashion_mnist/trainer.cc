@@ -1,0 +1,241 @@
+#include "fashion_mnist/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "distflow/cc/client_session.h"
+#include "distflow/cc/dataset.h"
+#include "distflow/cc/ops/standard_ops.h"
+#include "distflow/cc/training/adam.h"
+#include "distflow/cc/training/saver.h"
+#include "distflow/cc/training/variable.h"
+#include "distflow/core/status.h"
+#include "fashion_mnist/model.h"
+
+namespace distflow {
+namespace fashion_mnist {
+namespace {
+
+// Elements the training shuffle draws from: the whole training set (a
+// uniform permutation each epoch, about 60 MB of records).
+constexpr int64_t kShuffleBuffer = 60000;
+// Test batches: large, since evaluation has no update to wait for.
+constexpr int64_t kEvalBatch = 1000;
+constexpr int64_t kPrefetch = 2;
+
+// One batch of a split's pipeline, decoded: float images in [0, 1] of
+// [batch, 784] and int32 labels of [batch].
+struct Batch {
+  DatasetIterator iterator;
+  Output images, labels;
+};
+
+Batch MakePipeline(const Scope& scope, const IdxSplit& split, int64_t limit, bool shuffle,
+                   int64_t batch_size, int64_t seed) {
+  Dataset images =
+      Dataset::FixedLengthRecords(scope, {split.images}, kImageHeaderBytes, kImageBytes, 0, "GZIP");
+  Dataset labels =
+      Dataset::FixedLengthRecords(scope, {split.labels}, kLabelHeaderBytes, 1, 0, "GZIP");
+  Dataset d = Dataset::Zip(scope, {images, labels});
+  if (limit > 0) d = d.Take(limit);
+  if (shuffle) d = d.Shuffle(kShuffleBuffer, seed);
+  Batch b;
+  b.iterator = d.Batch(batch_size).Prefetch(kPrefetch).MakeIterator();
+  if (!scope.ok()) return b;
+  auto pixels = ops::Cast(scope, ops::DecodeRaw(scope, b.iterator.next[0], DT_UINT8), DT_FLOAT);
+  b.images = ops::Mul(scope, pixels, 1.0f / 255.0f);
+  b.labels = ops::Cast(
+      scope, ops::Reshape(scope, ops::DecodeRaw(scope, b.iterator.next[1], DT_UINT8), {-1}),
+      DT_INT32);
+  return b;
+}
+
+// The number of examples whose highest logit is their label's.
+Output CorrectCount(const Scope& scope, const Output& logits, const Output& labels) {
+  auto predicted = ops::ArgMax(scope, logits, 1, ops::ArgMax::OutputType(DT_INT32));
+  return ops::Sum(scope, ops::Cast(scope, ops::Equal(scope, predicted, labels), DT_FLOAT), {0});
+}
+
+absl::StatusOr<Saver::Variable> ToSaverVariable(const Variable& v) {
+  TensorShape shape;
+  if (!v.shape().AsTensorShape(&shape)) {
+    return errors::Internal("variable '", v.name(), "' has no fully known shape");
+  }
+  return Saver::Variable{v.name(), v.handle(), v.dtype(), shape};
+}
+
+// The graph of one training job.
+struct Job {
+  Scope root = Scope::NewRootScope();
+  Batch train, test;
+  Output loss, train_correct, test_correct;
+  Operation train_op, init, next_epoch;
+  Variable global_step, epoch;
+  Output read_step, read_epoch;
+  std::unique_ptr<Classifier> model;
+  std::unique_ptr<AdamOptimizer> adam;
+  std::unique_ptr<Saver> saver;
+};
+
+absl::Status BuildJob(const TrainOptions& o, const FashionMnistFiles& files, Job* job) {
+  const Scope& root = job->root;
+  DF_ASSIGN_OR_RETURN(job->model, MakeClassifier(root, o.model, o.seed));
+  job->train = MakePipeline(root.NewSubScope("train_data"), files.train, o.train_limit, true,
+                            o.batch_size, o.seed);
+  job->test = MakePipeline(root.NewSubScope("test_data"), files.test, o.test_limit, false,
+                           kEvalBatch, o.seed);
+  DF_RETURN_IF_ERROR(root.status());
+
+  const Scope train = root.NewSubScope("train");
+  auto logits = job->model->Logits(train, job->train.images);
+  auto xent = ops::SparseSoftmaxCrossEntropyWithLogits(train, logits, job->train.labels);
+  job->loss = ops::Mean(train.WithOpName("loss"), xent.loss, {0});
+  job->train_correct = CorrectCount(train, logits, job->train.labels);
+  job->test_correct = CorrectCount(root.NewSubScope("eval"),
+                                   job->model->Logits(root.NewSubScope("eval"), job->test.images),
+                                   job->test.labels);
+
+  job->global_step = CreateGlobalStep(root);
+  job->epoch = Variable(root.WithOpName("epoch"), int64_t{0});
+  job->adam = std::make_unique<AdamOptimizer>(root, o.learning_rate);
+  DF_ASSIGN_OR_RETURN(job->train_op,
+                      job->adam->Minimize(job->loss, job->model->variables(), &job->global_step));
+  job->next_epoch = job->epoch.AssignAdd(root, int64_t{1});
+  job->read_step = job->global_step.Read(root);
+  job->read_epoch = job->epoch.Read(root);
+
+  std::vector<Operation> inits = job->adam->initializers();
+  std::vector<Saver::Variable> saved;
+  std::vector<Variable> all = job->model->variables();
+  all.insert(all.end(), job->adam->variables().begin(), job->adam->variables().end());
+  all.push_back(job->global_step);
+  all.push_back(job->epoch);
+  for (const Variable& v : all) {
+    if (v.handle().node() == nullptr) return root.status();
+    inits.push_back(v.initializer());
+    DF_ASSIGN_OR_RETURN(Saver::Variable sv, ToSaverVariable(v));
+    saved.push_back(std::move(sv));
+  }
+  job->init = ops::NoOp(root.WithOpName("init").WithControlDependencies(inits));
+  job->saver = std::make_unique<Saver>(root, std::move(saved));
+  return root.status();
+}
+
+double Seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+absl::Status CheckOptions(const TrainOptions& o) {
+  if (o.epochs < 1) return errors::InvalidArgument("epochs must be >= 1, got ", o.epochs);
+  if (o.batch_size < 1) {
+    return errors::InvalidArgument("batch size must be >= 1, got ", o.batch_size);
+  }
+  if (o.train_limit < 0 || o.test_limit < 0) {
+    return errors::InvalidArgument("train and test limits must be >= 0");
+  }
+  if (!(o.learning_rate > 0) || !std::isfinite(o.learning_rate)) {
+    return errors::InvalidArgument("learning rate must be a positive number, got ",
+                                   o.learning_rate);
+  }
+  if (o.progress_every < 1) {
+    return errors::InvalidArgument("progress interval must be >= 1, got ", o.progress_every);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<TrainResult> Train(const TrainOptions& o,
+                                  const std::function<void(const TrainProgress&)>& on_progress) {
+  DF_RETURN_IF_ERROR(CheckOptions(o));
+  DF_ASSIGN_OR_RETURN(FashionMnistFiles files, OpenFashionMnist(o.data_dir));
+  Job job;
+  DF_RETURN_IF_ERROR(BuildJob(o, files, &job));
+  ClientSession session(job.root);
+  DF_RETURN_IF_ERROR(session.status());
+
+  TrainResult result;
+  result.model = o.model;
+  std::vector<Tensor> out;
+  absl::StatusOr<std::string> latest = o.checkpoint_dir.empty()
+                                           ? absl::NotFoundError("no checkpoint directory")
+                                           : Saver::LatestCheckpoint(o.checkpoint_dir);
+  if (latest.ok()) {
+    DF_RETURN_IF_ERROR(job.saver->Restore(session, *latest));
+    result.restored_from = *latest;
+  } else if (latest.status().code() == absl::StatusCode::kNotFound) {
+    DF_RETURN_IF_ERROR(session.Run({}, {}, {job.init}, nullptr));
+  } else {
+    return latest.status();
+  }
+  DF_RETURN_IF_ERROR(session.Run({job.read_epoch, job.read_step}, &out));
+  result.start_epoch = out[0].scalar<int64_t>();
+  int64_t step = out[1].scalar<int64_t>();
+
+  int64_t examples = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t epoch = result.start_epoch; epoch < o.epochs; ++epoch) {
+    DF_RETURN_IF_ERROR(session.Run({}, {}, {job.train.iterator.initializer}, nullptr));
+    double epoch_loss = 0, window_loss = 0, window_correct = 0;
+    int64_t epoch_steps = 0, window_steps = 0, window_examples = 0;
+    auto window_start = std::chrono::steady_clock::now();
+    auto report = [&] {
+      if (window_steps == 0) return;
+      on_progress(
+          TrainProgress{epoch + 1, step,
+                        window_examples / Seconds(std::chrono::steady_clock::now() - window_start),
+                        window_loss / window_steps, window_correct / window_examples});
+      window_loss = window_correct = 0;
+      window_steps = window_examples = 0;
+      window_start = std::chrono::steady_clock::now();
+    };
+    for (;;) {
+      absl::Status s =
+          session.Run({}, {job.loss, job.train_correct, job.train.labels}, {job.train_op}, &out);
+      if (s.code() == absl::StatusCode::kOutOfRange) break;
+      DF_RETURN_IF_ERROR(s);
+      const double loss = out[0].scalar<float>();
+      ++step;
+      if (!std::isfinite(loss)) {
+        return errors::InvalidArgument("the loss became ", loss, " at step ", step,
+                                       " (training diverged; try a lower learning rate)");
+      }
+      const int64_t n = out[2].NumElements();
+      epoch_loss += loss;
+      ++epoch_steps;
+      window_loss += loss;
+      window_correct += out[1].scalar<float>();
+      ++window_steps;
+      window_examples += n;
+      examples += n;
+      if (step % o.progress_every == 0) report();
+    }
+    report();
+    result.train_loss = epoch_steps > 0 ? epoch_loss / epoch_steps : 0;
+    DF_RETURN_IF_ERROR(session.Run({}, {}, {job.next_epoch}, nullptr));
+    if (!o.checkpoint_dir.empty()) {
+      DF_RETURN_IF_ERROR(job.saver->Save(session, o.checkpoint_dir, step).status());
+    }
+  }
+  result.seconds = Seconds(std::chrono::steady_clock::now() - start);
+  result.examples_per_second = result.seconds > 0 ? examples / result.seconds : 0;
+  result.steps = step;
+  result.epochs = std::max(o.epochs, result.start_epoch);
+
+  DF_RETURN_IF_ERROR(session.Run({}, {}, {job.test.iterator.initializer}, nullptr));
+  double correct = 0;
+  for (;;) {
+    absl::Status s = session.Run({job.test_correct, job.test.labels}, &out);
+    if (s.code() == absl::StatusCode::kOutOfRange) break;
+    DF_RETURN_IF_ERROR(s);
+    correct += out[0].scalar<float>();
+    result.test_examples += out[1].NumElements();
+  }
+  result.test_accuracy = result.test_examples > 0 ? correct / result.test_examples : 0;
+  return result;
+}
+
+}  // namespace fashion_mnist
+}  // namespace distflow

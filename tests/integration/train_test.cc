@@ -1,0 +1,233 @@
+// `distflow train` as a user runs it: the MLP learns Fashion-MNIST (on a
+// subset, to stay fast), resumes from its checkpoint, and refuses a bad
+// data directory, a truncated or corrupted IDX file and a label outside
+// 0-9 with a clear error. Every run is bounded: a process still running
+// after kRunDeadline is killed and the test fails.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr auto kRunDeadline = std::chrono::seconds(240);
+constexpr char kFashionMnist[] = "/usr/share/datasets/fashion-mnist";
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+Outcome RunTrain(const std::vector<std::string>& args) {
+  static int calls = 0;
+  const std::string base = ::testing::TempDir() + "/train_" +
+                           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+                           std::to_string(getpid()) + "_" + std::to_string(++calls);
+  const std::string out_path = base + ".out", err_path = base + ".err";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    FILE* o = std::fopen(out_path.c_str(), "w");
+    FILE* e = std::fopen(err_path.c_str(), "w");
+    dup2(fileno(o), STDOUT_FILENO);
+    dup2(fileno(e), STDERR_FILENO);
+    std::vector<char*> argv{const_cast<char*>(DISTFLOW_BINARY), const_cast<char*>("train")};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(DISTFLOW_BINARY, argv.data());
+    _exit(127);
+  }
+  Outcome o;
+  int status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + kRunDeadline;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      ADD_FAILURE() << "distflow train ran past the deadline and was killed";
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  o.out = Slurp(out_path);
+  o.err = Slurp(err_path);
+  std::filesystem::remove(out_path);
+  std::filesystem::remove(err_path);
+  return o;
+}
+
+// The last line of `out` as JSON.
+nlohmann::json LastJson(const std::string& out) {
+  std::string s = out;
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return nlohmann::json::parse(s.substr(s.rfind('\n') + 1));
+}
+
+class TrainTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(std::string(kFashionMnist) + "/train-images-idx3-ubyte.gz")) {
+      GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    }
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("train_test_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  // A data directory of small IDX files: `n` images (pixel j of image i is
+  // (i + j) % 256) and labels i % 10, for both splits; `mutate(name, bytes)`
+  // may change a file's uncompressed bytes before it is written.
+  std::string FakeDataDir(
+      int n, const std::function<void(const std::string&, std::string*)>& mutate = nullptr) {
+    const std::filesystem::path data = dir_ / "data";
+    std::filesystem::create_directories(data);
+    auto header = [](std::vector<uint32_t> words) {
+      std::string h;
+      for (uint32_t w : words) {
+        for (int s = 24; s >= 0; s -= 8) h.push_back(static_cast<char>(w >> s));
+      }
+      return h;
+    };
+    for (const char* split : {"train", "t10k"}) {
+      std::string images = header({0x803, static_cast<uint32_t>(n), 28, 28});
+      std::string labels = header({0x801, static_cast<uint32_t>(n)});
+      for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < 784; ++j) images.push_back(static_cast<char>((i + j) % 256));
+        labels.push_back(static_cast<char>(i % 10));
+      }
+      const std::string image_name = std::string(split) + "-images-idx3-ubyte.gz";
+      const std::string label_name = std::string(split) + "-labels-idx1-ubyte.gz";
+      if (mutate) {
+        mutate(image_name, &images);
+        mutate(label_name, &labels);
+      }
+      for (const auto& [name, bytes] : {std::pair{image_name, images}, {label_name, labels}}) {
+        gzFile f = gzopen((data / name).c_str(), "wb");
+        gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
+        gzclose(f);
+      }
+    }
+    return data.string();
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(TrainTest, MlpLearnsFashionMnistAndReportsJson) {
+  Outcome o = RunTrain({"--model", "mlp", "--epochs", "2", "--train-limit", "6000", "--test-limit",
+                        "2000", "--progress-every", "20", "--output", "json"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json j = LastJson(o.out);
+  EXPECT_EQ(j["model"], "mlp");
+  EXPECT_EQ(j["epochs"], 2);
+  EXPECT_EQ(j["steps"], 2 * 94);  // ceil(6000 / 64) per epoch
+  EXPECT_GT(j["test_accuracy"].get<double>(), 0.72);
+  EXPECT_LT(j["train_loss"].get<double>(), 0.8);
+  EXPECT_GT(j["examples_per_second"].get<double>(), 0);
+  for (const char* key : {"seconds", "train_loss"}) EXPECT_TRUE(j.contains(key)) << key;
+  // Progress lines went to stderr.
+  EXPECT_THAT(o.err, HasSubstr("examples/s, loss "));
+  EXPECT_THAT(o.err, HasSubstr("accuracy "));
+}
+
+TEST_F(TrainTest, ResumesFromItsCheckpointAtTheSavedEpoch) {
+  const std::string ckpt = (dir_ / "ckpt").string();
+  const std::vector<std::string> common = {"--train-limit",    "640", "--test-limit", "500",
+                                           "--checkpoint-dir", ckpt,  "--output",     "json"};
+  std::vector<std::string> first = common;
+  first.insert(first.end(), {"--epochs", "1"});
+  Outcome a = RunTrain(first);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(LastJson(a.out)["steps"], 10);
+  EXPECT_TRUE(std::filesystem::exists(ckpt + "/checkpoint"));
+
+  std::vector<std::string> second = common;
+  second.insert(second.end(), {"--epochs", "3"});
+  Outcome b = RunTrain(second);
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_THAT(b.err, HasSubstr("resumed from"));
+  EXPECT_THAT(b.err, HasSubstr("after epoch 1"));
+  const nlohmann::json j = LastJson(b.out);
+  EXPECT_EQ(j["epochs"], 3);
+  EXPECT_EQ(j["steps"], 30);
+}
+
+TEST_F(TrainTest, BadDataIsAClearError) {
+  Outcome missing = RunTrain({"--data-dir", (dir_ / "nowhere").string()});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.err, HasSubstr("error: NotFound"));
+  EXPECT_THAT(missing.err, HasSubstr("nowhere/train-images-idx3-ubyte.gz"));
+
+  const std::string label_12 = FakeDataDir(20, [](const std::string& name, std::string* bytes) {
+    if (name == "train-labels-idx1-ubyte.gz") (*bytes)[8 + 5] = 12;
+  });
+  Outcome bad_label = RunTrain({"--data-dir", label_12});
+  EXPECT_EQ(bad_label.exit_code, 1);
+  EXPECT_THAT(bad_label.err, HasSubstr("label 12 at index 5"));
+  std::filesystem::remove_all(dir_ / "data");
+
+  const std::string truncated = FakeDataDir(20, [](const std::string& name, std::string* bytes) {
+    if (name == "t10k-images-idx3-ubyte.gz") bytes->resize(bytes->size() - 100);
+  });
+  Outcome short_file = RunTrain({"--data-dir", truncated});
+  EXPECT_EQ(short_file.exit_code, 1);
+  EXPECT_THAT(short_file.err, HasSubstr("error: DataLoss"));
+  EXPECT_THAT(short_file.err, HasSubstr("t10k-images-idx3-ubyte.gz' is truncated"));
+  std::filesystem::remove_all(dir_ / "data");
+
+  const std::string corrupt = FakeDataDir(20);
+  {
+    const std::string path = corrupt + "/train-images-idx3-ubyte.gz";
+    std::string gz = Slurp(path);
+    for (size_t i = 30; i < 80 && i < gz.size(); ++i) gz[i] = static_cast<char>(~gz[i]);
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << gz;
+  }
+  Outcome bad_gzip = RunTrain({"--data-dir", corrupt});
+  EXPECT_EQ(bad_gzip.exit_code, 1);
+  EXPECT_THAT(bad_gzip.err, HasSubstr("error: DataLoss"));
+  EXPECT_THAT(bad_gzip.err, HasSubstr("train-images-idx3-ubyte.gz"));
+
+  Outcome bad_model = RunTrain({"--model", "transformer", "--data-dir", corrupt});
+  EXPECT_EQ(bad_model.exit_code, 1);
+}
+
+TEST_F(TrainTest, TrainsOnASmallDataDirectory) {
+  const std::string data = FakeDataDir(100);
+  Outcome o = RunTrain({"--data-dir", data, "--epochs", "1", "--batch-size", "32"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("mlp: 1 epochs, 4 steps"));
+  EXPECT_THAT(o.out, HasSubstr("on 100 images"));
+
+  Outcome cnn = RunTrain({"--model", "cnn", "--data-dir", data, "--epochs", "1", "--batch-size",
+                          "32", "--output", "json"});
+  ASSERT_EQ(cnn.exit_code, 0) << cnn.err;
+  const nlohmann::json j = LastJson(cnn.out);
+  EXPECT_EQ(j["model"], "cnn");
+  EXPECT_EQ(j["steps"], 4);
+  EXPECT_TRUE(std::isfinite(j["train_loss"].get<double>()));
+}
+
+}  // namespace
