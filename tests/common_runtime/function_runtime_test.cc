@@ -1,7 +1,7 @@
-// Functions at run time: TF2-style graphs (calls, If, Case) through a
-// session on one and on three devices, and the function library runtime a
-// kernel calls through (cached instantiations, arguments and results, and
-// a kernel with a `func` attr).
+// Functions at run time: TF2-style graphs (calls, If, Case, While, an If
+// inside a loop body) through a session on one and on three devices, and the function library
+// runtime a kernel calls through (cached instantiations, arguments and results, and a kernel with a
+// `func` attr).
 #include <string>
 #include <vector>
 
@@ -124,6 +124,127 @@ TEST(FunctionSessionTest, RecursionFailsTheRunWithAClearError) {
   const absl::Status s = session->Run({{"x", Tensor::Scalar<float>(1)}}, {"call"}, {}, &out);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("calls itself recursively (f -> g -> f)"));
+}
+
+// Runs functional_while.pbtxt's graph for x = 1.5: (while_out, count).
+std::pair<float, int32_t> RunWhile(const GraphDef& def, int devices) {
+  auto session = MakeSession(def, devices);
+  std::vector<Tensor> out;
+  const absl::Status s =
+      session->Run({{"x", Tensor::Scalar<float>(1.5)}}, {"while_out", "count"}, {}, &out);
+  EXPECT_TRUE(s.ok()) << s;
+  if (!s.ok()) return {0, 0};
+  return {out[0].scalar<float>(), out[1].scalar<int32_t>()};
+}
+
+TEST(FunctionSessionTest, WhileRunsAsALoop) {
+  EXPECT_EQ(RunWhile(ReadExample("functional_while.pbtxt"), 1), std::make_pair(48.0f, 5));
+}
+
+TEST(FunctionSessionTest, WhileSpreadOverThreeDevicesGivesTheSameValues) {
+  GraphDef def = ReadExample("functional_while.pbtxt");
+  // The condition on CPU:2, the body on CPU:1, the loop itself on CPU:0.
+  for (FunctionDef& f : *def.mutable_library()->mutable_function()) {
+    const bool is_cond = f.signature().name() == "while_cond_69";
+    for (NodeDef& n : *f.mutable_node_def()) {
+      n.set_device(is_cond ? "/device:CPU:2" : "/device:CPU:1");
+    }
+  }
+  for (NodeDef& n : *def.mutable_node()) n.set_device("/device:CPU:0");
+  EXPECT_EQ(RunWhile(def, 3), RunWhile(ReadExample("functional_while.pbtxt"), 1));
+  EXPECT_EQ(RunWhile(def, 3), std::make_pair(48.0f, 5));
+}
+
+TEST(FunctionSessionTest, IfInsideAWhileBody) {
+  // The body becomes: acc = i < 2 ? acc * 2 : acc + 1, through a call of a
+  // function holding a StatelessIf (branches from functional_cond.pbtxt).
+  GraphDef def = ReadExample("functional_while.pbtxt");
+  const GraphDef branches = ReadExample("functional_cond.pbtxt");
+  for (const FunctionDef& f : branches.library().function()) {
+    *def.mutable_library()->add_function() = f;
+  }
+  FunctionDef* step = def.mutable_library()->add_function();
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(
+        signature {
+          name: "step"
+          input_arg { name: "i" type: DT_INT32 }
+          input_arg { name: "acc" type: DT_FLOAT }
+          output_arg { name: "out" type: DT_FLOAT }
+        }
+        node_def {
+          name: "two"
+          op: "Const"
+          attr {
+            key: "dtype"
+            value { type: DT_INT32 }
+          }
+          attr {
+            key: "value"
+            value {
+              tensor {
+                dtype: DT_INT32
+                tensor_shape {}
+                int_val: 2
+              }
+            }
+          }
+        }
+        node_def {
+          name: "lt"
+          op: "Less"
+          input: "i"
+          input: "two:output:0"
+          attr {
+            key: "T"
+            value { type: DT_INT32 }
+          }
+        }
+        node_def {
+          name: "cond"
+          op: "StatelessIf"
+          input: "lt:z:0"
+          input: "acc"
+          attr {
+            key: "Tcond"
+            value { type: DT_BOOL }
+          }
+          attr {
+            key: "Tin"
+            value { list { type: DT_FLOAT } }
+          }
+          attr {
+            key: "Tout"
+            value { list { type: DT_FLOAT } }
+          }
+          attr {
+            key: "then_branch"
+            value { func { name: "cond_true_39" } }
+          }
+          attr {
+            key: "else_branch"
+            value { func { name: "switch_case_branch0_55" } }
+          }
+        }
+        ret { key: "out" value: "cond:output:0" })pb",
+      step));
+  for (FunctionDef& f : *def.mutable_library()->mutable_function()) {
+    if (f.signature().name() != "while_body_70") continue;
+    for (NodeDef& n : *f.mutable_node_def()) {
+      if (n.name() != "mul") continue;
+      n.set_op("step");
+      n.clear_attr();
+      n.clear_input();
+      n.add_input("while_loop_counter");
+      n.add_input("while_placeholder");
+    }
+    for (NodeDef& n : *f.mutable_node_def()) {
+      if (n.name() == "Identity_1") n.set_input(0, "mul:out:0");
+    }
+  }
+  // 1.5 -> 3 -> 6 -> 7 -> 8 -> 9.
+  EXPECT_EQ(RunWhile(def, 1), std::make_pair(9.0f, 5));
+  EXPECT_EQ(RunWhile(def, 3), std::make_pair(9.0f, 5));
 }
 
 class FunctionLibraryRuntimeTest : public ::testing::Test {

@@ -1,6 +1,6 @@
 // Runs `distflow run` on the TensorFlow 2 style graphs in examples/graphs/
-// (a library of functions called through StatefulPartitionedCall, If and
-// Case nodes) and checks the values it prints.
+// (a library of functions called through StatefulPartitionedCall, If, Case
+// and While nodes) and checks the values it prints.
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -65,6 +65,16 @@ TEST(FunctionGraphsCliTest, IfAndCaseOnOneAndThreeDevices) {
       ASSERT_EQ(r.exit_code, 0) << r.out;
       EXPECT_EQ(Values(r.out), expected) << feeds << " on " << devices << " devices";
     }
+  }
+}
+
+TEST(FunctionGraphsCliTest, WhileOnOneAndThreeDevices) {
+  for (int devices : {1, 3}) {
+    Result r = RunDistflow(absl::StrCat(Example("functional_while.pbtxt"),
+                                        " --feed x=1.5 --fetch while_out --fetch count",
+                                        " --output json --devices ", devices));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_EQ(Values(r.out), (std::vector<double>{48, 5})) << devices << " devices";
   }
 }
 
