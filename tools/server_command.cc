@@ -33,6 +33,14 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out, int* 
   (*def.mutable_default_session_config()->mutable_device_count())["CPU"] = flags.devices;
   if (flags.step_timeout_ms < 0) return errors::InvalidArgument("--step-timeout-ms must be >= 0");
   if (flags.grace_seconds < 0) return errors::InvalidArgument("--grace-seconds must be >= 0");
+  if (flags.max_graph_nodes < 1) {
+    return errors::InvalidArgument("--max-graph-nodes must be >= 1, got ", flags.max_graph_nodes);
+  }
+  if (flags.max_request_mb < 1 || flags.max_request_mb > kMaxRequestMbLimit) {
+    return errors::InvalidArgument("--max-request-mb must be between 1 and ", kMaxRequestMbLimit,
+                                   ", got ", flags.max_request_mb);
+  }
+  SetMaxGraphNodes(flags.max_graph_nodes);
   if (flags.step_timeout_ms > 0) {
     def.mutable_default_session_config()->set_operation_timeout_in_ms(flags.step_timeout_ms);
   }
@@ -48,6 +56,7 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out, int* 
   DF_RETURN_IF_ERROR(SetAllowedFileRoots(flags.file_roots));
   GrpcServerOptions options;
   options.bind_host = flags.bind;
+  options.max_receive_message_bytes = flags.max_request_mb << 20;
   if (!flags.token_file.empty()) {
     DF_ASSIGN_OR_RETURN(options.token, ReadTokenFile(flags.token_file));
   }

@@ -3,8 +3,10 @@
 // --task, or from the TF_CONFIG environment variable when --cluster is not
 // given. The server listens on the host the task's cluster entry names
 // (127.0.0.1 means loopback only) unless --bind names another. A task
-// address with port 0 binds a free port. The first line printed is
-// "listening on HOST:PORT".
+// address with port 0 binds a free port. A request larger than
+// --max-request-mb is refused by gRPC (ResourceExhausted) before it is
+// parsed; a graph of more than --max-graph-nodes nodes is ResourceExhausted
+// naming the limit. The first line printed is "listening on HOST:PORT".
 #ifndef DISTFLOW_TOOLS_SERVER_COMMAND_H_
 #define DISTFLOW_TOOLS_SERVER_COMMAND_H_
 
@@ -14,8 +16,16 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "distflow/graph/graph_constructor.h"
 
 namespace distflow {
+
+// The most CPU devices one task may have.
+inline constexpr int kMaxServerDevices = 4096;
+// --max-request-mb: the default, and the most a gRPC message may have (2^31 - 1
+// bytes).
+inline constexpr int kDefaultMaxRequestMb = 1024;
+inline constexpr int kMaxRequestMbLimit = 2047;
 
 struct ServerFlags {
   // "ps=h:p;worker=h:p,h:p"; empty means read TF_CONFIG.
@@ -34,10 +44,11 @@ struct ServerFlags {
   std::string token_file;
   // The directories ops touching files may use; empty: any.
   std::vector<std::string> file_roots;
+  // The most nodes a graph may have (sessions and registered graphs).
+  int64_t max_graph_nodes = kDefaultMaxGraphNodes;
+  // The largest request message (a graph, a step's feeds) the server reads.
+  int max_request_mb = kDefaultMaxRequestMb;
 };
-
-// The most CPU devices one task may have.
-inline constexpr int kMaxServerDevices = 4096;
 
 // Blocks until the process is asked to stop; OK after a clean shutdown, with
 // the signal that asked in *stop_signal when given.

@@ -6,6 +6,8 @@
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_SERVER_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_SERVER_H_
 
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -30,6 +32,8 @@ struct GrpcServerOptions {
   std::string bind_host;
   // Calls must carry this token (grpc_auth.h); empty: the process token.
   std::string token;
+  // Larger request messages are refused (ResourceExhausted) unread.
+  int max_receive_message_bytes = std::numeric_limits<int32_t>::max();
 };
 
 class GrpcServer {
