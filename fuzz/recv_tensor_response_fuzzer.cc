@@ -17,8 +17,8 @@ bool SameBytes(const distflow::Tensor& a, const distflow::Tensor& b) {
   if (a.dtype() == distflow::DT_STRING) {
     auto x = a.flat<std::string>();
     auto y = b.flat<std::string>();
-    for (int64_t i = 0; i < x.size(); ++i) {
-      if (x(i) != y(i)) return false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (x[i] != y[i]) return false;
     }
     return true;
   }

@@ -15,8 +15,8 @@ bool SameTensor(const Tensor& a, const Tensor& b) {
   if (a.dtype() == DT_STRING) {
     auto x = a.flat<std::string>();
     auto y = b.flat<std::string>();
-    for (int64_t i = 0; i < x.size(); ++i) {
-      if (x(i) != y(i)) return false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (x[i] != y[i]) return false;
     }
     return true;
   }
