@@ -9,6 +9,7 @@ packages=(
   libabsl-dev libeigen3-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev openssl
   zlib1g-dev dataset-fashion-mnist
+  clang libfuzzer-14-dev
 )
 
 missing=()

@@ -173,6 +173,14 @@ int Main(int argc, char** argv) {
   server_cmd->add_option("--file-root", server.file_roots,
                          "a directory SaveV2/RestoreV2 may use (repeatable); others are refused");
   server_cmd
+      ->add_option("--max-graph-nodes", server.max_graph_nodes,
+                   "refuse graphs of more nodes (ResourceExhausted)")
+      ->capture_default_str();
+  server_cmd
+      ->add_option("--max-request-mb", server.max_request_mb,
+                   "refuse request messages larger than this many MiB (1 to 2047)")
+      ->capture_default_str();
+  server_cmd
       ->add_option("--grace-seconds", server.grace_seconds,
                    "on SIGTERM, how long running calls may take to finish")
       ->capture_default_str();

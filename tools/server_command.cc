@@ -45,6 +45,14 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out, int* 
     return errors::InvalidArgument("--memory-budget-mb must be between 0 (none) and ",
                                    INT64_MAX >> 20, ", got ", flags.memory_budget_mb);
   }
+  if (flags.max_graph_nodes < 1) {
+    return errors::InvalidArgument("--max-graph-nodes must be >= 1, got ", flags.max_graph_nodes);
+  }
+  if (flags.max_request_mb < 1 || flags.max_request_mb > kMaxRequestMbLimit) {
+    return errors::InvalidArgument("--max-request-mb must be between 1 and ", kMaxRequestMbLimit,
+                                   ", got ", flags.max_request_mb);
+  }
+  SetMaxGraphNodes(flags.max_graph_nodes);
   if (flags.step_timeout_ms > 0) {
     def.mutable_default_session_config()->set_operation_timeout_in_ms(flags.step_timeout_ms);
   }
@@ -62,6 +70,7 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out, int* 
   if (budget_bytes > 0) memory_budget::SetLimit(budget_bytes);
   GrpcServerOptions options;
   options.bind_host = flags.bind;
+  options.max_receive_message_bytes = flags.max_request_mb << 20;
   if (!flags.token_file.empty()) {
     DF_ASSIGN_OR_RETURN(options.token, ReadTokenFile(flags.token_file));
   }

@@ -6,6 +6,9 @@
 // address with port 0 binds a free port. The first line printed is
 // "listening on HOST:PORT". With --tls-cert/--tls-key/--tls-ca it speaks
 // only mutual TLS; --memory-budget-mb caps the tensor memory of the process.
+// A request larger than --max-request-mb is refused by gRPC
+// (ResourceExhausted) before it is parsed; a graph of more than
+// --max-graph-nodes nodes is ResourceExhausted naming the limit.
 #ifndef DISTFLOW_TOOLS_SERVER_COMMAND_H_
 #define DISTFLOW_TOOLS_SERVER_COMMAND_H_
 
@@ -17,8 +20,16 @@
 #include "absl/status/status.h"
 #include "distflow/common_runtime/step_watchdog.h"
 #include "distflow/distributed_runtime/rpc/grpc_tls.h"
+#include "distflow/graph/graph_constructor.h"
 
 namespace distflow {
+
+// The most CPU devices one task may have.
+inline constexpr int kMaxServerDevices = 4096;
+// --max-request-mb: the default, and the most a gRPC message may have (2^31 - 1
+// bytes).
+inline constexpr int kDefaultMaxRequestMb = 1024;
+inline constexpr int kMaxRequestMbLimit = 2047;
 
 struct ServerFlags {
   // "ps=h:p;worker=h:p,h:p"; empty means read TF_CONFIG.
@@ -43,6 +54,10 @@ struct ServerFlags {
   double stuck_step_warn_seconds = kDefaultStuckStepWarnSeconds;
   // The process's budget for tensor memory in MiB (0: DISTFLOW_MEMORY_BUDGET_MB or none).
   int64_t memory_budget_mb = 0;
+  // The most nodes a graph may have (sessions and registered graphs).
+  int64_t max_graph_nodes = kDefaultMaxGraphNodes;
+  // The largest request message (a graph, a step's feeds) the server reads.
+  int max_request_mb = kDefaultMaxRequestMb;
 };
 
 // The most CPU devices one task may have.

@@ -50,6 +50,21 @@ TEST(TensorCodingTest, RoundTripZeroCopyEncoding) {
   }
 }
 
+// A bool byte off the wire other than 0 or 1 reads as true; it used to be
+// left as an invalid bool, undefined behaviour to read.
+TEST(TensorCodingTest, BoolBytesBecomeZeroOrOne) {
+  RecvTensorResponse resp;
+  resp.mutable_tensor()->set_dtype(DT_BOOL);
+  resp.mutable_tensor()->mutable_tensor_shape()->add_dim()->set_size(3);
+  resp.mutable_tensor()->set_tensor_content(std::string("\x00\x02\xff", 3));
+  Tensor t;
+  bool dead = true;
+  int64_t start = 0;
+  ASSERT_TRUE(
+      DecodeRecvTensorResponse(FromString(resp.SerializeAsString(), 2), &t, &dead, &start).ok());
+  EXPECT_EQ(std::string(static_cast<const char*>(t.raw_data()), 3), std::string("\x00\x01\x01", 3));
+}
+
 TEST(TensorCodingTest, StringsEmptyAndDead) {
   Tensor s(DT_STRING, TensorShape({2}));
   s.flat<std::string>()[0] = "x";

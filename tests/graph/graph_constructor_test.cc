@@ -430,5 +430,79 @@ TEST(GraphConstructorTest, FailureLeavesGraphUntouched) {
   EXPECT_EQ(g.num_op_nodes(), 0);
 }
 
+// Restores the process's graph node limit when a test is done with it.
+class MaxGraphNodesTest : public ::testing::Test {
+ protected:
+  void TearDown() override { SetMaxGraphNodes(kDefaultMaxGraphNodes); }
+};
+
+TEST_F(MaxGraphNodesTest, GraphsOverTheLimitAreRefusedNamingIt) {
+  const GraphDef three = ParseText(R"pb(node { name: "a" op: "NoOp" }
+                                        node { name: "b" op: "NoOp" }
+                                        node { name: "c" op: "NoOp" })pb");
+  EXPECT_EQ(MaxGraphNodes(), kDefaultMaxGraphNodes);
+  SetMaxGraphNodes(2);
+  Graph g;
+  absl::Status s = ConvertGraphDefToGraph({}, three, &g);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_THAT(s.message(),
+              HasSubstr("graph has 3 nodes, more than the limit of 2 nodes per graph"));
+  EXPECT_THAT(s.message(), HasSubstr("--max-graph-nodes"));
+  EXPECT_EQ(g.num_op_nodes(), 0);
+
+  // Exactly at the limit, and with the limit lifted by the options or by 0.
+  SetMaxGraphNodes(3);
+  ASSERT_TRUE(ConvertGraphDefToGraph({}, three, &g).ok());
+  EXPECT_EQ(g.num_op_nodes(), 3);
+  SetMaxGraphNodes(1);
+  GraphConstructorOptions unlimited;
+  unlimited.max_nodes = 0;
+  Graph g2;
+  EXPECT_TRUE(ConvertGraphDefToGraph(unlimited, three, &g2).ok());
+  SetMaxGraphNodes(0);
+  Graph g3;
+  EXPECT_TRUE(ConvertGraphDefToGraph({}, three, &g3).ok());
+}
+
+// Import builds the graph once and hands it over: nodes, edges and the
+// SOURCE/SINK wiring of the result are the graph's own, and it can be
+// copied and extended afterwards.
+TEST(GraphConstructorTest, ImportedGraphIsWholeAndCopyable) {
+  Graph g;
+  ASSERT_TRUE(ConvertGraphDefToGraph({}, ParseText(kTfGraph), &g).ok());
+  for (const Edge* e : g.edges()) {
+    EXPECT_EQ(g.FindNodeId(e->src()->id()), e->src());
+    EXPECT_EQ(g.FindNodeId(e->dst()->id()), e->dst());
+  }
+  EXPECT_EQ(g.source_node()->name(), "_SOURCE");
+  Graph copy;
+  copy.Copy(g);
+  GraphDef a, b;
+  g.ToGraphDef(&a);
+  copy.ToGraphDef(&b);
+  EXPECT_EQ(SerializeGraphDefDeterministic(a), SerializeGraphDefDeterministic(b));
+  NodeDef extra;
+  extra.set_name("extra");
+  extra.set_op("NoOp");
+  absl::StatusOr<Node*> n = copy.AddNode(extra);
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ((*n)->def().name(), "extra");
+  EXPECT_EQ(copy.num_op_nodes(), g.num_op_nodes() + 1);
+}
+
+// A node whose types cannot be resolved is not added.
+TEST(GraphConstructorTest, AddNodeFailureAddsNothing) {
+  Graph g;
+  NodeDef bad;
+  bad.set_name("n");
+  bad.set_op("AddN");
+  AddNodeAttr("T", DT_FLOAT, &bad);
+  AddNodeAttr("N", int64_t{-1}, &bad);
+  const int ids = g.num_node_ids();
+  EXPECT_FALSE(g.AddNode(bad).ok());
+  EXPECT_EQ(g.num_node_ids(), ids);
+  EXPECT_EQ(g.num_op_nodes(), 0);
+}
+
 }  // namespace
 }  // namespace distflow

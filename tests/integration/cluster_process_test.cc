@@ -33,6 +33,8 @@
 #include "distflow/distributed_runtime/rpc/grpc_auth.h"
 #include "distflow/distributed_runtime/rpc/grpc_session.h"
 #include "distflow/distributed_runtime/rpc/grpc_tls.h"
+#include "distflow/framework/node_def_util.h"
+#include "distflow/framework/tensor_proto.h"
 #include "distflow/graph/graph_io.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -482,6 +484,55 @@ TEST_F(TlsTokenClusterTest, BothAreRequired) {
   EXPECT_EQ(s.code(), absl::StatusCode::kUnauthenticated) << s;
   SetProcessToken("tls-and-token");
   ExpectServed(Config());
+}
+
+// Servers started with small --max-graph-nodes and --max-request-mb.
+class LimitsClusterTest : public ClusterProcessTest {
+ protected:
+  void SetUp() override { StartCluster({"--max-graph-nodes", "2", "--max-request-mb", "1"}); }
+
+  absl::Status CreateOnW0(const GraphDef& g) {
+    SessionOptions opts;
+    opts.target = absl::StrCat("grpc://", w0_->address());
+    opts.config = Config();
+    auto session = NewSession(opts);
+    if (!session.ok()) return session.status();
+    return (*session)->Create(g);
+  }
+};
+
+TEST_F(LimitsClusterTest, GraphsAndRequestsOverTheLimitsAreRefused) {
+  // kGraph has three nodes.
+  GraphDef three;
+  ASSERT_TRUE(ParseGraphDefText(kGraph, &three).ok());
+  absl::Status s = CreateOnW0(three);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_THAT(s.message(), HasSubstr("graph has 3 nodes, more than the limit of 2 nodes"));
+  EXPECT_THAT(s.message(), HasSubstr("--max-graph-nodes"));
+
+  // Two nodes, but a 2 MiB constant: the request is refused unread.
+  GraphDef big;
+  NodeDef* c = big.add_node();
+  c->set_name("c");
+  c->set_op("Const");
+  AddNodeAttr("dtype", DT_FLOAT, c);
+  Tensor value =
+      Tensor::FromVector<float>(std::vector<float>(512 * 1024, 1.f), TensorShape({512 * 1024}));
+  AttrValue attr;
+  TensorToProto(value, attr.mutable_tensor());
+  (*c->mutable_attr())["value"] = attr;
+  s = CreateOnW0(big);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_THAT(s.message(), HasSubstr("larger than max"));
+  EXPECT_THAT(s.message(), HasSubstr("1048576"));
+
+  // Within both limits the cluster serves.
+  GraphDef two;
+  ASSERT_TRUE(ParseGraphDefText(R"pb(node { name: "a" op: "NoOp" }
+                                     node { name: "b" op: "NoOp" input: "^a" })pb",
+                                &two)
+                  .ok());
+  EXPECT_TRUE(CreateOnW0(two).ok());
 }
 
 }  // namespace

@@ -255,6 +255,16 @@ TEST_F(DistflowRunTest, ErrorsGoToStderrWithTheCode) {
   EXPECT_THAT(type.err, HasSubstr("feed 'n'"));
 }
 
+TEST_F(DistflowRunTest, ServerLimitFlagsAreChecked) {
+  const std::string server = "server --cluster worker=127.0.0.1:0 --job worker";
+  Result nodes = Run(absl::StrCat(server, " --max-graph-nodes 0"));
+  EXPECT_EQ(nodes.exit_code, 1);
+  EXPECT_THAT(nodes.err, HasSubstr("--max-graph-nodes must be >= 1, got 0"));
+  Result request = Run(absl::StrCat(server, " --max-request-mb 2048"));
+  EXPECT_EQ(request.exit_code, 1);
+  EXPECT_THAT(request.err, HasSubstr("--max-request-mb must be between 1 and 2047, got 2048"));
+}
+
 // A graph with the values JSON cannot spell: non-finite floats and a
 // string that is not UTF-8 (bytes a, 0xff, b, backslash, c).
 constexpr char kOddValuesGraph[] = R"pb(

@@ -33,6 +33,7 @@ absl::StatusOr<std::unique_ptr<ExecutorSet>> ExecutorSet::Create(
     auto graph = std::make_unique<Graph>();
     GraphConstructorOptions opts;
     opts.allow_internal_ops = true;
+    opts.max_nodes = 0;  // partitions of a graph already checked at import
     DF_RETURN_IF_ERROR(ConvertGraphDefToGraph(opts, graph_def, graph.get()));
     DF_ASSIGN_OR_RETURN(FunctionLibraryRuntime * function_library,
                         kernels->FunctionLibrary(*device, graph_def.library()));
@@ -44,9 +45,15 @@ absl::StatusOr<std::unique_ptr<ExecutorSet>> ExecutorSet::Create(
     DF_ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor,
                         Executor::Create(std::move(params), std::move(graph)));
     set->executors_.push_back(std::move(executor));
-    set->graphs_.push_back(std::move(graph_def));
+    graph_def.Clear();
   }
   return set;
+}
+
+std::vector<GraphDef> ExecutorSet::partition_graphs() const {
+  std::vector<GraphDef> graphs(executors_.size());
+  for (size_t i = 0; i < executors_.size(); ++i) executors_[i]->graph().ToGraphDef(&graphs[i]);
+  return graphs;
 }
 
 void ExecutorSet::RunAsync(const Executor::Args& args, Executor::DoneCallback done) const {

@@ -36,8 +36,9 @@ class ExecutorSet {
   // none). The set must stay alive until `done` has run.
   void RunAsync(const Executor::Args& args, Executor::DoneCallback done) const;
 
-  // The partition graphs, in the order of their device names.
-  const std::vector<GraphDef>& partition_graphs() const { return graphs_; }
+  // The partition graphs, in the order of their device names, written from
+  // the executors' graphs on each call (the set keeps no GraphDef copies).
+  std::vector<GraphDef> partition_graphs() const;
   size_t size() const { return executors_.size(); }
 
  private:
@@ -47,7 +48,6 @@ class ExecutorSet {
   // first so the executors (and their kernels) go before it.
   std::shared_ptr<SessionKernels> kernels_;
   std::vector<std::unique_ptr<Executor>> executors_;
-  std::vector<GraphDef> graphs_;
 };
 
 }  // namespace distflow

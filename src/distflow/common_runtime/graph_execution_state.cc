@@ -54,10 +54,9 @@ bool GraphExecutionState::has_graph() const {
   return graph_ != nullptr;
 }
 
-absl::Status GraphExecutionState::ResetLocked(GraphDef graph_def) {
+absl::Status GraphExecutionState::ResetLocked(const GraphDef& graph_def) {
   auto graph = std::make_shared<Graph>();
   DF_RETURN_IF_ERROR(ConvertGraphDefToGraph({}, graph_def, graph.get()));
-  graph_def_ = std::move(graph_def);
   graph_ = std::move(graph);
   return absl::OkStatus();
 }
@@ -73,7 +72,9 @@ absl::Status GraphExecutionState::Create(const GraphDef& graph_def) {
 absl::Status GraphExecutionState::Extend(const GraphDef& graph_def) {
   absl::MutexLock lock(&mu_);
   if (graph_ == nullptr) return ResetLocked(graph_def);
-  GraphDef merged = graph_def_;
+  // The graph is the only copy kept: the merged GraphDef is written from it.
+  GraphDef merged;
+  graph_->ToGraphDef(&merged);
   for (const NodeDef& n : graph_def.node()) *merged.add_node() = n;
   if (graph_def.has_versions()) {
     *merged.mutable_versions() = graph_def.versions();
@@ -93,7 +94,7 @@ absl::Status GraphExecutionState::Extend(const GraphDef& graph_def) {
   for (const GradientDef& g : graph_def.library().gradient()) {
     *merged.mutable_library()->add_gradient() = g;
   }
-  return ResetLocked(std::move(merged));
+  return ResetLocked(merged);
 }
 
 absl::StatusOr<std::unique_ptr<ClientGraph>> GraphExecutionState::BuildClientGraph(

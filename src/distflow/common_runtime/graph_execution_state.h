@@ -106,12 +106,11 @@ class GraphExecutionState {
                                                                 PartitionBy by);
 
  private:
-  absl::Status ResetLocked(GraphDef graph_def) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status ResetLocked(const GraphDef& graph_def) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
   std::atomic<int64_t> name_counter_{0};
   mutable absl::Mutex mu_;
-  GraphDef graph_def_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<const Graph> graph_ ABSL_GUARDED_BY(mu_);
   StatefulPlacements stateful_placements_ ABSL_GUARDED_BY(mu_);
 };

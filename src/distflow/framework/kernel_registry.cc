@@ -20,8 +20,11 @@ void KernelRegistry::Register(KernelDef def, KernelFactory factory) {
 namespace {
 
 bool Satisfies(const KernelDef& def, const NodeDef& node_def) {
-  for (const auto& [attr, allowed] : def.type_constraints) {
-    auto it = node_def.attr().find(attr);
+  for (const auto& constraint : def.type_constraints) {
+    // A named reference, not a structured binding: lambdas may not capture
+    // bindings before C++20 as clang 14 implements it.
+    const auto& allowed = constraint.second;
+    auto it = node_def.attr().find(constraint.first);
     if (it == node_def.attr().end()) return false;
     const AttrValue& v = it->second;
     auto ok = [&](int t) {

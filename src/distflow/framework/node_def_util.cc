@@ -206,7 +206,10 @@ namespace {
 
 absl::Status CheckAllowedAndMinimum(const NodeDef& node_def, const OpDef::AttrDef& def,
                                     const AttrValue& value) {
-  const std::string where = absl::StrCat(FormatNodeForError(node_def), ": attr '", def.name(), "'");
+  // Built only for an error: this runs for every attr of every node imported.
+  auto where = [&] {
+    return absl::StrCat(FormatNodeForError(node_def), ": attr '", def.name(), "'");
+  };
   if (def.has_allowed_values()) {
     const auto& allowed = def.allowed_values().list();
     auto check_type = [&](DataType t) -> absl::Status {
@@ -216,7 +219,7 @@ absl::Status CheckAllowedAndMinimum(const NodeDef& node_def, const OpDef::AttrDe
       std::vector<DataType> types;
       for (int a : allowed.type()) types.push_back(static_cast<DataType>(a));
       return errors::InvalidArgument(
-          where, " has value ", DataTypeString(t),
+          where(), " has value ", DataTypeString(t),
           " which is not in the allowed list: ", DataTypeSliceString(types));
     };
     auto check_string = [&](const std::string& s) -> absl::Status {
@@ -224,7 +227,7 @@ absl::Status CheckAllowedAndMinimum(const NodeDef& node_def, const OpDef::AttrDe
         if (a == s) return absl::OkStatus();
       }
       return errors::InvalidArgument(
-          where, " has value \"", s,
+          where(), " has value \"", s,
           "\" which is not in the allowed list: ", SummarizeAttrValue(def.allowed_values()));
     };
     if (def.type() == "type") DF_RETURN_IF_ERROR(check_type(value.type()));
@@ -238,7 +241,7 @@ absl::Status CheckAllowedAndMinimum(const NodeDef& node_def, const OpDef::AttrDe
   }
   if (def.has_minimum()) {
     if (def.type() == "int" && value.i() < def.minimum()) {
-      return errors::InvalidArgument(where, " has value ", value.i(),
+      return errors::InvalidArgument(where(), " has value ", value.i(),
                                      " which is less than the minimum ", def.minimum());
     }
     if (absl::StartsWith(def.type(), "list(")) {
@@ -246,8 +249,8 @@ absl::Status CheckAllowedAndMinimum(const NodeDef& node_def, const OpDef::AttrDe
       const int64_t n = l.s_size() + l.i_size() + l.f_size() + l.b_size() + l.type_size() +
                         l.shape_size() + l.tensor_size() + l.func_size();
       if (n < def.minimum()) {
-        return errors::InvalidArgument(where, " has length ", n, " which is less than the minimum ",
-                                       def.minimum());
+        return errors::InvalidArgument(where(), " has length ", n,
+                                       " which is less than the minimum ", def.minimum());
       }
     }
   }
@@ -316,20 +319,21 @@ absl::Status NameRangesForNode(const NodeDef& node_def, const OpDef& op_def, Nam
 }
 
 absl::Status ValidateNodeDef(const NodeDef& node_def, const OpDef& op_def) {
-  const std::string node = FormatNodeForError(node_def);
+  // Built only for an error: this runs for every node imported.
+  auto node = [&] { return FormatNodeForError(node_def); };
   if (node_def.op() != op_def.name()) {
-    return errors::InvalidArgument(node, " does not match op '", op_def.name(), "'");
+    return errors::InvalidArgument(node(), " does not match op '", op_def.name(), "'");
   }
   // Attrs: every declared attr present with the right kind and constraints.
   for (const auto& def : op_def.attr()) {
     auto it = node_def.attr().find(def.name());
     if (it == node_def.attr().end()) {
-      return errors::InvalidArgument(node, " is missing attr '", def.name(), "' of type ",
+      return errors::InvalidArgument(node(), " is missing attr '", def.name(), "' of type ",
                                      def.type());
     }
     absl::Status s = AttrValueHasType(it->second, def.type());
     if (!s.ok()) {
-      return errors::InvalidArgument(node, ": attr '", def.name(), "': ", s.message());
+      return errors::InvalidArgument(node(), ": attr '", def.name(), "': ", s.message());
     }
     DF_RETURN_IF_ERROR(CheckAllowedAndMinimum(node_def, def, it->second));
   }
@@ -338,7 +342,7 @@ absl::Status ValidateNodeDef(const NodeDef& node_def, const OpDef& op_def) {
     bool known = false;
     for (const auto& def : op_def.attr()) known |= def.name() == name;
     if (!known) {
-      return errors::InvalidArgument(node, " has attr '", name, "' which op '", op_def.name(),
+      return errors::InvalidArgument(node(), " has attr '", name, "' which op '", op_def.name(),
                                      "' does not define");
     }
   }
@@ -350,7 +354,8 @@ absl::Status ValidateNodeDef(const NodeDef& node_def, const OpDef& op_def) {
       seen_control = true;
     } else {
       if (seen_control) {
-        return errors::InvalidArgument(node, ": data input '", in, "' comes after a control input");
+        return errors::InvalidArgument(node(), ": data input '", in,
+                                       "' comes after a control input");
       }
       ++num_data;
     }
@@ -358,7 +363,7 @@ absl::Status ValidateNodeDef(const NodeDef& node_def, const OpDef& op_def) {
   DataTypeVector in_types, out_types;
   DF_RETURN_IF_ERROR(InOutTypesForNode(node_def, op_def, &in_types, &out_types));
   if (num_data != static_cast<int>(in_types.size())) {
-    return errors::InvalidArgument(node, " expects ", in_types.size(), " data inputs but has ",
+    return errors::InvalidArgument(node(), " expects ", in_types.size(), " data inputs but has ",
                                    num_data);
   }
   return absl::OkStatus();

@@ -13,6 +13,7 @@
 #include "distflow/core/crc32c.h"
 #include "distflow/core/env.h"
 #include "distflow/core/status.h"
+#include "distflow/framework/tensor_proto.h"
 
 namespace distflow {
 namespace {
@@ -357,7 +358,7 @@ absl::StatusOr<Tensor> BundleReader::Read(absl::string_view name, DataType dtype
     if (!in.ok() || !in.empty()) return bad_size();
     return t;
   }
-  if (e->size > 0) std::memcpy(t.raw_data(), bytes.data(), e->size);
+  CopyRawBytesToTensor(bytes.data(), &t);
   return t;
 }
 

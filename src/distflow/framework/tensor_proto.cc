@@ -62,7 +62,7 @@ absl::Status TensorFromProto(const TensorProto& proto, Tensor* out) {
     }
     Tensor t;
     DF_RETURN_IF_ERROR(Tensor::Allocate(dtype, shape, &t));
-    if (want > 0) std::memcpy(t.raw_data(), proto.tensor_content().data(), want);
+    CopyRawBytesToTensor(proto.tensor_content().data(), &t);
     *out = std::move(t);
     return absl::OkStatus();
   }
@@ -126,6 +126,17 @@ absl::Status TensorFromProto(const TensorProto& proto, Tensor* out) {
   DF_RETURN_IF_ERROR(s);
   *out = std::move(t);
   return absl::OkStatus();
+}
+
+void CopyRawBytesToTensor(const char* bytes, Tensor* tensor) {
+  const size_t n = tensor->TotalBytes();
+  if (n == 0) return;
+  if (tensor->dtype() == DT_BOOL) {
+    bool* out = tensor->base<bool>();
+    for (size_t i = 0; i < n; ++i) out[i] = bytes[i] != 0;
+    return;
+  }
+  std::memcpy(tensor->raw_data(), bytes, n);
 }
 
 void TensorToProto(const Tensor& tensor, TensorProto* proto) {

@@ -22,6 +22,12 @@ void TensorToProto(const Tensor& tensor, TensorProto* proto);
 // Writes the typed *_val fields instead of tensor_content.
 void TensorToProtoField(const Tensor& tensor, TensorProto* proto);
 
+// Fills `tensor`'s buffer from `bytes`, which must hold TotalBytes() bytes
+// of little-endian elements. A bool is one byte, and any nonzero byte reads
+// as true: a byte other than 0 or 1 is never left in a bool (reading one is
+// undefined behaviour). REQUIRES: a non-string dtype.
+void CopyRawBytesToTensor(const char* bytes, Tensor* tensor);
+
 }  // namespace distflow
 
 #endif  // DISTFLOW_FRAMEWORK_TENSOR_PROTO_H_

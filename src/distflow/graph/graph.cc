@@ -45,25 +45,28 @@ absl::Status Node::input_node(int idx, const Node** node) const {
   return absl::OkStatus();
 }
 
-Graph::Graph(const OpRegistry* ops) : ops_(ops) {
+Graph::Graph(const OpRegistry* ops)
+    : ops_(ops), arena_(std::make_unique<google::protobuf::Arena>()) {
   NodeDef source;
   source.set_name("_SOURCE");
   source.set_op("_SOURCE");
   NodeDef sink;
   sink.set_name("_SINK");
   sink.set_op("_SINK");
-  AllocateNode(std::move(source), &SourceSinkOpDef(true), {}, {});
-  AllocateNode(std::move(sink), &SourceSinkOpDef(false), {}, {});
+  AllocateNode(source, &SourceSinkOpDef(true), {}, {});
+  AllocateNode(sink, &SourceSinkOpDef(false), {}, {});
   AddControlEdge(source_node(), sink_node());
   versions_.set_producer(1);
 }
 
 Graph::~Graph() = default;
 
-Node* Graph::AllocateNode(NodeDef def, const OpDef* op_def, DataTypeVector in, DataTypeVector out) {
+Node* Graph::AllocateNode(const NodeDef& def, const OpDef* op_def, DataTypeVector in,
+                          DataTypeVector out) {
   auto node = std::unique_ptr<Node>(new Node);
   node->id_ = static_cast<int>(nodes_.size());
-  node->def_ = std::move(def);
+  node->def_ = google::protobuf::Arena::CreateMessage<NodeDef>(arena_.get());
+  *node->def_ = def;
   node->op_def_ = op_def;
   node->input_types_ = std::move(in);
   node->output_types_ = std::move(out);
@@ -74,7 +77,7 @@ Node* Graph::AllocateNode(NodeDef def, const OpDef* op_def, DataTypeVector in, D
   return raw;
 }
 
-absl::StatusOr<Node*> Graph::AddNode(NodeDef node_def) {
+absl::StatusOr<Node*> Graph::AddNode(const NodeDef& node_def) {
   const OpDef* op_def = nullptr;
   absl::Status s = ops_->LookUpOpDef(node_def.op(), &op_def);
   if (!s.ok() && flib_def_ != nullptr) {
@@ -87,10 +90,18 @@ absl::StatusOr<Node*> Graph::AddNode(NodeDef node_def) {
     return errors::Unimplemented("op '", node_def.op(), "' is not registered (",
                                  FormatNodeForError(node_def), ")");
   }
-  AddDefaultsToNodeDef(*op_def, &node_def);
-  DataTypeVector in, out;
-  DF_RETURN_IF_ERROR(InOutTypesForNode(node_def, *op_def, &in, &out));
-  return AllocateNode(std::move(node_def), op_def, std::move(in), std::move(out));
+  // Types are resolved on the NodeDef with its defaults, which the copy on
+  // the arena gets; a failure leaves nothing behind but arena bytes.
+  Node* node = AllocateNode(node_def, op_def, {}, {});
+  AddDefaultsToNodeDef(*op_def, node->def_);
+  s = InOutTypesForNode(*node->def_, *op_def, &node->input_types_, &node->output_types_);
+  if (!s.ok()) {
+    nodes_.pop_back();
+    node_storage_.pop_back();
+    --num_nodes_;
+    return s;
+  }
+  return node;
 }
 
 void Graph::RemoveNode(Node* node) {
@@ -102,15 +113,13 @@ void Graph::RemoveNode(Node* node) {
 }
 
 const Edge* Graph::AddEdge(Node* src, int src_output, Node* dst, int dst_input) {
-  auto edge = std::make_unique<Edge>();
-  edge->src_ = src;
-  edge->dst_ = dst;
-  edge->src_output_ = src_output;
-  edge->dst_input_ = dst_input;
-  edge->id_ = static_cast<int>(edges_.size());
-  Edge* raw = edge.get();
+  Edge* raw = &edge_storage_.emplace_back();
+  raw->src_ = src;
+  raw->dst_ = dst;
+  raw->src_output_ = src_output;
+  raw->dst_input_ = dst_input;
+  raw->id_ = static_cast<int>(edges_.size());
   edges_.push_back(raw);
-  edge_storage_.push_back(std::move(edge));
   src->out_edges_.push_back(raw);
   dst->in_edges_.push_back(raw);
   ++num_edges_;
@@ -169,7 +178,7 @@ void Graph::ToGraphDef(GraphDef* graph_def) const {
   for (const Node* n : nodes_) {
     if (n == nullptr || !n->IsOp()) continue;
     NodeDef* def = graph_def->add_node();
-    *def = n->def_;
+    *def = *n->def_;
     if (!n->assigned_device_.empty()) def->set_device(n->assigned_device_);
     def->clear_input();
     data_inputs.assign(n->num_inputs(), nullptr);
@@ -225,7 +234,7 @@ void Graph::Copy(const Graph& src) {
       nodes_.push_back(nullptr);
       continue;
     }
-    Node* copy = AllocateNode(n->def_, n->op_def_, n->input_types_, n->output_types_);
+    Node* copy = AllocateNode(*n->def_, n->op_def_, n->input_types_, n->output_types_);
     copy->assigned_device_ = n->assigned_device_;
     map[id] = copy;
   }
@@ -236,6 +245,20 @@ void Graph::Copy(const Graph& src) {
     if (e->IsControlEdge() && s->IsSource() && d->IsSink()) continue;  // exists already
     AddEdge(s, e->src_output(), d, e->dst_input());
   }
+}
+
+void Graph::Swap(Graph* other) {
+  std::swap(ops_, other->ops_);
+  arena_.swap(other->arena_);
+  nodes_.swap(other->nodes_);
+  edges_.swap(other->edges_);
+  node_storage_.swap(other->node_storage_);
+  edge_storage_.swap(other->edge_storage_);
+  std::swap(num_nodes_, other->num_nodes_);
+  std::swap(num_edges_, other->num_edges_);
+  std::swap(name_counter_, other->name_counter_);
+  versions_.Swap(&other->versions_);
+  library_.Swap(&other->library_);
 }
 
 }  // namespace distflow

@@ -4,9 +4,15 @@
 // a SOURCE (id 0) and a SINK (id 1) node; converters keep every op node
 // reachable from SOURCE and reaching SINK. A Graph is not thread-safe; const
 // methods may be called concurrently.
+//
+// Memory: a node's NodeDef lives on the graph's protobuf arena and its edges
+// in one deque, so a node costs its NodeDef plus a few dozen bytes, with no
+// allocation per edge; the arena is freed with the graph (a removed node's
+// NodeDef stays there until then).
 #ifndef DISTFLOW_GRAPH_GRAPH_H_
 #define DISTFLOW_GRAPH_GRAPH_H_
 
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +24,7 @@
 #include "distflow/framework/op_registry.h"
 #include "distflow/graph.pb.h"
 #include "distflow/graph/tensor_id.h"
+#include "google/protobuf/arena.h"
 
 namespace distflow {
 
@@ -27,11 +34,11 @@ class Graph;
 class Node {
  public:
   int id() const { return id_; }
-  const std::string& name() const { return def_.name(); }
-  const std::string& type_string() const { return def_.op(); }
-  const NodeDef& def() const { return def_; }
+  const std::string& name() const { return def_->name(); }
+  const std::string& type_string() const { return def_->op(); }
+  const NodeDef& def() const { return *def_; }
   const OpDef& op_def() const { return *op_def_; }
-  AttrSlice attrs() const { return AttrSlice(def_); }
+  AttrSlice attrs() const { return AttrSlice(*def_); }
 
   int num_inputs() const { return static_cast<int>(input_types_.size()); }
   int num_outputs() const { return static_cast<int>(output_types_.size()); }
@@ -41,8 +48,8 @@ class Node {
   const DataTypeVector& output_types() const { return output_types_; }
 
   // The device the user asked for (NodeDef.device), possibly partial.
-  const std::string& requested_device() const { return def_.device(); }
-  void set_requested_device(const std::string& device) { def_.set_device(device); }
+  const std::string& requested_device() const { return def_->device(); }
+  void set_requested_device(const std::string& device) { def_->set_device(device); }
   // The device the placer chose; empty before placement.
   const std::string& assigned_device_name() const { return assigned_device_; }
   void set_assigned_device_name(const std::string& device) { assigned_device_ = device; }
@@ -67,16 +74,16 @@ class Node {
 
   template <typename T>
   void AddAttr(absl::string_view name, T&& value) {
-    AddNodeAttr(name, std::forward<T>(value), &def_);
+    AddNodeAttr(name, std::forward<T>(value), def_);
   }
-  void ClearAttr(absl::string_view name) { def_.mutable_attr()->erase(std::string(name)); }
+  void ClearAttr(absl::string_view name) { def_->mutable_attr()->erase(std::string(name)); }
 
  private:
   friend class Graph;
   Node() = default;
 
   int id_ = -1;
-  NodeDef def_;
+  NodeDef* def_ = nullptr;  // on the graph's arena
   const OpDef* op_def_ = nullptr;
   DataTypeVector input_types_, output_types_;
   std::string assigned_device_;
@@ -114,11 +121,11 @@ class Graph {
   Node* source_node() const { return nodes_[kSourceId]; }
   Node* sink_node() const { return nodes_[kSinkId]; }
 
-  // Adds a node for `node_def` (its inputs are not turned into edges). Fills
-  // default attrs and resolves input/output types; Unimplemented for an op
-  // that is neither registered nor a function of the graph's library, and
-  // InvalidArgument for bad attrs, naming the node.
-  absl::StatusOr<Node*> AddNode(NodeDef node_def);
+  // Adds a node for a copy of `node_def` (its inputs are not turned into
+  // edges). Fills default attrs and resolves input/output types;
+  // Unimplemented for an op that is neither registered nor a function of the
+  // graph's library, and InvalidArgument for bad attrs, naming the node.
+  absl::StatusOr<Node*> AddNode(const NodeDef& node_def);
   // Removes the node and all its edges. REQUIRES: node is an op node.
   void RemoveNode(Node* node);
 
@@ -168,15 +175,22 @@ class Graph {
 
   // Makes this graph a copy of `src` (node ids are preserved).
   void Copy(const Graph& src);
+  // Exchanges the contents (nodes, edges, versions, library, registry) of
+  // the two graphs; Node and Edge pointers stay valid and move with them.
+  void Swap(Graph* other);
 
  private:
-  Node* AllocateNode(NodeDef def, const OpDef* op_def, DataTypeVector in, DataTypeVector out);
+  // A node whose NodeDef is a copy of `def` on this graph's arena.
+  Node* AllocateNode(const NodeDef& def, const OpDef* op_def, DataTypeVector in,
+                     DataTypeVector out);
 
   const OpRegistry* ops_;
+  // Declared before the nodes: it is destroyed after them.
+  std::unique_ptr<google::protobuf::Arena> arena_;
   std::vector<Node*> nodes_;  // by id; nullptr after removal
   std::vector<Edge*> edges_;  // by id; nullptr after removal
   std::vector<std::unique_ptr<Node>> node_storage_;
-  std::vector<std::unique_ptr<Edge>> edge_storage_;
+  std::deque<Edge> edge_storage_;
   int num_nodes_ = 0;
   int num_edges_ = 0;
   int name_counter_ = 0;

@@ -1,5 +1,6 @@
 #include "distflow/graph/graph_constructor.h"
 
+#include <atomic>
 #include <deque>
 
 #include "absl/container/flat_hash_map.h"
@@ -103,19 +104,44 @@ absl::Status Build(const GraphConstructorOptions& opts, const GraphDef& gdef, Gr
 
 }  // namespace
 
+namespace {
+
+std::atomic<int64_t>& MaxGraphNodesCell() {
+  static std::atomic<int64_t> cell(kDefaultMaxGraphNodes);
+  return cell;
+}
+
+}  // namespace
+
+int64_t MaxGraphNodes() { return MaxGraphNodesCell().load(std::memory_order_relaxed); }
+
+void SetMaxGraphNodes(int64_t max_nodes) {
+  MaxGraphNodesCell().store(max_nodes < 0 ? 0 : max_nodes, std::memory_order_relaxed);
+}
+
 absl::Status ConvertGraphDefToGraph(const GraphConstructorOptions& opts, const GraphDef& graph_def,
                                     Graph* graph) {
-  // Build into a scratch graph so a failure leaves `graph` untouched.
+  if (opts.max_nodes > 0 && graph_def.node_size() > opts.max_nodes) {
+    return errors::ResourceExhausted("graph has ", graph_def.node_size(),
+                                     " nodes, more than the limit of ", opts.max_nodes,
+                                     " nodes per graph (distflow server --max-graph-nodes)");
+  }
+  // Build into a scratch graph so a failure leaves `graph` untouched; on
+  // success the scratch graph becomes `graph` (which has no op nodes to
+  // lose) without a copy.
   Graph scratch(graph->op_registry());
   DF_RETURN_IF_ERROR(Build(opts, graph_def, &scratch));
-  graph->Copy(scratch);
+  graph->Swap(&scratch);
   return absl::OkStatus();
 }
 
 void FixupSourceAndSinkEdges(Graph* g) {
+  // A node without edges cannot have the edge yet: add it without the
+  // duplicate scan of AddControlEdge, which over SINK's in-edges would make
+  // a graph of many leaves quadratic.
   for (Node* n : g->op_nodes()) {
-    if (n->in_edges().empty()) g->AddControlEdge(g->source_node(), n);
-    if (n->out_edges().empty()) g->AddControlEdge(n, g->sink_node());
+    if (n->in_edges().empty()) g->AddEdge(g->source_node(), kControlSlot, n, kControlSlot);
+    if (n->out_edges().empty()) g->AddEdge(n, kControlSlot, g->sink_node(), kControlSlot);
   }
 }
 

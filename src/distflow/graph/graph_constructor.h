@@ -1,12 +1,15 @@
 // GraphDef -> Graph, with validation. Import rejects, naming the node: an
 // unknown op, bad attrs, an input naming a missing node or output index,
 // duplicate node names, a dtype mismatch between producer and consumer, a
-// cycle that does not pass through a NextIteration node, a malformed device.
+// cycle that does not pass through a NextIteration node, a malformed device;
+// and, with ResourceExhausted naming the limit, a graph of more nodes than
+// the process's limit (SetMaxGraphNodes).
 // As in TensorFlow, a Placeholder with an empty `shape` in a graph whose
 // producer version is below 21 (or that has no versions) has unknown shape.
 #ifndef DISTFLOW_GRAPH_GRAPH_CONSTRUCTOR_H_
 #define DISTFLOW_GRAPH_GRAPH_CONSTRUCTOR_H_
 
+#include <cstdint>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -15,9 +18,19 @@
 
 namespace distflow {
 
+// The most nodes an imported graph may have unless its options say
+// otherwise: kDefaultMaxGraphNodes until SetMaxGraphNodes changes it (the
+// server's --max-graph-nodes); 0 means no limit. Thread-safe.
+inline constexpr int64_t kDefaultMaxGraphNodes = 1000000;
+int64_t MaxGraphNodes();
+void SetMaxGraphNodes(int64_t max_nodes);
+
 struct GraphConstructorOptions {
   // Allow ops whose names start with '_' (Send/Recv in partition graphs).
   bool allow_internal_ops = true;
+  // More nodes than this is ResourceExhausted; 0 means no limit. Graphs the
+  // runtime derives from an imported graph (partitions) pass 0.
+  int64_t max_nodes = MaxGraphNodes();
 };
 
 // REQUIRES: `graph` has no op nodes. On error `graph` is left unchanged.

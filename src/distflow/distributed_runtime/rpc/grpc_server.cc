@@ -128,6 +128,7 @@ absl::Status GrpcServer::Start() {
   // belongs to one task: binding a taken one is an error.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   ConfigureServerBuilder(&builder);
+  builder.SetMaxReceiveMessageSize(options_.max_receive_message_bytes);
   builder.RegisterService(impl_->worker_service.get());
   builder.RegisterService(impl_->master_service.get());
   impl_->server = builder.BuildAndStart();

@@ -6,6 +6,8 @@
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_SERVER_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_SERVER_H_
 
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -34,6 +36,8 @@ struct GrpcServerOptions {
   // Serve over mutual TLS with these (grpc_tls.h); off: the process's TLS
   // settings. The process's channels then use them too.
   TlsConfig tls;
+  // Larger request messages are refused (ResourceExhausted) unread.
+  int max_receive_message_bytes = std::numeric_limits<int32_t>::max();
 };
 
 class GrpcServer {

@@ -171,6 +171,11 @@ absl::Status DecodeTensor(SliceReader* r, uint64_t length, Tensor* out) {
       }
       DF_RETURN_IF_ERROR(Tensor::Allocate(dtype, shape, &t));
       r->Read(n, static_cast<char*>(t.raw_data()));
+      if (dtype == DT_BOOL) {
+        // A bool holds 0 or 1 only; any other byte off the wire means true.
+        auto* bytes = static_cast<unsigned char*>(t.raw_data());
+        for (uint64_t i = 0; i < n; ++i) bytes[i] = bytes[i] != 0;
+      }
       have_content = true;
     } else {
       // Anything else: collect the field's bytes for a regular parse.

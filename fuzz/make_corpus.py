@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the fuzz targets (fuzz/corpus/NAME/) from the
+hand-written text graphs in fuzz/corpus/graphdef_text/ and small hand-made
+messages, encoding protobuf text with protoc. Run from anywhere; the output
+is checked in, so this is needed only to change the seeds. The tf_*.pb
+graphs in corpus/graphdef_binary/ are small GraphDefs written by TensorFlow,
+copied in as they are."""
+import os
+import struct
+import subprocess
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROTO = os.path.join(HERE, '..', 'proto')
+CORPUS = os.path.join(HERE, 'corpus')
+
+
+def encode(message, text):
+    return subprocess.run(
+        ['protoc', '-I', PROTO, '--encode=distflow.' + message,
+         os.path.join(PROTO, 'distflow', 'master.proto'),
+         os.path.join(PROTO, 'distflow', 'worker.proto')],
+        input=text.encode(), stdout=subprocess.PIPE, check=True).stdout
+
+
+def write(target, name, data):
+    d = os.path.join(CORPUS, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), 'wb') as f:
+        f.write(data)
+
+
+def record(kind, data):
+    return bytes([kind]) + struct.pack('<H', len(data)) + data
+
+
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def graphs():
+    d = os.path.join(CORPUS, 'graphdef_text')
+    for name in sorted(os.listdir(d)):
+        with open(os.path.join(d, name)) as f:
+            yield name[:-len('.pbtxt')], f.read()
+
+
+def main():
+    for name, text in graphs():
+        write('graphdef_binary', name + '.pb', encode('GraphDef', text))
+
+    tensors = {
+        'float_content': 'dtype: DT_FLOAT tensor_shape { dim { size: 2 } } '
+                         'tensor_content: "\\000\\000\\200?\\000\\000\\000@"',
+        'float_val': 'dtype: DT_FLOAT tensor_shape { dim { size: 3 } } float_val: 1 float_val: 2',
+        'int_val': 'dtype: DT_INT32 tensor_shape { dim { size: 2 } dim { size: 2 } } int_val: 7',
+        'int64': 'dtype: DT_INT64 tensor_shape {} int64_val: -5',
+        'string': 'dtype: DT_STRING tensor_shape { dim { size: 2 } } string_val: "a" string_val: "bc"',
+        'bool': 'dtype: DT_BOOL tensor_shape { dim { size: 2 } } bool_val: true',
+        'bool_content': 'dtype: DT_BOOL tensor_shape { dim { size: 2 } } tensor_content: "\\001\\000"',
+        'bfloat16': 'dtype: DT_BFLOAT16 tensor_shape {} half_val: 16256',
+        'uint8': 'dtype: DT_UINT8 tensor_shape { dim { size: 1 } } int_val: 255',
+        'double': 'dtype: DT_DOUBLE tensor_shape { dim { size: 1 } } double_val: 2.5',
+    }
+    for name, text in tensors.items():
+        write('tensor_proto', name, encode('TensorProto', text))
+        resp = encode('RecvTensorResponse', 'tensor { %s } send_start_micros: 12' % text)
+        write('recv_tensor_response', name, b'\x00' + resp)
+        write('recv_tensor_response', name + '_sliced', b'\x03' + resp)
+    write('recv_tensor_response', 'dead', b'\x00' + encode('RecvTensorResponse', 'is_dead: true'))
+
+    def npy(descr, shape, payload, version=1):
+        header = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape)
+        header += ' ' * ((64 - (len(header) + 11) % 64) % 64) + '\n'
+        size = struct.pack('<H', len(header)) if version == 1 else struct.pack('<I', len(header))
+        return b'\x93NUMPY' + bytes([version, 0]) + size + header.encode() + payload
+    write('npy', 'f4', npy('<f4', '(2, 2)', struct.pack('<4f', 1, 2, 3, 4)))
+    write('npy', 'i8', npy('<i8', '(3,)', struct.pack('<3q', 1, -2, 3)))
+    write('npy', 'b1', npy('|b1', '(2,)', b'\x01\x00'))
+    write('npy', 'u1_v2', npy('|u1', '()', b'\x07', version=2))
+
+    def bundle(entries):
+        data = b''
+        index_entries = b''
+        for name, dtype, dims, payload in sorted(entries):
+            index_entries += struct.pack('<I', len(name)) + name.encode()
+            index_entries += struct.pack('<II', dtype, len(dims))
+            index_entries += b''.join(struct.pack('<q', d) for d in dims)
+            index_entries += struct.pack('<QQI', len(data), len(payload), crc32c(payload))
+            data += payload
+        index = b'DFBUNDLE' + struct.pack('<IIQI', 1, len(entries), len(data), crc32c(data))
+        index += index_entries
+        return struct.pack('<I', len(index)) + index + data
+    DT_FLOAT, DT_INT32, DT_STRING, DT_BOOL = 1, 3, 7, 10
+    write('tensor_bundle', 'float', bundle([('w', DT_FLOAT, [2], struct.pack('<2f', 1, 2))]))
+    write('tensor_bundle', 'mixed', bundle([
+        ('a', DT_INT32, [], struct.pack('<i', 3)),
+        ('s', DT_STRING, [2], struct.pack('<Q', 1) + b'x' + struct.pack('<Q', 2) + b'yz'),
+        ('b', DT_BOOL, [1], b'\x01'),
+    ]))
+
+    device = '/job:localhost/replica:0/task:0/device:CPU:0'
+    worker_graph = ('node { name: "c" op: "Const" device: "%s" '
+                    'attr { key: "dtype" value { type: DT_FLOAT } } '
+                    'attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 1 } } } } '
+                    'node { name: "i" op: "Identity" input: "c" device: "%s" '
+                    'attr { key: "T" value { type: DT_FLOAT } } }' % (device, device))
+    register = encode('RegisterGraphRequest', 'graph_def { %s }' % worker_graph)
+    run = encode('RunGraphRequest', 'step_id: 7')
+    recv = encode('RecvTensorRequest', 'step_id: 7 rendezvous_key: "%s;0000000000000001;%s;c:0;0:0"'
+                  % (device, device))
+    cleanup = encode('CleanupGraphRequest', 'step_id: 7')
+    write('worker_request', 'register_run', record(1, register) + record(2, run) + record(4, cleanup))
+    write('worker_request', 'recv', record(3, recv))
+    write('worker_request', 'session', record(0, encode('CreateWorkerSessionRequest',
+                                                        'session_handle: "s"')) +
+          record(7, b'') + record(6, encode('DeleteWorkerSessionRequest', 'session_handle: "s"')))
+
+    for name, text in graphs():
+        if name in ('array_ops', 'nn_ops', 'linear_model', 'cond', 'state_ops'):
+            create = encode('CreateSessionRequest', 'graph_def { %s }' % text)
+            write('master_request', name, record(0, create) + record(7, b''))
+    linear = dict(graphs())['nn_ops']
+    write('master_request', 'run_step',
+          record(0, encode('CreateSessionRequest', 'graph_def { %s }' % linear)) +
+          record(2, encode('RunStepRequest', 'fetch: "xent:0" fetch: "l2" target: "rnd"')) +
+          record(4, encode('MakeCallableRequest', 'options { fetch: "sm" }')) +
+          record(5, encode('RunCallableRequest', 'handle: 0')) +
+          record(8, b''))
+
+
+if __name__ == '__main__':
+    main()
