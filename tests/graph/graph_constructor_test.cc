@@ -1,5 +1,6 @@
 #include "distflow/graph/graph_constructor.h"
 
+#include "absl/strings/str_cat.h"
 #include "distflow/core/status.h"
 #include "distflow/framework/tensor_proto.h"
 #include "distflow/graph/graph_io.h"
@@ -488,6 +489,30 @@ TEST(GraphConstructorTest, ImportedGraphIsWholeAndCopyable) {
   ASSERT_TRUE(n.ok()) << n.status();
   EXPECT_EQ((*n)->def().name(), "extra");
   EXPECT_EQ(copy.num_op_nodes(), g.num_op_nodes() + 1);
+}
+
+// Every op node hangs between SOURCE and SINK by exactly one edge each way
+// where it has no other, however many leaves there are (SINK's in-edges are
+// added without a duplicate scan, which made wide graphs quadratic).
+TEST(GraphConstructorTest, ManyLeavesEachGetOneSinkEdge) {
+  GraphDef def;
+  constexpr int kLeaves = 5000;
+  for (int i = 0; i < kLeaves; ++i) {
+    NodeDef* n = def.add_node();
+    n->set_name(absl::StrCat("leaf", i));
+    n->set_op("NoOp");
+  }
+  Graph g;
+  ASSERT_TRUE(ConvertGraphDefToGraph({}, def, &g).ok());
+  // SOURCE -> SINK, then SOURCE -> leaf and leaf -> SINK for each.
+  EXPECT_EQ(g.num_edges(), 1 + 2 * kLeaves);
+  EXPECT_EQ(static_cast<int>(g.sink_node()->in_edges().size()), 1 + kLeaves);
+  for (Node* n : g.op_nodes()) {
+    ASSERT_EQ(n->in_edges().size(), 1u);
+    ASSERT_EQ(n->out_edges().size(), 1u);
+    EXPECT_TRUE(n->in_edges()[0]->src()->IsSource());
+    EXPECT_TRUE(n->out_edges()[0]->dst()->IsSink());
+  }
 }
 
 // A node whose types cannot be resolved is not added.
