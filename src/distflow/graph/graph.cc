@@ -258,7 +258,7 @@ void Graph::Swap(Graph* other) {
   std::swap(num_edges_, other->num_edges_);
   std::swap(name_counter_, other->name_counter_);
   versions_.Swap(&other->versions_);
-  library_.Swap(&other->library_);
+  std::swap(flib_def_, other->flib_def_);
 }
 
 }  // namespace distflow
