@@ -1,6 +1,7 @@
 #include "fuzz_limits.h"
 
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "distflow/core/file_roots.h"
@@ -14,6 +15,8 @@ const std::string& ScratchDir() {
   static const std::string* dir = [] {
     char scratch[] = "/tmp/distflow_fuzz_XXXXXX";
     if (mkdtemp(scratch) == nullptr) std::abort();
+    // Removed when the fuzzer exits normally; a crash leaves it to inspect.
+    std::atexit([] { std::filesystem::remove_all(ScratchDir()); });
     return new std::string(scratch);
   }();
   return *dir;

@@ -22,7 +22,8 @@ inline constexpr int64_t kStepTimeoutMs = 2000;
 // Sets the tensor and graph caps, and confines file-touching ops (SaveV2,
 // RestoreV2) to a fresh scratch directory. Idempotent.
 void SetFuzzLimits();
-// The scratch directory SetFuzzLimits made (the only place ops may touch).
+// The scratch directory SetFuzzLimits made (the only place ops may touch),
+// removed at a normal exit.
 const std::string& ScratchDir();
 
 }  // namespace fuzz
