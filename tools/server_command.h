@@ -60,8 +60,6 @@ struct ServerFlags {
   int max_request_mb = kDefaultMaxRequestMb;
 };
 
-// The most CPU devices one task may have.
-inline constexpr int kMaxServerDevices = 4096;
 // The largest --stuck-step-warn-seconds: a year.
 inline constexpr double kMaxWarnSeconds = 365.0 * 24 * 3600;
 

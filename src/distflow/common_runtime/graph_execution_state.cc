@@ -80,8 +80,9 @@ absl::Status GraphExecutionState::Extend(const GraphDef& graph_def) {
     *merged.mutable_versions() = graph_def.versions();
   }
   // A function sent again unchanged is kept once; a changed one is an error.
+  const FunctionDefLibrary existing = merged.library();
   absl::flat_hash_map<std::string, const FunctionDef*> known;
-  for (const FunctionDef& f : graph_def_.library().function()) known[f.signature().name()] = &f;
+  for (const FunctionDef& f : existing.function()) known[f.signature().name()] = &f;
   for (const FunctionDef& f : graph_def.library().function()) {
     auto it = known.find(f.signature().name());
     if (it == known.end()) {

@@ -26,6 +26,7 @@ class CallRendezvous : public Rendezvous {
   void RecvAsync(const ParsedKey& key, const Args& args, DoneCallback done) override {
     local_.RecvAsync(key, args, std::move(done));
   }
+  std::vector<std::string> PendingReceives() const override { return local_.PendingReceives(); }
   void StartAbort(const absl::Status& status) override { local_.StartAbort(status); }
 
  private:
