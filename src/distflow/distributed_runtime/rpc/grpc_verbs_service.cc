@@ -1,0 +1,27 @@
+#include "distflow/distributed_runtime/rpc/grpc_verbs_service.h"
+
+#include "distflow/distributed_runtime/rpc/grpc_auth.h"
+#include "distflow/distributed_runtime/rpc/grpc_util.h"
+
+namespace distflow {
+
+grpc::ServerUnaryReactor* GrpcVerbsService::GetRemoteAddress(grpc::CallbackServerContext* ctx,
+                                                             const GetRemoteAddressRequest* req,
+                                                             GetRemoteAddressResponse* resp) {
+  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(mgr_->HandleGetRemoteAddress(*req, resp)));
+  return reactor;
+}
+
+RemoteAddressExchange GrpcRemoteAddressExchange(std::shared_ptr<grpc::Channel> channel) {
+  auto stub = std::shared_ptr<VerbsService::Stub>(VerbsService::NewStub(channel));
+  return [stub](const GetRemoteAddressRequest& req, GetRemoteAddressResponse* resp,
+                absl::Time deadline) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(absl::ToChronoTime(deadline));
+    return FromGrpcStatus(stub->GetRemoteAddress(&ctx, req, resp));
+  };
+}
+
+}  // namespace distflow
