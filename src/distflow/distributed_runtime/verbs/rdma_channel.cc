@@ -515,9 +515,10 @@ void RdmaChannel::HandleBufferIdle(const RdmaMessage& m) {
   }
   {
     absl::MutexLock lock(&mu_);
-    TxBuffer* tx = tx_by_key_[m.key()].get();
-    if (attached != nullptr) tx->remote = std::move(attached);
-    tx->remote_idle = true;
+    auto it = tx_by_key_.find(m.key());
+    if (it == tx_by_key_.end()) return;  // failed meanwhile
+    if (attached != nullptr) it->second->remote = std::move(attached);
+    it->second->remote_idle = true;
   }
   PumpTx(m.key());
 }
