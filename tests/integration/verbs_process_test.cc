@@ -33,41 +33,198 @@ constexpr char kTask0[] = "/job:worker/replica:0/task:0";
 // task 0, echoed on task 1; m = Merge on task 1 of a dead branch from task 0
 // and a constant.
 constexpr char kGraph[] = R"pb(
-  node { name: "a" op: "Placeholder" device: "/job:worker/task:0"
-         attr { key: "dtype" value { type: DT_FLOAT } } }
-  node { name: "b" op: "MatMul" input: "a" input: "a" device: "/job:worker/task:0"
-         attr { key: "T" value { type: DT_FLOAT } } }
-  node { name: "c" op: "AddV2" input: "b" input: "a" device: "/job:worker/task:1"
-         attr { key: "T" value { type: DT_FLOAT } } }
-  node { name: "dims" op: "Placeholder" device: "/job:worker/task:0"
-         attr { key: "dtype" value { type: DT_INT64 } } }
-  node { name: "v" op: "Const" device: "/job:worker/task:0"
-         attr { key: "dtype" value { type: DT_FLOAT } }
-         attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 3 } } } }
-  node { name: "big" op: "Fill" input: "dims" input: "v" device: "/job:worker/task:0"
-         attr { key: "T" value { type: DT_FLOAT } }
-         attr { key: "index_type" value { type: DT_INT64 } } }
-  node { name: "n" op: "Size" input: "big" device: "/job:worker/task:1"
-         attr { key: "T" value { type: DT_FLOAT } }
-         attr { key: "out_type" value { type: DT_INT64 } } }
-  node { name: "big_copy" op: "Identity" input: "big" device: "/job:worker/task:1"
-         attr { key: "T" value { type: DT_FLOAT } } }
-  node { name: "str" op: "Const" device: "/job:worker/task:0"
-         attr { key: "dtype" value { type: DT_STRING } }
-         attr { key: "value" value { tensor { dtype: DT_STRING tensor_shape { dim { size: 2 } }
-                                              string_val: "over" string_val: "verbs" } } } }
-  node { name: "s" op: "Identity" input: "str" device: "/job:worker/task:1"
-         attr { key: "T" value { type: DT_STRING } } }
-  node { name: "pred" op: "Const" device: "/job:worker/task:0"
-         attr { key: "dtype" value { type: DT_BOOL } }
-         attr { key: "value" value { tensor { dtype: DT_BOOL tensor_shape {} bool_val: false } } } }
-  node { name: "sw" op: "Switch" input: "v" input: "pred" device: "/job:worker/task:0"
-         attr { key: "T" value { type: DT_FLOAT } } }
-  node { name: "other" op: "Const" device: "/job:worker/task:1"
-         attr { key: "dtype" value { type: DT_FLOAT } }
-         attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 7 } } } }
-  node { name: "m" op: "Merge" input: "sw:1" input: "other" device: "/job:worker/task:1"
-         attr { key: "T" value { type: DT_FLOAT } } attr { key: "N" value { i: 2 } } }
+  node {
+    name: "a"
+    op: "Placeholder"
+    device: "/job:worker/task:0"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "b"
+    op: "MatMul"
+    input: "a"
+    input: "a"
+    device: "/job:worker/task:0"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "c"
+    op: "AddV2"
+    input: "b"
+    input: "a"
+    device: "/job:worker/task:1"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "dims"
+    op: "Placeholder"
+    device: "/job:worker/task:0"
+    attr {
+      key: "dtype"
+      value { type: DT_INT64 }
+    }
+  }
+  node {
+    name: "v"
+    op: "Const"
+    device: "/job:worker/task:0"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "value"
+      value {
+        tensor {
+          dtype: DT_FLOAT
+          tensor_shape {}
+          float_val: 3
+        }
+      }
+    }
+  }
+  node {
+    name: "big"
+    op: "Fill"
+    input: "dims"
+    input: "v"
+    device: "/job:worker/task:0"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "index_type"
+      value { type: DT_INT64 }
+    }
+  }
+  node {
+    name: "n"
+    op: "Size"
+    input: "big"
+    device: "/job:worker/task:1"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "out_type"
+      value { type: DT_INT64 }
+    }
+  }
+  node {
+    name: "big_copy"
+    op: "Identity"
+    input: "big"
+    device: "/job:worker/task:1"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "str"
+    op: "Const"
+    device: "/job:worker/task:0"
+    attr {
+      key: "dtype"
+      value { type: DT_STRING }
+    }
+    attr {
+      key: "value"
+      value {
+        tensor {
+          dtype: DT_STRING
+          tensor_shape { dim { size: 2 } }
+          string_val: "over"
+          string_val: "verbs"
+        }
+      }
+    }
+  }
+  node {
+    name: "s"
+    op: "Identity"
+    input: "str"
+    device: "/job:worker/task:1"
+    attr {
+      key: "T"
+      value { type: DT_STRING }
+    }
+  }
+  node {
+    name: "pred"
+    op: "Const"
+    device: "/job:worker/task:0"
+    attr {
+      key: "dtype"
+      value { type: DT_BOOL }
+    }
+    attr {
+      key: "value"
+      value {
+        tensor {
+          dtype: DT_BOOL
+          tensor_shape {}
+          bool_val: false
+        }
+      }
+    }
+  }
+  node {
+    name: "sw"
+    op: "Switch"
+    input: "v"
+    input: "pred"
+    device: "/job:worker/task:0"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
+  node {
+    name: "other"
+    op: "Const"
+    device: "/job:worker/task:1"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "value"
+      value {
+        tensor {
+          dtype: DT_FLOAT
+          tensor_shape {}
+          float_val: 7
+        }
+      }
+    }
+  }
+  node {
+    name: "m"
+    op: "Merge"
+    input: "sw:1"
+    input: "other"
+    device: "/job:worker/task:1"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "N"
+      value { i: 2 }
+    }
+  }
 )pb";
 
 class Cluster {
@@ -80,8 +237,7 @@ class Cluster {
 
   // The session's master is task `master`.
   std::unique_ptr<Session> NewClusterSession(int64_t timeout_ms = 30000, int master = 0) {
-    auto spec = ClusterSpec::FromFlag(
-        absl::StrCat("worker=", w0_->address(), ",", w1_->address()));
+    auto spec = ClusterSpec::FromFlag(absl::StrCat("worker=", w0_->address(), ",", w1_->address()));
     EXPECT_TRUE(spec.ok());
     SessionOptions opts;
     opts.target = absl::StrCat("grpc://", (master == 0 ? w0_ : w1_)->address());
@@ -111,8 +267,7 @@ TEST(VerbsProcessTest, SameValuesAsGrpc) {
   ASSERT_TRUE(grpc.ok());
   auto over_verbs = verbs.NewClusterSession();
   auto over_grpc = grpc.NewClusterSession();
-  const Tensor a =
-      Tensor::FromVector<float>({1, 2, 3, 4, 5, 6, 7, 8, 9}, TensorShape({3, 3}));
+  const Tensor a = Tensor::FromVector<float>({1, 2, 3, 4, 5, 6, 7, 8, 9}, TensorShape({3, 3}));
   for (int step = 0; step < 3; ++step) {
     std::vector<Tensor> v, g;
     absl::Status s = over_verbs->Run({{"a", a}, {"dims", Dims(1000 + step)}},

@@ -65,7 +65,11 @@ RdmaChannel::RdmaChannel(VerbsProvider* provider, Options options)
 absl::StatusOr<std::shared_ptr<RdmaChannel>> RdmaChannel::Create(VerbsProvider* provider,
                                                                  Options options) {
   std::shared_ptr<RdmaChannel> ch(new RdmaChannel(provider, std::move(options)));
-  ch->weak_self_ = ch;
+  ch->liveness_ = std::make_shared<Liveness>();
+  {
+    absl::MutexLock lock(&ch->liveness_->mu);
+    ch->liveness_->channel = ch.get();
+  }
   DF_ASSIGN_OR_RETURN(ch->rx_message_, provider->RegisterMemory(kMessageBufferBytes));
   DF_ASSIGN_OR_RETURN(ch->tx_message_, provider->RegisterMemory(kMessageBufferBytes));
   DF_ASSIGN_OR_RETURN(ch->rx_ack_, provider->RegisterMemory(kAckBufferBytes));
@@ -80,8 +84,14 @@ absl::StatusOr<std::shared_ptr<RdmaChannel>> RdmaChannel::Create(VerbsProvider* 
 }
 
 RdmaChannel::~RdmaChannel() {
+  if (liveness_ != nullptr) {
+    absl::WriterMutexLock lock(&liveness_->mu);
+    liveness_->channel = nullptr;
+  }
   Fail(errors::Cancelled("verbs channel to ", options_.remote_task, " was closed"));
-  if (conn_ != nullptr) conn_->Close();
+  // Before any other member goes: this waits for the connection's thread,
+  // which may still be inside one of our handlers.
+  conn_.reset();
 }
 
 void RdmaChannel::FillLocalAddress(GetRemoteAddressRequest* req) const {
@@ -256,25 +266,28 @@ void RdmaChannel::OnMessage() {
     Fail(Malformed("the message buffer does not hold a message"));
     return;
   }
-  // The message is copied out: the peer may reuse its buffer.
-  SendAck();
+  // The message is copied out, so the peer may reuse its buffer; the ACK
+  // saying so goes after handling, which keeps it off the path of a tensor
+  // that is ready (its write goes first).
   switch (m.type()) {
     case RDMA_MESSAGE_TENSOR_REQUEST:
       HandleTensorRequest(m);
-      return;
+      break;
     case RDMA_MESSAGE_BUFFER_REQUEST:
       HandleBufferRequest(m);
-      return;
+      break;
     case RDMA_MESSAGE_BUFFER_RESPONSE:
       HandleBufferResponse(m);
-      return;
+      break;
     case RDMA_MESSAGE_BUFFER_IDLE:
       HandleBufferIdle(m);
-      return;
+      break;
     default:
       Fail(Malformed(
           absl::StrCat("message type ", static_cast<int>(m.type()), " in the message buffer")));
+      return;
   }
+  SendAck();
 }
 
 void RdmaChannel::HandleTensorRequest(const RdmaMessage& m) {
@@ -297,12 +310,13 @@ void RdmaChannel::HandleTensorRequest(const RdmaMessage& m) {
       return;
     }
   }
-  std::weak_ptr<RdmaChannel> weak = weak_self_;
+  std::shared_ptr<Liveness> liveness = liveness_;
   const std::string key = m.key();
   const int64_t step_id = m.step_id();
   options_.source(step_id, key,
-                  [weak, key, step_id](const absl::Status& s, const Tensor& t, bool is_dead) {
-                    std::shared_ptr<RdmaChannel> self = weak.lock();
+                  [liveness, key, step_id](const absl::Status& s, const Tensor& t, bool is_dead) {
+                    absl::ReaderMutexLock alive(&liveness->mu);
+                    RdmaChannel* self = liveness->channel;
                     if (self == nullptr) return;
                     Item item;
                     item.step_id = step_id;
@@ -485,7 +499,9 @@ void RdmaChannel::HandleBufferResponse(const RdmaMessage& m) {
       // Refused: the consumer has failed that receive already.
       if (!tx->ready.empty()) tx->ready.pop_front();
     } else {
+      // The grown buffer replaces both: the old ones are too small.
       tx->remote = std::move(attached);
+      tx->previous = nullptr;
       tx->remote_idle = true;
     }
   }
@@ -503,7 +519,13 @@ void RdmaChannel::HandleBufferIdle(const RdmaMessage& m) {
       Fail(Malformed(absl::StrCat("BUFFER_IDLE for '", m.key(), "', which was not busy")));
       return;
     }
-    same = SameRegion(it->second->remote->info(), FromProto(m.region()));
+    TxBuffer* tx = it->second.get();
+    const RemoteRegionInfo info = FromProto(m.region());
+    same = SameRegion(tx->remote->info(), info);
+    if (!same && tx->previous != nullptr && SameRegion(tx->previous->info(), info)) {
+      std::swap(tx->remote, tx->previous);
+      same = true;
+    }
   }
   if (!same) {
     absl::StatusOr<std::unique_ptr<RemoteRegion>> r = conn_->AttachRemote(FromProto(m.region()));
@@ -517,7 +539,10 @@ void RdmaChannel::HandleBufferIdle(const RdmaMessage& m) {
     absl::MutexLock lock(&mu_);
     auto it = tx_by_key_.find(m.key());
     if (it == tx_by_key_.end()) return;  // failed meanwhile
-    if (attached != nullptr) it->second->remote = std::move(attached);
+    if (attached != nullptr) {
+      it->second->previous = std::move(it->second->remote);
+      it->second->remote = std::move(attached);
+    }
     it->second->remote_idle = true;
   }
   PumpTx(m.key());

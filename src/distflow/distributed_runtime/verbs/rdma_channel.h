@@ -133,6 +133,9 @@ class RdmaChannel {
     std::string key;
     uint32_t remote_id = 0;
     std::shared_ptr<RemoteRegion> remote;
+    // The consumer alternates between two buffers while it holds received
+    // tensors in place: the other one stays attached.
+    std::shared_ptr<RemoteRegion> previous;
     bool remote_idle = true;
     bool awaiting_response = false;
     std::deque<Item> ready;
@@ -159,7 +162,14 @@ class RdmaChannel {
   std::unique_ptr<MemoryRegion> rx_message_, rx_ack_, tx_message_, tx_ack_;
   std::unique_ptr<RemoteRegion> remote_message_, remote_ack_;
   size_t ack_bytes_ = 0;
-  std::weak_ptr<RdmaChannel> weak_self_;
+  // What a producer's callback, which may come after the channel is gone,
+  // reaches it through: callbacks hold the lock shared while they use the
+  // channel; the destructor takes it exclusively and clears `channel`.
+  struct Liveness {
+    absl::Mutex mu;
+    RdmaChannel* channel ABSL_GUARDED_BY(mu) = nullptr;
+  };
+  std::shared_ptr<Liveness> liveness_;
 
   mutable absl::Mutex mu_;
   absl::Status status_ ABSL_GUARDED_BY(mu_);

@@ -112,7 +112,19 @@ class ShmConnection : public VerbsConnection {
  public:
   ShmConnection(ShmProvider* provider, uint64_t id, CompletionHandler handler)
       : provider_(provider), id_(id), handler_(std::move(handler)) {}
-  ~ShmConnection() override { Close(); }
+  ~ShmConnection() override {
+    Close();
+    if (reader_.joinable()) {
+      // Only when the last owner lets go inside a completion handler.
+      if (reader_.get_id() == std::this_thread::get_id()) {
+        reader_.detach();
+      } else {
+        reader_.join();
+      }
+    }
+    absl::MutexLock lock(&mu_);
+    if (fd_ >= 0) close(fd_);
+  }
 
   std::string endpoint() const override {
     absl::MutexLock lock(&mu_);
@@ -232,14 +244,9 @@ class ShmConnection : public VerbsConnection {
     }
     provider_->Forget(id_);
     if (fd >= 0) shutdown(fd, SHUT_RDWR);
-    if (reader_.joinable()) {
-      if (reader_.get_id() == std::this_thread::get_id()) {
-        reader_.detach();
-      } else {
-        reader_.join();
-      }
-    }
-    if (fd >= 0) close(fd);
+    // From a completion handler the reader ends once the handler returns;
+    // the destructor joins it.
+    if (reader_.joinable() && reader_.get_id() != std::this_thread::get_id()) reader_.join();
   }
 
   // Binds the connected socket `fd` from `pid` and starts reading it.
@@ -284,6 +291,8 @@ class ShmConnection : public VerbsConnection {
           c.kind = Completion::Kind::kRecvImm;
           c.imm = frame[0];
           handler_(c);
+          absl::MutexLock lock(&mu_);
+          if (closed_) return;
           continue;
         }
         c.status =

@@ -94,7 +94,8 @@ class VerbsConnection {
   virtual absl::Status PostRecv(int count) = 0;
 
   // Tears the connection down; the peer sees kError. Idempotent. No
-  // completion runs after Close returns.
+  // completion starts after Close returns (called from a completion handler,
+  // that handler is the last); the destructor waits for a running one.
   virtual void Close() = 0;
 };
 
