@@ -111,7 +111,7 @@ GraphDef TransferGraph(int64_t elements, bool remote) {
     node { name: "big" op: "Fill" input: "dims" input: "one" device: "/job:worker/task:0"
            attr { key: "T" value { type: DT_FLOAT } } attr { key: "index_type" value { type: DT_INT64 } } }
     node { name: "n" op: "Size" input: "big" device: ")pb",
-                                  consumer, R"pb(                                                                                                  "
+                                  consumer, R"pb(                                                                                                                                                   "
            attr { key: "T" value { type: DT_FLOAT } } attr { key: "out_type" value { type: DT_INT64 } } }
   )pb");
   ParseGraphDefText(text, &g).IgnoreError();
@@ -135,21 +135,39 @@ double TimeSteps(Session* s, const std::string& fetch, int reps) {
   return Median(times);
 }
 
+// Both ends of a loopback TCP connection, with TCP_NODELAY; closed when it
+// goes.
+struct TcpPair {
+  int client = -1;
+  int server = -1;
+  TcpPair() {
+    const int listener = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    socklen_t len = sizeof(addr);
+    getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+    listen(listener, 1);
+    client = socket(AF_INET, SOCK_STREAM, 0);
+    connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    server = accept(listener, nullptr, nullptr);
+    close(listener);
+    int one = 1;
+    setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    setsockopt(server, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  }
+  ~TcpPair() {
+    close(client);
+    close(server);
+  }
+};
+
 // Median seconds to move `bytes` through a loopback TCP connection.
 double TimeTcp(size_t bytes, int reps) {
-  const int listener = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
-  listen(listener, 1);
-  const int client = socket(AF_INET, SOCK_STREAM, 0);
-  connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  const int server = accept(listener, nullptr, nullptr);
-  int one = 1;
-  setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  TcpPair tcp;
+  const int client = tcp.client;
+  const int server = tcp.server;
   std::vector<char> src(bytes, 1), dst(bytes);
   std::vector<double> times;
   for (int r = 0; r < reps; ++r) {
@@ -171,9 +189,6 @@ double TimeTcp(size_t bytes, int reps) {
     writer.join();
     times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
   }
-  close(client);
-  close(server);
-  close(listener);
   return Median(times);
 }
 
@@ -195,20 +210,9 @@ double TimeMemcpy(size_t bytes, int reps) {
 // Median seconds of half a loopback TCP round trip carrying `bytes` one way
 // and one byte back.
 double TimeTcpOneWay(size_t bytes, int reps) {
-  const int listener = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
-  listen(listener, 1);
-  const int client = socket(AF_INET, SOCK_STREAM, 0);
-  connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  const int server = accept(listener, nullptr, nullptr);
-  int one = 1;
-  setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  setsockopt(server, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  TcpPair tcp;
+  const int client = tcp.client;
+  const int server = tcp.server;
   std::thread echo([&] {
     std::vector<char> buf(bytes);
     for (int r = 0; r < reps + 1; ++r) {
@@ -236,9 +240,6 @@ double TimeTcpOneWay(size_t bytes, int reps) {
     if (r > 0) times.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / 2);
   }
   echo.join();
-  close(client);
-  close(server);
-  close(listener);
   return times.empty() ? -1 : Median(times);
 }
 
