@@ -452,6 +452,7 @@ void RdmaChannel::HandleBufferRequest(const RdmaMessage& m) {
   TensorDone failed;
   {
     absl::MutexLock lock(&mu_);
+    if (!status_.ok()) return;  // failed meanwhile: its receives have failed
     RxBuffer* rx = rx_by_id_[m.buffer_id()];
     if (refused.ok()) {
       *resp.mutable_region() = ToProto(region->info());
@@ -642,6 +643,7 @@ void RdmaChannel::OnTensorWrite(uint32_t buffer_id) {
   RdmaMessage idle;
   {
     absl::MutexLock lock(&mu_);
+    if (!status_.ok()) return;  // failed meanwhile: its receives have failed
     RxBuffer* rx = rx_by_id_[buffer_id];
     if (lent) {
       rx->spare = rx->region;
@@ -704,9 +706,13 @@ void RdmaChannel::Fail(const absl::Status& status) {
     absl::MutexLock lock(&mu_);
     if (!status_.ok()) return;
     status_ = status;
+    // The buffers go now (tensors still holding one keep it): a failed
+    // channel stays with its owner until the owner goes.
     for (auto& [key, rx] : rx_by_key_) {
       for (auto& [step, p] : rx->pending) dones.push_back(std::move(p.done));
       rx->pending.clear();
+      rx->region.reset();
+      rx->spare.reset();
     }
     recv_index_.clear();
     outgoing_.clear();

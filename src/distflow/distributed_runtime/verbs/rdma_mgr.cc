@@ -64,12 +64,16 @@ absl::StatusOr<std::shared_ptr<RdmaChannel>> RdmaMgr::GetChannel(
     return nullptr;
   };
   if (auto ch = existing()) return ch;
-  absl::MutexLock connecting(&connect_mu_);
-  if (auto ch = existing()) return ch;
+  std::shared_ptr<absl::Mutex> task_mu;
   {
     absl::MutexLock lock(&mu_);
     if (shut_down_) return ShutDownError();
+    std::shared_ptr<absl::Mutex>& slot = connecting_[remote_task];
+    if (slot == nullptr) slot = std::make_shared<absl::Mutex>();
+    task_mu = slot;
   }
+  absl::MutexLock connecting(task_mu.get());
+  if (auto ch = existing()) return ch;
   for (VerbsProvider* provider : {shm_.get(), ibverbs_.get()}) {
     if (provider == nullptr) continue;
     DF_ASSIGN_OR_RETURN(std::shared_ptr<RdmaChannel> ch,

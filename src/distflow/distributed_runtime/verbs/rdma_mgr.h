@@ -82,9 +82,10 @@ class RdmaMgr {
   const Options options_;
   std::unique_ptr<VerbsProvider> shm_;
   std::unique_ptr<VerbsProvider> ibverbs_;  // null without a device
-  // One start-up at a time per manager.
-  absl::Mutex connect_mu_;
   absl::Mutex mu_;
+  // One start-up at a time per remote task; a slow task does not hold up
+  // channels to the others.
+  absl::flat_hash_map<std::string, std::shared_ptr<absl::Mutex>> connecting_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::shared_ptr<RdmaChannel>> outgoing_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::shared_ptr<RdmaChannel>> incoming_ ABSL_GUARDED_BY(mu_);
   std::vector<std::shared_ptr<RdmaChannel>> retired_ ABSL_GUARDED_BY(mu_);
