@@ -87,6 +87,12 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
             done(st, t, is_dead);
           });
     };
+    // A received tensor's consumers run on the compute pool, as TensorFlow's
+    // verbs transport schedules them: never on the channel's thread, which
+    // then keeps serving the channel while kernels run.
+    verbs_options.schedule = [server](std::function<void()> fn) {
+      server->compute_pool_->Schedule(std::move(fn));
+    };
     DF_ASSIGN_OR_RETURN(s->rdma_mgr_, RdmaMgr::Create(std::move(verbs_options)));
   }
   WorkerCacheFactory cache_factory = [server](ClusterSpec cluster) {

@@ -663,7 +663,14 @@ void RdmaChannel::OnTensorWrite(uint32_t buffer_id) {
     *idle.mutable_region() = ToProto(rx->region->info());
   }
   Enqueue(std::move(idle));
-  if (done) done(status, tensor, head.is_dead());
+  if (!done) return;
+  if (options_.schedule) {
+    options_.schedule([done = std::move(done), status, tensor, dead = head.is_dead()] {
+      done(status, tensor, dead);
+    });
+  } else {
+    done(status, tensor, head.is_dead());
+  }
 }
 
 void RdmaChannel::Enqueue(RdmaMessage m) {

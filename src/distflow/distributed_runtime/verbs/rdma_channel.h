@@ -70,6 +70,9 @@ class RdmaChannel {
     // A BUFFER_REQUEST for more bytes (payload and header) is refused.
     uint64_t max_tensor_buffer_bytes = uint64_t{1} << 32;
     TensorSource source;
+    // Runs a received tensor's callback; empty: on the channel's thread,
+    // which waits for it (fine for callbacks that only hand the tensor on).
+    std::function<void(std::function<void()>)> schedule;
   };
 
   // Registers the message and ack buffers and makes the connection.
@@ -87,8 +90,9 @@ class RdmaChannel {
                        const RdmaRegion& peer_ack_buffer, absl::Time deadline);
 
   // Fetches the tensor of `key` in step `step_id` from the remote task and
-  // runs `done` once (on a channel thread, or here when the channel has
-  // failed). Returns an id for CancelRecv.
+  // runs `done` once: through Options::schedule when the tensor (or its
+  // producer's error) arrives, at once on the canceller's thread, or here
+  // when the channel has failed. Returns an id for CancelRecv.
   uint64_t RecvTensor(int64_t step_id, const std::string& key, TensorDone done);
   // Fails the receive `id` with `status` at once, if it is still pending.
   void CancelRecv(uint64_t id, const absl::Status& status);

@@ -48,6 +48,7 @@ RdmaChannel::Options RdmaMgr::ChannelOptions(const std::string& remote_task) con
   o.remote_task = remote_task;
   o.max_tensor_buffer_bytes = options_.max_tensor_buffer_bytes;
   o.source = options_.source;
+  o.schedule = options_.schedule;
   return o;
 }
 

@@ -45,6 +45,8 @@ class RdmaMgr {
     // How long a channel's start-up may take.
     absl::Duration connect_timeout = absl::Seconds(10);
     TensorSource source;
+    // See RdmaChannel::Options.
+    std::function<void(std::function<void()>)> schedule;
   };
 
   // Unavailable when no provider can be made.
