@@ -6,6 +6,12 @@
 // one 4-byte frame carrying the immediate value (the doorbell), and the
 // socket closing is how each side learns that the other died.
 //
+// Why a socket as doorbell rather than an eventfd or a futex in the shared
+// memory: it carries the immediate value itself, keeps the writes of one
+// connection in order, wakes a blocked reader without polling, and the
+// kernel closes it when the peer dies, however it dies (SIGKILL included) —
+// so no wait on a dead peer goes unnoticed.
+//
 // Why /proc/<pid>/fd rather than passing fds over the socket (SCM_RIGHTS):
 // attaching is then synchronous and independent of the socket's stream, so
 // a region advertised in any message (or in the start-up RPC) can be
