@@ -413,7 +413,11 @@ absl::StatusOr<std::unique_ptr<MemoryRegion>> ShmProvider::RegisterMemory(size_t
 absl::StatusOr<std::unique_ptr<VerbsConnection>> ShmProvider::CreateConnection(
     CompletionHandler handler) {
   absl::MutexLock lock(&mu_);
-  const uint64_t id = next_id_++;
+  // Random, not counted: the listening socket is abstract, so any local
+  // process may dial it, and only the peer the exchange told the id to
+  // should be able to name a waiting connection.
+  uint64_t id = 0;
+  while (id == 0 || waiting_.contains(id)) id = random::New64();
   auto conn = std::make_unique<ShmConnection>(this, id, std::move(handler));
   waiting_[id] = conn.get();
   return std::unique_ptr<VerbsConnection>(std::move(conn));

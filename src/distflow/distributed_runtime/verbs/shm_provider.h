@@ -70,7 +70,6 @@ class ShmProvider : public VerbsProvider {
   std::string socket_name_;
   std::thread acceptor_;
   absl::Mutex mu_;
-  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   // Connections waiting for the peer's dial, by id.
   absl::flat_hash_map<uint64_t, ShmConnection*> waiting_ ABSL_GUARDED_BY(mu_);
 };
