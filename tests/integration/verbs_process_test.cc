@@ -1,9 +1,9 @@
 // Real `distflow server` processes with --protocol grpc+verbs on loopback:
 // tensors of remote receives move over verbs channels on the shared-memory
 // provider. Covers the same graphs as over plain gRPC with the same values,
-// buffer growth (1 KiB then 64 MiB through one channel), string and dead
-// tensors, the buffer-size limit, a step aborted while a transfer is due,
-// and a producer killed mid-transfer.
+// a peer started without verbs, buffer growth (1 KiB then 64 MiB through one
+// channel), string and dead tensors, the buffer-size limit, a step aborted
+// while a transfer is due, and a producer killed mid-transfer.
 #include <signal.h>
 
 #include <chrono>
@@ -286,6 +286,32 @@ TEST(VerbsProcessTest, SameValuesAsGrpc) {
     EXPECT_EQ(v[3].scalar<float>(), 7.0f);  // the dead branch crossed as dead
     EXPECT_EQ(v[4].scalar<int32_t>(), 1);
   }
+}
+
+// A grpc+verbs task receiving from a task started without the flag keeps
+// gRPC for it.
+TEST(VerbsProcessTest, PeerWithoutVerbsIsReachedOverGrpc) {
+  auto w0 = ServerProcess::Start("worker=127.0.0.1:0,127.0.0.1:0", "worker", 0, {});
+  auto w1 = ServerProcess::Start("worker=127.0.0.1:0,127.0.0.1:0", "worker", 1,
+                                 {"--protocol", "grpc+verbs"});
+  ASSERT_NE(w0, nullptr);
+  ASSERT_NE(w1, nullptr);
+  auto spec = ClusterSpec::FromFlag(absl::StrCat("worker=", w0->address(), ",", w1->address()));
+  ASSERT_TRUE(spec.ok());
+  SessionOptions opts;
+  opts.target = absl::StrCat("grpc://", w1->address());
+  *opts.config.mutable_cluster_def() = spec->def();
+  opts.config.set_operation_timeout_in_ms(30000);
+  auto session = NewSession(opts);
+  ASSERT_TRUE(session.ok()) << session.status();
+  GraphDef g;
+  ASSERT_TRUE(ParseGraphDefText(kGraph, &g).ok());
+  ASSERT_TRUE((*session)->Create(g).ok());
+  std::vector<Tensor> out;
+  absl::Status s = (*session)->Run({{"dims", Dims(5000)}}, {"n", "s"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(out[0].scalar<int64_t>(), 5000);
+  EXPECT_EQ(out[1].flat<std::string>()[0], "over");
 }
 
 TEST(VerbsProcessTest, OneKibThenSixtyFourMibThroughOneChannel) {

@@ -85,6 +85,9 @@ absl::StatusOr<std::shared_ptr<RdmaChannel>> RdmaMgr::GetChannel(
     const absl::Time deadline = absl::Now() + options_.connect_timeout;
     absl::Status s = exchange(req, &resp, deadline);
     if (absl::IsFailedPrecondition(s)) continue;  // the peer cannot use this provider
+    if (absl::IsUnimplemented(s)) {
+      return errors::FailedPrecondition(remote_task, " does not serve grpc+verbs");
+    }
     if (!s.ok()) {
       return errors::Unavailable("verbs start-up from ", options_.local_task, " to ", remote_task,
                                  " failed: ", s.message());

@@ -57,7 +57,8 @@ class RdmaMgr {
 
   // The working channel to `remote_task`, made through `exchange` when
   // there is none. FailedPrecondition when the task is on another host and
-  // this one has no RDMA device; Unavailable when start-up fails.
+  // this one has no RDMA device, or does not serve grpc+verbs (started
+  // without it); Unavailable when start-up fails.
   absl::StatusOr<std::shared_ptr<RdmaChannel>> GetChannel(const std::string& remote_task,
                                                           const RemoteAddressExchange& exchange);
 
