@@ -13,17 +13,11 @@
 #include "distflow/cc/training/variable.h"
 #include "distflow/core/status.h"
 #include "fashion_mnist/model.h"
+#include "fashion_mnist/pipeline.h"
 
 namespace distflow {
 namespace fashion_mnist {
 namespace {
-
-// Elements the training shuffle draws from: the whole training set (a
-// uniform permutation each epoch, about 60 MB of records).
-constexpr int64_t kShuffleBuffer = 60000;
-// Test batches: large, since evaluation has no update to wait for.
-constexpr int64_t kEvalBatch = 1000;
-constexpr int64_t kPrefetch = 2;
 
 // One batch of a split's pipeline, decoded: float images in [0, 1] of
 // [batch, 784] and int32 labels of [batch].
@@ -34,36 +28,16 @@ struct Batch {
 
 Batch MakePipeline(const Scope& scope, const IdxSplit& split, int64_t limit, bool shuffle,
                    int64_t batch_size, int64_t seed) {
-  Dataset images =
-      Dataset::FixedLengthRecords(scope, {split.images}, kImageHeaderBytes, kImageBytes, 0, "GZIP");
-  Dataset labels =
-      Dataset::FixedLengthRecords(scope, {split.labels}, kLabelHeaderBytes, 1, 0, "GZIP");
-  Dataset d = Dataset::Zip(scope, {images, labels});
+  Dataset d = Records(scope, split);
   if (limit > 0) d = d.Take(limit);
   if (shuffle) d = d.Shuffle(kShuffleBuffer, seed);
   Batch b;
   b.iterator = d.Batch(batch_size).Prefetch(kPrefetch).MakeIterator();
   if (!scope.ok()) return b;
-  auto pixels = ops::Cast(scope, ops::DecodeRaw(scope, b.iterator.next[0], DT_UINT8), DT_FLOAT);
-  b.images = ops::Mul(scope, pixels, 1.0f / 255.0f);
-  b.labels = ops::Cast(
-      scope, ops::Reshape(scope, ops::DecodeRaw(scope, b.iterator.next[1], DT_UINT8), {-1}),
-      DT_INT32);
+  const DecodedBatch decoded = Decode(scope, b.iterator.next);
+  b.images = decoded.images;
+  b.labels = decoded.labels;
   return b;
-}
-
-// The number of examples whose highest logit is their label's.
-Output CorrectCount(const Scope& scope, const Output& logits, const Output& labels) {
-  auto predicted = ops::ArgMax(scope, logits, 1, ops::ArgMax::OutputType(DT_INT32));
-  return ops::Sum(scope, ops::Cast(scope, ops::Equal(scope, predicted, labels), DT_FLOAT), {0});
-}
-
-absl::StatusOr<Saver::Variable> ToSaverVariable(const Variable& v) {
-  TensorShape shape;
-  if (!v.shape().AsTensorShape(&shape)) {
-    return errors::Internal("variable '", v.name(), "' has no fully known shape");
-  }
-  return Saver::Variable{v.name(), v.handle(), v.dtype(), shape};
 }
 
 // The graph of one training job.
@@ -106,18 +80,14 @@ absl::Status BuildJob(const TrainOptions& o, const FashionMnistFiles& files, Job
   job->read_step = job->global_step.Read(root);
   job->read_epoch = job->epoch.Read(root);
 
+  DF_RETURN_IF_ERROR(root.status());
   std::vector<Operation> inits = job->adam->initializers();
-  std::vector<Saver::Variable> saved;
   std::vector<Variable> all = job->model->variables();
   all.insert(all.end(), job->adam->variables().begin(), job->adam->variables().end());
   all.push_back(job->global_step);
   all.push_back(job->epoch);
-  for (const Variable& v : all) {
-    if (v.handle().node() == nullptr) return root.status();
-    inits.push_back(v.initializer());
-    DF_ASSIGN_OR_RETURN(Saver::Variable sv, ToSaverVariable(v));
-    saved.push_back(std::move(sv));
-  }
+  for (const Variable& v : all) inits.push_back(v.initializer());
+  DF_ASSIGN_OR_RETURN(std::vector<Saver::Variable> saved, ToSaverVariables(all));
   job->init = ops::NoOp(root.WithOpName("init").WithControlDependencies(inits));
   job->saver = std::make_unique<Saver>(root, std::move(saved));
   return root.status();
@@ -127,7 +97,9 @@ double Seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
 }
 
-absl::Status CheckOptions(const TrainOptions& o) {
+}  // namespace
+
+absl::Status CheckTrainOptions(const TrainOptions& o) {
   if (o.epochs < 1) return errors::InvalidArgument("epochs must be >= 1, got ", o.epochs);
   if (o.batch_size < 1) {
     return errors::InvalidArgument("batch size must be >= 1, got ", o.batch_size);
@@ -145,11 +117,23 @@ absl::Status CheckOptions(const TrainOptions& o) {
   return absl::OkStatus();
 }
 
-}  // namespace
+absl::StatusOr<std::vector<Saver::Variable>> ToSaverVariables(const std::vector<Variable>& vars) {
+  std::vector<Saver::Variable> out;
+  for (const Variable& v : vars) {
+    if (v.handle().node() == nullptr) return errors::Internal("a variable to save is null");
+    TensorShape shape;
+    if (!v.shape().AsTensorShape(&shape)) {
+      return errors::Internal("variable '", v.name(), "' has no fully known shape");
+    }
+    out.push_back(Saver::Variable{v.name(), v.handle(), v.dtype(), shape});
+  }
+  return out;
+}
+
 
 absl::StatusOr<TrainResult> Train(const TrainOptions& o,
                                   const std::function<void(const TrainProgress&)>& on_progress) {
-  DF_RETURN_IF_ERROR(CheckOptions(o));
+  DF_RETURN_IF_ERROR(CheckTrainOptions(o));
   DF_ASSIGN_OR_RETURN(FashionMnistFiles files, OpenFashionMnist(o.data_dir));
   Job job;
   DF_RETURN_IF_ERROR(BuildJob(o, files, &job));

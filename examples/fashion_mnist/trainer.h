@@ -18,7 +18,11 @@
 #include <functional>
 #include <string>
 
+#include <vector>
+
 #include "absl/status/statusor.h"
+#include "distflow/cc/training/saver.h"
+#include "distflow/cc/training/variable.h"
 #include "fashion_mnist/idx_files.h"
 
 namespace distflow {
@@ -57,6 +61,14 @@ struct TrainResult {
   double examples_per_second = 0;  // training examples per second of this run
   std::string restored_from;       // checkpoint prefix, empty when fresh
 };
+
+// OK iff the options make sense (positive epochs, batch size, learning
+// rate and progress interval; limits >= 0); InvalidArgument naming the
+// option otherwise.
+absl::Status CheckTrainOptions(const TrainOptions& options);
+
+// The Saver's description of `vars` (names, handles, dtypes, shapes).
+absl::StatusOr<std::vector<Saver::Variable>> ToSaverVariables(const std::vector<Variable>& vars);
 
 // Trains as the options say. Fails with the data set's error (idx_files.h),
 // InvalidArgument for bad options or an unknown model, or the first error

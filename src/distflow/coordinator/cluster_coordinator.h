@@ -135,6 +135,13 @@ class ClusterCoordinator {
   // it runs again on a worker that recovers (its value is aborted between).
   // Typical use: an iterator over a per-worker dataset.
   absl::StatusOr<PerWorkerValues> CreatePerWorkerResource(FunctionId fn);
+  // seed 004's create_per_worker_dataset: CreatePerWorkerResource for a
+  // function that makes the worker's iterator and returns its string handle
+  // (IteratorToStringHandle); a closure takes the values as an argument and
+  // reads through IteratorFromStringHandleV2 on the worker that runs it.
+  absl::StatusOr<PerWorkerValues> CreatePerWorkerDataset(FunctionId fn) {
+    return CreatePerWorkerResource(fn);
+  }
 
   // Adds the worker task `task_index` of the worker job at `address` (its
   // server's own task), which starts taking closures. AlreadyExists when the
