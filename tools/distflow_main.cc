@@ -178,6 +178,9 @@ int Main(int argc, char** argv) {
       ->add_option("--max-graph-nodes", server.max_graph_nodes,
                    "refuse graphs of more nodes (ResourceExhausted)")
       ->capture_default_str();
+  server_cmd->add_option("--join", server.join,
+                         "join the coordinator at grpc://HOST:PORT as a worker once listening "
+                         "(e.g. distflow train --accept-workers HOST:PORT)");
   server_cmd
       ->add_option("--max-request-mb", server.max_request_mb,
                    "refuse request messages larger than this many MiB (1 to 2047)")

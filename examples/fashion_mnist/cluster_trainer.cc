@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "distflow/cc/client_session.h"
 #include "distflow/cc/dataset.h"
@@ -263,6 +264,10 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
   coord_options.call_timeout = co.call_timeout;
   DF_ASSIGN_OR_RETURN(std::unique_ptr<ClusterCoordinator> coord,
                       ClusterCoordinator::Create(std::move(coord_options)));
+  if (co.on_coordinator) co.on_coordinator(coord.get());
+  absl::Cleanup forget_coordinator = [&co] {
+    if (co.on_coordinator) co.on_coordinator(nullptr);
+  };
   DF_ASSIGN_OR_RETURN(Functions fns, RegisterFunctions(job, coord.get()));
   DF_ASSIGN_OR_RETURN(PerWorkerValues iterators, coord->CreatePerWorkerDataset(fns.dataset));
 

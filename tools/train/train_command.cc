@@ -5,8 +5,10 @@
 #include <memory>
 
 #include "absl/strings/str_format.h"
-#include "distflow/core/status.h"
+#include "absl/synchronization/mutex.h"
 #include "distflow/coordinator/parameter_server_strategy.h"
+#include "distflow/core/status.h"
+#include "distflow/distributed_runtime/rpc/grpc_coordinator_service.h"
 #include "fashion_mnist/cluster_trainer.h"
 #include "nlohmann/json.hpp"
 #include "train/local_servers.h"
@@ -55,6 +57,9 @@ void AddTrainFlags(CLI::App* app, TrainFlags* flags) {
   app->add_option("--call-timeout", flags->call_timeout,
                   "seconds a worker may take to answer a call before it counts as lost")
       ->capture_default_str();
+  app->add_option("--accept-workers", flags->accept_workers,
+                  "listen on HOST:PORT for servers started with --join grpc://HOST:PORT, which "
+                  "become workers of the running job (port 0: a free one)");
   app->add_option("--server-log", flags->server_log,
                   "append the local servers' stderr to this file (default: discarded)");
 }
@@ -121,6 +126,34 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
   o.call_timeout = absl::Seconds(flags.call_timeout);
   progress << "training on " << strategy.num_ps() << " ps and " << strategy.num_workers()
            << " workers" << std::endl;
+  // Servers that join (--join) are added to the coordinator while it runs.
+  struct JoinTarget {
+    absl::Mutex mu;
+    ClusterCoordinator* coordinator ABSL_GUARDED_BY(mu) = nullptr;
+  };
+  auto join_target = std::make_shared<JoinTarget>();
+  std::unique_ptr<GrpcCoordinatorListener> listener;
+  if (!flags.accept_workers.empty()) {
+    DF_ASSIGN_OR_RETURN(
+        listener,
+        GrpcCoordinatorListener::Start(
+            flags.accept_workers,
+            [join_target](const std::string& job, int task,
+                          const std::string& address) -> absl::StatusOr<int> {
+              absl::MutexLock l(&join_target->mu);
+              if (join_target->coordinator == nullptr) {
+                return errors::Unavailable("the coordinator is not running (yet, or any more)");
+              }
+              return join_target->coordinator->RegisterJoiningWorker(job, task, address);
+            }));
+    const size_t colon = flags.accept_workers.rfind(':');
+    progress << "accepting workers on " << flags.accept_workers.substr(0, colon) << ":"
+             << listener->bound_port() << std::endl;
+    o.on_coordinator = [join_target](ClusterCoordinator* c) {
+      absl::MutexLock l(&join_target->mu);
+      join_target->coordinator = c;
+    };
+  }
   std::unique_ptr<WorkerKiller> killer;
   if (local != nullptr && flags.kill_worker_every > 0) {
     killer = std::make_unique<WorkerKiller>(local, absl::Seconds(flags.kill_worker_every),

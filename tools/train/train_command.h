@@ -8,6 +8,8 @@
 //   stops), --cluster "ps=...;worker=..." (servers already running), or
 //   TF_CONFIG when neither is given. --kill-worker-every S kills a random
 //   local worker every S seconds and restarts it, to show failover.
+//   --accept-workers HOST:PORT lets `distflow server --join` add workers
+//   while training runs.
 //
 // With --output json, stdout holds only the summary as one JSON line
 //   {"model","epochs","steps","train_loss","test_accuracy","seconds",
@@ -40,6 +42,7 @@ struct TrainFlags {
   double kill_worker_every = 0;  // seconds; 0: never
   double call_timeout = 30;      // seconds
   std::string server_log;        // local servers' stderr; empty: discarded
+  std::string accept_workers;    // host:port where servers may join; empty: none
 };
 
 // Adds train's flags to `app`.

@@ -208,6 +208,18 @@ absl::Status ClusterCoordinator::AddWorker(int task_index, const std::string& ad
   return absl::OkStatus();
 }
 
+absl::StatusOr<int> ClusterCoordinator::RegisterJoiningWorker(const std::string& job,
+                                                               int task_index,
+                                                               const std::string& address) {
+  if (job != options_.worker_job) {
+    return errors::InvalidArgument("only tasks of the '", options_.worker_job,
+                                   "' job can join the coordinator, not /job:", job, "/task:",
+                                   task_index);
+  }
+  DF_RETURN_IF_ERROR(AddWorker(task_index, address));
+  return num_workers();
+}
+
 absl::Status ClusterCoordinator::RemoveWorker(int task_index) {
   std::shared_ptr<CoordinatorWorker> removed;
   {

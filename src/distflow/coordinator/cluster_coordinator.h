@@ -147,6 +147,11 @@ class ClusterCoordinator {
   // server's own task), which starts taking closures. AlreadyExists when the
   // task is there.
   absl::Status AddWorker(int task_index, const std::string& address);
+  // A server that asked to join (`distflow server --join`): AddWorker for a
+  // task of the worker job, then the number of workers. InvalidArgument
+  // for another job, AddWorker's errors otherwise.
+  absl::StatusOr<int> RegisterJoiningWorker(const std::string& job, int task_index,
+                                            const std::string& address);
   // Stops giving closures to the worker; its closure in flight, if any,
   // finishes or is put back. NotFound for an unknown task.
   absl::Status RemoveWorker(int task_index);
