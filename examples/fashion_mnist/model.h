@@ -1,7 +1,7 @@
 // The Fashion-MNIST classifiers, built with the C++ client API: a model
 // owns its resource variables and adds its forward pass to a graph as often
 // as asked (once for training, once for evaluation, sharing the
-// variables). Inputs are [batch, 784] float images scaled to [0, 1];
+// variables). Inputs are [batch, 784] standardized float images;
 // outputs are [batch, 10] logits.
 //
 //   mlp: 784 -> 256 (ReLU) -> 10.

@@ -4,6 +4,11 @@
 
 namespace distflow {
 namespace fashion_mnist {
+namespace {
+// The training images' pixel mean and standard deviation (0-255 scale).
+constexpr float kPixelMean = 72.94f;
+constexpr float kPixelStddev = 90.02f;
+}  // namespace
 
 Dataset Records(const Scope& scope, const IdxSplit& split) {
   Dataset images =
@@ -17,7 +22,7 @@ DecodedBatch Decode(const Scope& scope, const OutputList& components) {
   DecodedBatch b;
   if (!scope.ok() || components.size() != 2) return b;
   auto pixels = ops::Cast(scope, ops::DecodeRaw(scope, components[0], DT_UINT8), DT_FLOAT);
-  b.images = ops::Mul(scope, pixels, 1.0f / 255.0f);
+  b.images = ops::Mul(scope, ops::Sub(scope, pixels, kPixelMean), 1.0f / kPixelStddev);
   b.labels = ops::Cast(
       scope, ops::Reshape(scope, ops::DecodeRaw(scope, components[1], DT_UINT8), {-1}), DT_INT32);
   return b;

@@ -27,7 +27,8 @@ inline constexpr int64_t kPrefetch = 2;
 // IDX files.
 Dataset Records(const Scope& scope, const IdxSplit& split);
 
-// A batch of Records decoded: float images in [0, 1] of [batch, 784] and
+// A batch of Records decoded: float images of [batch, 784], standardized
+// with the training set's pixel mean and deviation, and
 // int32 labels of [batch].
 struct DecodedBatch {
   Output images, labels;

@@ -19,7 +19,7 @@ namespace distflow {
 namespace fashion_mnist {
 namespace {
 
-// One batch of a split's pipeline, decoded: float images in [0, 1] of
+// One batch of a split's pipeline, decoded: standardized float images of
 // [batch, 784] and int32 labels of [batch].
 struct Batch {
   DatasetIterator iterator;

@@ -2,7 +2,7 @@
 // images stream from the gzipped IDX files through a tf.data pipeline
 // (FixedLengthRecordDatasetV2 for images and labels, zipped, shuffled with
 // a buffer holding the whole training set, batched, prefetched), are decoded in the graph
-// (DecodeRaw, scaled to [0, 1]) and feed the model; the loss is the mean
+// (DecodeRaw, standardized) and feed the model; the loss is the mean
 // SparseSoftmaxCrossEntropyWithLogits, minimised by Adam. After the last
 // epoch the model is evaluated on the test images.
 //

@@ -236,7 +236,14 @@ class CoordinatorProcessTest : public ::testing::Test {
   }
 
   float ReadV() {
-    absl::StatusOr<std::vector<Tensor>> r = coord_->RunOnWorker(read_, 0, {});
+    // Worker 0 may have restarted since its last closure: its old session is
+    // gone until its thread recovers it, so the chief retries.
+    absl::StatusOr<std::vector<Tensor>> r;
+    for (int i = 0; i < 100; ++i) {
+      r = coord_->RunOnWorker(read_, 0, {});
+      if (r.ok()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
     EXPECT_TRUE(r.ok()) << r.status();
     return r.ok() ? (*r)[0].flat<float>()[0] : -1.0f;
   }

@@ -4,7 +4,8 @@
 // 0-9 with a clear error. On a parameter-server cluster through the
 // coordinator: the main job (2 epochs, 1 ps + 2 workers, a worker killed
 // every 5 s) reaches 85 % test accuracy, several steps per closure, weights
-// split over two ps tasks, and a restarted ps resumed from the checkpoint.
+// split over two ps tasks, the cluster from TF_CONFIG, and a restarted ps
+// resumed from the checkpoint.
 // Every run is bounded: a process still running after kRunDeadline is
 // killed and the test fails.
 #include <signal.h>
@@ -14,6 +15,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -328,6 +330,24 @@ TEST_F(TrainTest, RestartedPsResumesFromTheCheckpoint) {
   const nlohmann::json j = LastJson(b.out);
   EXPECT_EQ(j["epochs"], 2);
   EXPECT_EQ(j["steps"], 40);
+}
+
+TEST_F(TrainTest, ClusterComesFromTfConfig) {
+  auto ps = distflow::ServerProcess::Start("ps=127.0.0.1:0", "ps", 0);
+  auto worker = distflow::ServerProcess::Start("worker=127.0.0.1:0", "worker", 0);
+  ASSERT_TRUE(ps && worker);
+  // The chief's own entry serves nothing and is left out of the cluster.
+  const std::string tf_config = R"({"cluster": {"chief": ["127.0.0.1:1"], "ps": [")" +
+                                ps->address() + R"("], "worker": [")" + worker->address() +
+                                R"("]}, "task": {"type": "chief", "index": 0}})";
+  setenv("TF_CONFIG", tf_config.c_str(), 1);
+  Outcome o = RunTrain({"--epochs", "1", "--train-limit", "640", "--test-limit", "500",
+                        "--output", "json"});
+  unsetenv("TF_CONFIG");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("training on 1 ps and 1 workers"));
+  EXPECT_EQ(LastJson(o.out)["steps"], 10);
+  EXPECT_EQ(LastJson(o.out)["closures"], 11);
 }
 
 TEST_F(TrainTest, ClusterFlagsAreChecked) {

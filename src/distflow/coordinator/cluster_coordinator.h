@@ -116,7 +116,9 @@ class ClusterCoordinator {
   absl::StatusOr<FunctionId> RegisterFunction(WorkerFunction fn);
 
   // Runs `fn` once on `worker_index` outside the queue (the chief's own
-  // calls: variable initialization, evaluation). Bounded by call_timeout.
+  // calls: variable initialization, evaluation). Bounded by call_timeout. A
+  // failure of the worker itself (e.g. it restarted) also puts it into
+  // recovery, so a later call can succeed.
   absl::StatusOr<std::vector<Tensor>> RunOnWorker(FunctionId fn, int worker_index,
                                                   const std::vector<Tensor>& args);
 
@@ -172,6 +174,10 @@ class ClusterCoordinator {
 
   explicit ClusterCoordinator(CoordinatorOptions options);
 
+  // Runs a closure's function on `worker_index`; its failures are handled
+  // by the worker's thread.
+  absl::StatusOr<std::vector<Tensor>> RunClosureOn(FunctionId fn, int worker_index,
+                                                   const std::vector<Tensor>& args);
   // Called by worker threads.
   std::shared_ptr<const Function> function(FunctionId id) const;
   std::vector<std::shared_ptr<const Function>> functions() const;
