@@ -196,11 +196,10 @@ absl::StatusOr<double> Evaluate(ClusterCoordinator* coord, ClusterCoordinator::F
     values.push_back(std::move(v));
   }
   DF_RETURN_IF_ERROR(coord->Join(kJoinTimeout));
+  DF_ASSIGN_OR_RETURN(std::vector<std::vector<Tensor>> results,
+                      FetchAll(values, absl::Seconds(1)));
   double correct = 0;
-  for (const RemoteValue& v : values) {
-    DF_ASSIGN_OR_RETURN(std::vector<Tensor> out, v.Fetch(absl::Seconds(1)));
-    correct += out[0].scalar<float>();
-  }
+  for (const std::vector<Tensor>& out : results) correct += out[0].scalar<float>();
   return test_examples > 0 ? correct / test_examples : 0;
 }
 
