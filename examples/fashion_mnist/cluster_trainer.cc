@@ -15,11 +15,11 @@
 #include "distflow/cc/ops/dataset_ops.h"
 #include "distflow/cc/ops/standard_ops.h"
 #include "distflow/cc/training/adam.h"
-#include "distflow/cc/training/saver.h"
 #include "distflow/cc/training/variable.h"
 #include "distflow/core/status.h"
 #include "fashion_mnist/model.h"
 #include "fashion_mnist/pipeline.h"
+#include "fashion_mnist/training_state.h"
 
 namespace distflow {
 namespace fashion_mnist {
@@ -37,10 +37,7 @@ struct ClusterJob {
   Scope root = Scope::NewRootScope();
   std::unique_ptr<Classifier> model;
   std::unique_ptr<AdamOptimizer> adam;
-  std::unique_ptr<Saver> saver;
-  Variable global_step, epoch;
-  Output read_step, read_epoch;
-  Operation init, next_epoch;
+  std::unique_ptr<TrainingState> state;
 
   // Per-worker dataset: initialize the worker's iterator, return its handle.
   Operation make_iterator;
@@ -72,7 +69,7 @@ absl::Status BuildTrainStep(const ClusterTrainOptions& o, const Dataset& data, C
     DF_ASSIGN_OR_RETURN(std::vector<GradAndVar> grads,
                         job->adam->ComputeGradients(loss, job->model->variables()));
     DF_ASSIGN_OR_RETURN(Operation update,
-                        job->adam->ApplyGradients(grads, &job->global_step, previous));
+                        job->adam->ApplyGradients(grads, &job->state->global_step(), previous));
     previous = {update};
     losses.push_back(loss);
     corrects.push_back(CorrectCount(s, logits, batch.labels));
@@ -115,8 +112,7 @@ absl::Status BuildClusterJob(const ParameterServerStrategy& strategy,
   DF_ASSIGN_OR_RETURN(job->model,
                       MakeClassifier(vars, o.model, o.seed,
                                      Sharding{strategy.min_shard_bytes(), strategy.MaxShards()}));
-  job->global_step = CreateGlobalStep(vars);
-  job->epoch = Variable(vars.WithOpName("epoch"), int64_t{0});
+  job->state = std::make_unique<TrainingState>(vars);
   job->adam = std::make_unique<AdamOptimizer>(vars, o.learning_rate);
 
   // Each worker's own pass order: fresh shuffle seeds per iterator.
@@ -132,20 +128,7 @@ absl::Status BuildClusterJob(const ParameterServerStrategy& strategy,
   DF_RETURN_IF_ERROR(BuildTrainStep(co, train, job));
   DF_RETURN_IF_ERROR(BuildEvaluation(o, files, job));
 
-  job->next_epoch = job->epoch.AssignAdd(root, int64_t{1});
-  job->read_step = job->global_step.Read(root);
-  job->read_epoch = job->epoch.Read(root);
-  DF_RETURN_IF_ERROR(root.status());
-  std::vector<Variable> all = job->model->variables();
-  all.insert(all.end(), job->adam->variables().begin(), job->adam->variables().end());
-  all.push_back(job->global_step);
-  all.push_back(job->epoch);
-  std::vector<Operation> inits = job->adam->initializers();
-  for (const Variable& v : all) inits.push_back(v.initializer());
-  job->init = ops::NoOp(root.WithOpName("init").WithControlDependencies(inits));
-  DF_ASSIGN_OR_RETURN(std::vector<Saver::Variable> saved, ToSaverVariables(all));
-  job->saver = std::make_unique<Saver>(root, std::move(saved));
-  return root.status();
+  return job->state->Finish(root, job->model->variables(), *job->adam);
 }
 
 double Seconds(std::chrono::steady_clock::duration d) {
@@ -243,21 +226,11 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
   ClusterTrainResult result;
   TrainResult& r = result.train;
   r.model = o.model;
-  absl::StatusOr<std::string> latest = o.checkpoint_dir.empty()
-                                           ? absl::NotFoundError("no checkpoint directory")
-                                           : Saver::LatestCheckpoint(o.checkpoint_dir);
-  if (latest.ok()) {
-    DF_RETURN_IF_ERROR(job.saver->Restore(chief, *latest));
-    r.restored_from = *latest;
-  } else if (latest.status().code() == absl::StatusCode::kNotFound) {
-    DF_RETURN_IF_ERROR(chief.Run({}, {}, {job.init}, nullptr));
-  } else {
-    return latest.status();
-  }
-  std::vector<Tensor> out;
-  DF_RETURN_IF_ERROR(chief.Run({job.read_epoch, job.read_step}, &out));
-  r.start_epoch = out[0].scalar<int64_t>();
-  int64_t step = out[1].scalar<int64_t>();
+  DF_ASSIGN_OR_RETURN(TrainingState::Start from,
+                      job.state->RestoreOrInitialize(chief, o.checkpoint_dir));
+  r.restored_from = from.restored_from;
+  r.start_epoch = from.epoch;
+  int64_t step = from.step;
 
   CoordinatorOptions coord_options = strategy.MakeCoordinatorOptions();
   coord_options.call_timeout = co.call_timeout;
@@ -342,12 +315,11 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
     r.train_loss = epoch_steps > 0 ? epoch_loss / epoch_steps : 0;
 
     DF_ASSIGN_OR_RETURN(r.test_accuracy, Evaluate(coord.get(), fns.eval, test_examples));
-    DF_RETURN_IF_ERROR(chief.Run({}, {}, {job.next_epoch}, nullptr));
-    DF_RETURN_IF_ERROR(chief.Run({job.read_step}, &out));
-    step = out[0].scalar<int64_t>();
+    DF_RETURN_IF_ERROR(job.state->FinishEpoch(chief));
+    DF_ASSIGN_OR_RETURN(step, job.state->ReadStep(chief));
     report(TrainProgress{epoch + 1, step, 0, r.train_loss, 0}, r.test_accuracy);
     if (!o.checkpoint_dir.empty()) {
-      DF_RETURN_IF_ERROR(job.saver->Save(chief, o.checkpoint_dir, step).status());
+      DF_RETURN_IF_ERROR(job.state->Save(chief, o.checkpoint_dir, step));
     }
   }
   r.seconds = Seconds(std::chrono::steady_clock::now() - start);

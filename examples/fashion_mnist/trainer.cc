@@ -9,11 +9,11 @@
 #include "distflow/cc/dataset.h"
 #include "distflow/cc/ops/standard_ops.h"
 #include "distflow/cc/training/adam.h"
-#include "distflow/cc/training/saver.h"
 #include "distflow/cc/training/variable.h"
 #include "distflow/core/status.h"
 #include "fashion_mnist/model.h"
 #include "fashion_mnist/pipeline.h"
+#include "fashion_mnist/training_state.h"
 
 namespace distflow {
 namespace fashion_mnist {
@@ -45,12 +45,10 @@ struct Job {
   Scope root = Scope::NewRootScope();
   Batch train, test;
   Output loss, train_correct, test_correct;
-  Operation train_op, init, next_epoch;
-  Variable global_step, epoch;
-  Output read_step, read_epoch;
+  Operation train_op;
   std::unique_ptr<Classifier> model;
   std::unique_ptr<AdamOptimizer> adam;
-  std::unique_ptr<Saver> saver;
+  std::unique_ptr<TrainingState> state;
 };
 
 absl::Status BuildJob(const TrainOptions& o, const FashionMnistFiles& files, Job* job) {
@@ -71,26 +69,11 @@ absl::Status BuildJob(const TrainOptions& o, const FashionMnistFiles& files, Job
                                    job->model->Logits(root.NewSubScope("eval"), job->test.images),
                                    job->test.labels);
 
-  job->global_step = CreateGlobalStep(root);
-  job->epoch = Variable(root.WithOpName("epoch"), int64_t{0});
+  job->state = std::make_unique<TrainingState>(root);
   job->adam = std::make_unique<AdamOptimizer>(root, o.learning_rate);
-  DF_ASSIGN_OR_RETURN(job->train_op,
-                      job->adam->Minimize(job->loss, job->model->variables(), &job->global_step));
-  job->next_epoch = job->epoch.AssignAdd(root, int64_t{1});
-  job->read_step = job->global_step.Read(root);
-  job->read_epoch = job->epoch.Read(root);
-
-  DF_RETURN_IF_ERROR(root.status());
-  std::vector<Operation> inits = job->adam->initializers();
-  std::vector<Variable> all = job->model->variables();
-  all.insert(all.end(), job->adam->variables().begin(), job->adam->variables().end());
-  all.push_back(job->global_step);
-  all.push_back(job->epoch);
-  for (const Variable& v : all) inits.push_back(v.initializer());
-  DF_ASSIGN_OR_RETURN(std::vector<Saver::Variable> saved, ToSaverVariables(all));
-  job->init = ops::NoOp(root.WithOpName("init").WithControlDependencies(inits));
-  job->saver = std::make_unique<Saver>(root, std::move(saved));
-  return root.status();
+  DF_ASSIGN_OR_RETURN(job->train_op, job->adam->Minimize(job->loss, job->model->variables(),
+                                                         &job->state->global_step()));
+  return job->state->Finish(root, job->model->variables(), *job->adam);
 }
 
 double Seconds(std::chrono::steady_clock::duration d) {
@@ -117,20 +100,6 @@ absl::Status CheckTrainOptions(const TrainOptions& o) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<Saver::Variable>> ToSaverVariables(const std::vector<Variable>& vars) {
-  std::vector<Saver::Variable> out;
-  for (const Variable& v : vars) {
-    if (v.handle().node() == nullptr) return errors::Internal("a variable to save is null");
-    TensorShape shape;
-    if (!v.shape().AsTensorShape(&shape)) {
-      return errors::Internal("variable '", v.name(), "' has no fully known shape");
-    }
-    out.push_back(Saver::Variable{v.name(), v.handle(), v.dtype(), shape});
-  }
-  return out;
-}
-
-
 absl::StatusOr<TrainResult> Train(const TrainOptions& o,
                                   const std::function<void(const TrainProgress&)>& on_progress) {
   DF_RETURN_IF_ERROR(CheckTrainOptions(o));
@@ -143,20 +112,11 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o,
   TrainResult result;
   result.model = o.model;
   std::vector<Tensor> out;
-  absl::StatusOr<std::string> latest = o.checkpoint_dir.empty()
-                                           ? absl::NotFoundError("no checkpoint directory")
-                                           : Saver::LatestCheckpoint(o.checkpoint_dir);
-  if (latest.ok()) {
-    DF_RETURN_IF_ERROR(job.saver->Restore(session, *latest));
-    result.restored_from = *latest;
-  } else if (latest.status().code() == absl::StatusCode::kNotFound) {
-    DF_RETURN_IF_ERROR(session.Run({}, {}, {job.init}, nullptr));
-  } else {
-    return latest.status();
-  }
-  DF_RETURN_IF_ERROR(session.Run({job.read_epoch, job.read_step}, &out));
-  result.start_epoch = out[0].scalar<int64_t>();
-  int64_t step = out[1].scalar<int64_t>();
+  DF_ASSIGN_OR_RETURN(TrainingState::Start from,
+                      job.state->RestoreOrInitialize(session, o.checkpoint_dir));
+  result.restored_from = from.restored_from;
+  result.start_epoch = from.epoch;
+  int64_t step = from.step;
 
   int64_t examples = 0;
   const auto start = std::chrono::steady_clock::now();
@@ -198,9 +158,9 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o,
     }
     report();
     result.train_loss = epoch_steps > 0 ? epoch_loss / epoch_steps : 0;
-    DF_RETURN_IF_ERROR(session.Run({}, {}, {job.next_epoch}, nullptr));
+    DF_RETURN_IF_ERROR(job.state->FinishEpoch(session));
     if (!o.checkpoint_dir.empty()) {
-      DF_RETURN_IF_ERROR(job.saver->Save(session, o.checkpoint_dir, step).status());
+      DF_RETURN_IF_ERROR(job.state->Save(session, o.checkpoint_dir, step));
     }
   }
   result.seconds = Seconds(std::chrono::steady_clock::now() - start);

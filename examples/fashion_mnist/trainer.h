@@ -18,11 +18,7 @@
 #include <functional>
 #include <string>
 
-#include <vector>
-
 #include "absl/status/statusor.h"
-#include "distflow/cc/training/saver.h"
-#include "distflow/cc/training/variable.h"
 #include "fashion_mnist/idx_files.h"
 
 namespace distflow {
@@ -66,9 +62,6 @@ struct TrainResult {
 // rate and progress interval; limits >= 0); InvalidArgument naming the
 // option otherwise.
 absl::Status CheckTrainOptions(const TrainOptions& options);
-
-// The Saver's description of `vars` (names, handles, dtypes, shapes).
-absl::StatusOr<std::vector<Saver::Variable>> ToSaverVariables(const std::vector<Variable>& vars);
 
 // Trains as the options say. Fails with the data set's error (idx_files.h),
 // InvalidArgument for bad options or an unknown model, or the first error
