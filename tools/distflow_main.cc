@@ -7,6 +7,8 @@
 //                 [--checkpoint-dir DIR] [--output text|json]
 //   distflow train [--model mlp|cnn] [--epochs N] [--data-dir DIR]
 //                  [--checkpoint-dir DIR] [--output text|json]
+//                  [--ps N --workers M | --cluster SPEC] [--kill-worker-every S]
+//                  [--steps-per-execution K]
 //   distflow server --cluster "ps=h:p;worker=h:p,h:p" --job J --task T
 //   distflow --version
 // Errors print "error: <Code>: <message>" on stderr and exit with status 1;
@@ -28,7 +30,7 @@
 #include "demo/demo.h"
 #include "run_command.h"
 #include "server_command.h"
-#include "train_command.h"
+#include "train/train_command.h"
 
 // The build passes CMake's PROJECT_VERSION; this is the fallback.
 #ifndef DISTFLOW_VERSION
@@ -185,6 +187,9 @@ int Main(int argc, char** argv) {
       ->add_option("--max-graph-nodes", server.max_graph_nodes,
                    "refuse graphs of more nodes (ResourceExhausted)")
       ->capture_default_str();
+  server_cmd->add_option("--join", server.join,
+                         "join the coordinator at grpc://HOST:PORT as a worker once listening "
+                         "(e.g. distflow train --accept-workers HOST:PORT)");
   server_cmd
       ->add_option("--max-request-mb", server.max_request_mb,
                    "refuse request messages larger than this many MiB (1 to 2047)")
@@ -218,7 +223,9 @@ int Main(int argc, char** argv) {
 
   distflow::TrainFlags train;
   CLI::App* train_cmd = app.add_subcommand(
-      "train", "Train a Fashion-MNIST classifier in this process through a tf.data pipeline");
+      "train",
+      "Train a Fashion-MNIST classifier through a tf.data pipeline, in this process or on a "
+      "parameter-server cluster through the coordinator (--ps/--workers, --cluster, TF_CONFIG)");
   distflow::AddTrainFlags(train_cmd, &train);
 
   // What CLI11 would answer with "A subcommand is required": the version,

@@ -6,15 +6,22 @@
 #include <iostream>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "distflow/core/checked_math.h"
 #include "distflow/core/file_roots.h"
 #include "distflow/core/memory_budget.h"
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/cluster_spec.h"
 #include "distflow/distributed_runtime/rpc/grpc_auth.h"
+#include "distflow/distributed_runtime/rpc/grpc_coordinator_service.h"
 #include "distflow/distributed_runtime/rpc/grpc_server.h"
 
 namespace distflow {
+
+namespace {
+// How long --join keeps trying to reach its coordinator.
+constexpr absl::Duration kJoinTimeout = absl::Seconds(60);
+}  // namespace
 
 absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out, int* stop_signal) {
   ServerDef def;
@@ -97,6 +104,16 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out, int* 
   DF_RETURN_IF_ERROR(SplitHostPort(address, &host, &port));
   if (!flags.bind.empty()) host = flags.bind;
   out << "listening on " << host << ":" << server->bound_port() << std::endl;
+  if (!flags.join.empty()) {
+    absl::Status joined =
+        JoinCoordinator(flags.join, def.job_name(), def.task_index(),
+                        absl::StrCat(host, ":", server->bound_port()), kJoinTimeout);
+    if (!joined.ok()) {
+      server->Stop(absl::ZeroDuration());
+      return joined;
+    }
+    std::cerr << "distflow server: joined the coordinator at " << flags.join << std::endl;
+  }
 
   int sig = 0;
   sigwait(&stop, &sig);

@@ -65,6 +65,9 @@ struct ServerFlags {
   int64_t max_graph_nodes = kDefaultMaxGraphNodes;
   // The largest request message (a graph, a step's feeds) the server reads.
   int max_request_mb = kDefaultMaxRequestMb;
+  // "grpc://host:port" of a running coordinator to join as a worker (the
+  // task must be of its worker job); empty: join none.
+  std::string join;
 };
 
 // The largest --stuck-step-warn-seconds: a year.

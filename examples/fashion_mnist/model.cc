@@ -11,22 +11,32 @@ namespace distflow {
 namespace fashion_mnist {
 namespace {
 
-// A [in, out] weight, uniform in +-sqrt(6 / (in + out)) (Glorot), and a
-// zero bias.
+// A [in, out] weight, uniform in +-sqrt(6 / (in + out)) (Glorot), sharded
+// by rows as `sharding` says, and a zero bias.
 struct Dense {
-  Dense(const Scope& scope, const std::string& name, int64_t in, int64_t out, int64_t seed) {
+  Dense(const Scope& scope, const std::string& name, int64_t in, int64_t out, int64_t seed,
+        const Sharding& sharding) {
     const float limit = std::sqrt(6.0f / static_cast<float>(in + out));
     auto unit = ops::RandomUniform(scope, ops::Const(scope, {in, out}), DT_FLOAT,
                                    ops::RandomUniform::Seed(seed).Seed2(seed));
-    weight = Variable(scope.WithOpName(name, "/kernel"),
-                      ops::Sub(scope, ops::Mul(scope, unit, 2 * limit), limit));
+    const TensorShape shape({in, out});
+    weight = PartitionedVariable(
+        scope, name + "/kernel", ops::Sub(scope, ops::Mul(scope, unit, 2 * limit), limit), shape,
+        NumShards(shape, DT_FLOAT, sharding.min_shard_bytes, sharding.max_shards));
     bias =
         Variable(scope.WithOpName(name, "/bias"), ops::Fill(scope, ops::Const(scope, {out}), 0.0f));
   }
   Output Apply(const Scope& scope, const Output& x) const {
     return ops::BiasAdd(scope, ops::MatMul(scope, x, weight.Read(scope)), bias.Read(scope));
   }
-  Variable weight, bias;
+  // The weight's shards, then the bias.
+  std::vector<Variable> variables() const {
+    std::vector<Variable> v = weight.shards();
+    v.push_back(bias);
+    return v;
+  }
+  PartitionedVariable weight;
+  Variable bias;
 };
 
 // A [rows, cols, in, out] filter, Glorot-uniform over its fans (rows * cols
@@ -56,13 +66,15 @@ Output Pool(const Scope& scope, const Output& x) {
 
 class Cnn final : public Classifier {
  public:
-  Cnn(const Scope& scope, int64_t seed)
+  Cnn(const Scope& scope, int64_t seed, const Sharding& sharding)
       : conv1_(scope, "conv1", 3, 3, 1, 32, seed),
         conv2_(scope, "conv2", 3, 3, 32, 64, seed + 1),
-        dense_(scope, "dense", kFlat, 128, seed + 2),
-        out_(scope, "logits", 128, kNumClasses, seed + 3) {
-    variables_ = {conv1_.filter, conv1_.bias, conv2_.filter, conv2_.bias,
-                  dense_.weight, dense_.bias, out_.weight,   out_.bias};
+        dense_(scope, "dense", kFlat, 128, seed + 2, sharding),
+        out_(scope, "logits", 128, kNumClasses, seed + 3, sharding) {
+    variables_ = {conv1_.filter, conv1_.bias, conv2_.filter, conv2_.bias};
+    for (const Dense* d : {&dense_, &out_}) {
+      for (const Variable& v : d->variables()) variables_.push_back(v);
+    }
   }
   Output Logits(const Scope& scope, const Output& images) const override {
     auto x = ops::Reshape(scope, images, ops::Const(scope, {-1, kImageSide, kImageSide, 1}));
@@ -80,10 +92,12 @@ class Cnn final : public Classifier {
 
 class Mlp final : public Classifier {
  public:
-  Mlp(const Scope& scope, int64_t seed)
-      : hidden_(scope, "hidden", kImageBytes, kHidden, seed),
-        out_(scope, "logits", kHidden, kNumClasses, seed + 1) {
-    variables_ = {hidden_.weight, hidden_.bias, out_.weight, out_.bias};
+  Mlp(const Scope& scope, int64_t seed, const Sharding& sharding)
+      : hidden_(scope, "hidden", kImageBytes, kHidden, seed, sharding),
+        out_(scope, "logits", kHidden, kNumClasses, seed + 1, sharding) {
+    for (const Dense* d : {&hidden_, &out_}) {
+      for (const Variable& v : d->variables()) variables_.push_back(v);
+    }
   }
   Output Logits(const Scope& scope, const Output& images) const override {
     return out_.Apply(scope, ops::Relu(scope, hidden_.Apply(scope, images)));
@@ -97,12 +111,13 @@ class Mlp final : public Classifier {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Classifier>> MakeClassifier(const Scope& scope,
-                                                           const std::string& kind, int64_t seed) {
+                                                           const std::string& kind, int64_t seed,
+                                                           const Sharding& sharding) {
   std::unique_ptr<Classifier> model;
   if (kind == "mlp") {
-    model = std::make_unique<Mlp>(scope.NewSubScope("mlp"), seed);
+    model = std::make_unique<Mlp>(scope.NewSubScope("mlp"), seed, sharding);
   } else if (kind == "cnn") {
-    model = std::make_unique<Cnn>(scope.NewSubScope("cnn"), seed);
+    model = std::make_unique<Cnn>(scope.NewSubScope("cnn"), seed, sharding);
   } else {
     return errors::InvalidArgument("unknown model '", kind, "' (known: mlp, cnn)");
   }

@@ -9,23 +9,17 @@
 #include "distflow/cc/dataset.h"
 #include "distflow/cc/ops/standard_ops.h"
 #include "distflow/cc/training/adam.h"
-#include "distflow/cc/training/saver.h"
 #include "distflow/cc/training/variable.h"
 #include "distflow/core/status.h"
 #include "fashion_mnist/model.h"
+#include "fashion_mnist/pipeline.h"
+#include "fashion_mnist/training_state.h"
 
 namespace distflow {
 namespace fashion_mnist {
 namespace {
 
-// Elements the training shuffle draws from: the whole training set (a
-// uniform permutation each epoch, about 60 MB of records).
-constexpr int64_t kShuffleBuffer = 60000;
-// Test batches: large, since evaluation has no update to wait for.
-constexpr int64_t kEvalBatch = 1000;
-constexpr int64_t kPrefetch = 2;
-
-// One batch of a split's pipeline, decoded: float images in [0, 1] of
+// One batch of a split's pipeline, decoded: standardized float images of
 // [batch, 784] and int32 labels of [batch].
 struct Batch {
   DatasetIterator iterator;
@@ -34,36 +28,16 @@ struct Batch {
 
 Batch MakePipeline(const Scope& scope, const IdxSplit& split, int64_t limit, bool shuffle,
                    int64_t batch_size, int64_t seed) {
-  Dataset images =
-      Dataset::FixedLengthRecords(scope, {split.images}, kImageHeaderBytes, kImageBytes, 0, "GZIP");
-  Dataset labels =
-      Dataset::FixedLengthRecords(scope, {split.labels}, kLabelHeaderBytes, 1, 0, "GZIP");
-  Dataset d = Dataset::Zip(scope, {images, labels});
+  Dataset d = Records(scope, split);
   if (limit > 0) d = d.Take(limit);
   if (shuffle) d = d.Shuffle(kShuffleBuffer, seed);
   Batch b;
   b.iterator = d.Batch(batch_size).Prefetch(kPrefetch).MakeIterator();
   if (!scope.ok()) return b;
-  auto pixels = ops::Cast(scope, ops::DecodeRaw(scope, b.iterator.next[0], DT_UINT8), DT_FLOAT);
-  b.images = ops::Mul(scope, pixels, 1.0f / 255.0f);
-  b.labels = ops::Cast(
-      scope, ops::Reshape(scope, ops::DecodeRaw(scope, b.iterator.next[1], DT_UINT8), {-1}),
-      DT_INT32);
+  const DecodedBatch decoded = Decode(scope, b.iterator.next);
+  b.images = decoded.images;
+  b.labels = decoded.labels;
   return b;
-}
-
-// The number of examples whose highest logit is their label's.
-Output CorrectCount(const Scope& scope, const Output& logits, const Output& labels) {
-  auto predicted = ops::ArgMax(scope, logits, 1, ops::ArgMax::OutputType(DT_INT32));
-  return ops::Sum(scope, ops::Cast(scope, ops::Equal(scope, predicted, labels), DT_FLOAT), {0});
-}
-
-absl::StatusOr<Saver::Variable> ToSaverVariable(const Variable& v) {
-  TensorShape shape;
-  if (!v.shape().AsTensorShape(&shape)) {
-    return errors::Internal("variable '", v.name(), "' has no fully known shape");
-  }
-  return Saver::Variable{v.name(), v.handle(), v.dtype(), shape};
 }
 
 // The graph of one training job.
@@ -71,12 +45,10 @@ struct Job {
   Scope root = Scope::NewRootScope();
   Batch train, test;
   Output loss, train_correct, test_correct;
-  Operation train_op, init, next_epoch;
-  Variable global_step, epoch;
-  Output read_step, read_epoch;
+  Operation train_op;
   std::unique_ptr<Classifier> model;
   std::unique_ptr<AdamOptimizer> adam;
-  std::unique_ptr<Saver> saver;
+  std::unique_ptr<TrainingState> state;
 };
 
 absl::Status BuildJob(const TrainOptions& o, const FashionMnistFiles& files, Job* job) {
@@ -97,37 +69,20 @@ absl::Status BuildJob(const TrainOptions& o, const FashionMnistFiles& files, Job
                                    job->model->Logits(root.NewSubScope("eval"), job->test.images),
                                    job->test.labels);
 
-  job->global_step = CreateGlobalStep(root);
-  job->epoch = Variable(root.WithOpName("epoch"), int64_t{0});
+  job->state = std::make_unique<TrainingState>(root);
   job->adam = std::make_unique<AdamOptimizer>(root, o.learning_rate);
-  DF_ASSIGN_OR_RETURN(job->train_op,
-                      job->adam->Minimize(job->loss, job->model->variables(), &job->global_step));
-  job->next_epoch = job->epoch.AssignAdd(root, int64_t{1});
-  job->read_step = job->global_step.Read(root);
-  job->read_epoch = job->epoch.Read(root);
-
-  std::vector<Operation> inits = job->adam->initializers();
-  std::vector<Saver::Variable> saved;
-  std::vector<Variable> all = job->model->variables();
-  all.insert(all.end(), job->adam->variables().begin(), job->adam->variables().end());
-  all.push_back(job->global_step);
-  all.push_back(job->epoch);
-  for (const Variable& v : all) {
-    if (v.handle().node() == nullptr) return root.status();
-    inits.push_back(v.initializer());
-    DF_ASSIGN_OR_RETURN(Saver::Variable sv, ToSaverVariable(v));
-    saved.push_back(std::move(sv));
-  }
-  job->init = ops::NoOp(root.WithOpName("init").WithControlDependencies(inits));
-  job->saver = std::make_unique<Saver>(root, std::move(saved));
-  return root.status();
+  DF_ASSIGN_OR_RETURN(job->train_op, job->adam->Minimize(job->loss, job->model->variables(),
+                                                         &job->state->global_step()));
+  return job->state->Finish(root, job->model->variables(), *job->adam);
 }
 
 double Seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
 }
 
-absl::Status CheckOptions(const TrainOptions& o) {
+}  // namespace
+
+absl::Status CheckTrainOptions(const TrainOptions& o) {
   if (o.epochs < 1) return errors::InvalidArgument("epochs must be >= 1, got ", o.epochs);
   if (o.batch_size < 1) {
     return errors::InvalidArgument("batch size must be >= 1, got ", o.batch_size);
@@ -145,11 +100,9 @@ absl::Status CheckOptions(const TrainOptions& o) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
 absl::StatusOr<TrainResult> Train(const TrainOptions& o,
                                   const std::function<void(const TrainProgress&)>& on_progress) {
-  DF_RETURN_IF_ERROR(CheckOptions(o));
+  DF_RETURN_IF_ERROR(CheckTrainOptions(o));
   DF_ASSIGN_OR_RETURN(FashionMnistFiles files, OpenFashionMnist(o.data_dir));
   Job job;
   DF_RETURN_IF_ERROR(BuildJob(o, files, &job));
@@ -159,20 +112,11 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o,
   TrainResult result;
   result.model = o.model;
   std::vector<Tensor> out;
-  absl::StatusOr<std::string> latest = o.checkpoint_dir.empty()
-                                           ? absl::NotFoundError("no checkpoint directory")
-                                           : Saver::LatestCheckpoint(o.checkpoint_dir);
-  if (latest.ok()) {
-    DF_RETURN_IF_ERROR(job.saver->Restore(session, *latest));
-    result.restored_from = *latest;
-  } else if (latest.status().code() == absl::StatusCode::kNotFound) {
-    DF_RETURN_IF_ERROR(session.Run({}, {}, {job.init}, nullptr));
-  } else {
-    return latest.status();
-  }
-  DF_RETURN_IF_ERROR(session.Run({job.read_epoch, job.read_step}, &out));
-  result.start_epoch = out[0].scalar<int64_t>();
-  int64_t step = out[1].scalar<int64_t>();
+  DF_ASSIGN_OR_RETURN(TrainingState::Start from,
+                      job.state->RestoreOrInitialize(session, o.checkpoint_dir));
+  result.restored_from = from.restored_from;
+  result.start_epoch = from.epoch;
+  int64_t step = from.step;
 
   int64_t examples = 0;
   const auto start = std::chrono::steady_clock::now();
@@ -214,9 +158,9 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o,
     }
     report();
     result.train_loss = epoch_steps > 0 ? epoch_loss / epoch_steps : 0;
-    DF_RETURN_IF_ERROR(session.Run({}, {}, {job.next_epoch}, nullptr));
+    DF_RETURN_IF_ERROR(job.state->FinishEpoch(session));
     if (!o.checkpoint_dir.empty()) {
-      DF_RETURN_IF_ERROR(job.saver->Save(session, o.checkpoint_dir, step).status());
+      DF_RETURN_IF_ERROR(job.state->Save(session, o.checkpoint_dir, step));
     }
   }
   result.seconds = Seconds(std::chrono::steady_clock::now() - start);

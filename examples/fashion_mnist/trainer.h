@@ -2,7 +2,7 @@
 // images stream from the gzipped IDX files through a tf.data pipeline
 // (FixedLengthRecordDatasetV2 for images and labels, zipped, shuffled with
 // a buffer holding the whole training set, batched, prefetched), are decoded in the graph
-// (DecodeRaw, scaled to [0, 1]) and feed the model; the loss is the mean
+// (DecodeRaw, standardized) and feed the model; the loss is the mean
 // SparseSoftmaxCrossEntropyWithLogits, minimised by Adam. After the last
 // epoch the model is evaluated on the test images.
 //
@@ -57,6 +57,11 @@ struct TrainResult {
   double examples_per_second = 0;  // training examples per second of this run
   std::string restored_from;       // checkpoint prefix, empty when fresh
 };
+
+// OK iff the options make sense (positive epochs, batch size, learning
+// rate and progress interval; limits >= 0); InvalidArgument naming the
+// option otherwise.
+absl::Status CheckTrainOptions(const TrainOptions& options);
 
 // Trains as the options say. Fails with the data set's error (idx_files.h),
 // InvalidArgument for bad options or an unknown model, or the first error

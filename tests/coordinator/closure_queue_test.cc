@@ -58,6 +58,26 @@ TEST(RemoteValueTest, PendingUntilSetThenReady) {
   EXPECT_EQ(copy.state(), RemoteValue::State::kReady);
 }
 
+TEST(RemoteValueTest, FetchAllReturnsEveryValueOrTheFirstError) {
+  Tensor one(DT_FLOAT, TensorShape({}));
+  one.flat<float>()[0] = 1;
+  RemoteValue a, b, c;
+  a.SetReady({one});
+  b.SetReady({one, one});
+  absl::StatusOr<std::vector<std::vector<Tensor>>> pending = FetchAll({a, b, c}, kShort);
+  EXPECT_EQ(pending.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(pending.status().message(), HasSubstr("value 2 of 3"));
+  c.SetError(absl::InvalidArgumentError("bad x"));
+  absl::StatusOr<std::vector<std::vector<Tensor>>> failed = FetchAll({a, b, c}, kShort);
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(failed.status().message(), HasSubstr("bad x"));
+  absl::StatusOr<std::vector<std::vector<Tensor>>> got = FetchAll({a, b}, kShort);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), 2u);
+  EXPECT_EQ((*got)[0].size(), 1u);
+  EXPECT_EQ((*got)[1].size(), 2u);
+}
+
 TEST(RemoteValueTest, CancelOnlyWhilePendingAbortOnlyWhenReady) {
   RemoteValue ready;
   ready.SetReady({});

@@ -10,6 +10,7 @@
 #include "distflow/cc/client_session.h"
 #include "distflow/cc/dataset.h"
 #include "distflow/cc/ops/standard_ops.h"
+#include "distflow/resource_handle.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -303,6 +304,73 @@ TEST(DatasetOpsTest, DeleteIteratorNeedsTheHandlesOwnDeleter) {
   absl::Status s = session.Run({}, {}, {del.operation}, nullptr);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("not the deleter"));
+}
+
+}  // namespace
+}  // namespace distflow
+
+namespace distflow {
+namespace {
+
+TEST(IteratorStringHandleTest, AHandleFedBackReadsTheSameIterator) {
+  Scope root = Scope::NewRootScope();
+  Dataset r = Dataset::Range(root, 0, 4);
+  DatasetIterator it = r.MakeIterator("shared");
+  auto string_handle = ops::IteratorToStringHandle(root, it.handle);
+  auto fed = ops::Placeholder(root.WithOpName("fed"), DT_STRING);
+  ops::IteratorFromStringHandleV2 from(root, fed, r.structure());
+  ops::IteratorGetNext next(root, from.handle, r.structure());
+  // A Range's structure is one int64 scalar; asking for float is refused.
+  ops::IteratorFromStringHandleV2 wrong(root.WithOpName("wrong"), fed,
+                                        {{DT_FLOAT}, {PartialTensorShape({})}});
+  ASSERT_TRUE(root.ok()) << root.status();
+  ClientSession session(root);
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session.Run({}, {string_handle}, {it.initializer}, &out).ok());
+  const Tensor handle = out[0];
+  ASSERT_EQ(handle.dtype(), DT_STRING);
+  // Reads through the handle and through the iterator itself interleave.
+  ASSERT_TRUE(session.Run({{fed, handle}}, next.components, &out).ok());
+  EXPECT_EQ(out[0].scalar<int64_t>(), 0);
+  ASSERT_TRUE(session.Run(it.next, &out).ok());
+  EXPECT_EQ(out[0].scalar<int64_t>(), 1);
+  ASSERT_TRUE(session.Run({{fed, handle}}, next.components, &out).ok());
+  EXPECT_EQ(out[0].scalar<int64_t>(), 2);
+
+  absl::Status s = session.Run({{fed, handle}}, {wrong.handle}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("another iterator structure"));
+}
+
+TEST(IteratorStringHandleTest, GarbageAndForeignHandlesAreRefused) {
+  Scope root = Scope::NewRootScope();
+  Dataset r = Dataset::Range(root, 0, 4);
+  auto fed = ops::Placeholder(root.WithOpName("fed"), DT_STRING);
+  ops::IteratorFromStringHandleV2 from(root.WithOpName("from"), fed, r.structure());
+  ASSERT_TRUE(root.ok()) << root.status();
+  ClientSession session(root);
+  std::vector<Tensor> out;
+
+  Tensor garbage(DT_STRING, TensorShape());
+  garbage.scalar<std::string>() = "\xff\xfe not a handle";
+  absl::Status s = session.Run({{fed, garbage}}, {from.handle}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("'from'"));
+
+  // A well-formed handle of an iterator on another task's device.
+  ResourceHandleProto proto;
+  proto.set_device("/job:worker/replica:0/task:7/device:CPU:0");
+  proto.set_name("it");
+  Tensor foreign(DT_STRING, TensorShape());
+  foreign.scalar<std::string>() = proto.SerializeAsString();
+  s = session.Run({{fed, foreign}}, {from.handle}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("task:7"));
+
+  Tensor vector(DT_STRING, TensorShape({2}));
+  s = session.Run({{fed, vector}}, {from.handle}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("string scalar"));
 }
 
 }  // namespace

@@ -1,8 +1,13 @@
 // `distflow train` as a user runs it: the MLP learns Fashion-MNIST (on a
 // subset, to stay fast), resumes from its checkpoint, and refuses a bad
 // data directory, a truncated or corrupted IDX file and a label outside
-// 0-9 with a clear error. Every run is bounded: a process still running
-// after kRunDeadline is killed and the test fails.
+// 0-9 with a clear error. On a parameter-server cluster through the
+// coordinator: the main job (2 epochs, 1 ps + 2 workers, a worker killed
+// every 5 s) reaches 85 % test accuracy, several steps per closure, weights
+// split over two ps tasks, the cluster from TF_CONFIG, and a restarted ps
+// resumed from the checkpoint.
+// Every run is bounded: a process still running after kRunDeadline is
+// killed and the test fails.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,8 +15,10 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +26,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "server_process.h"
 
 namespace {
 
@@ -230,4 +238,130 @@ TEST_F(TrainTest, TrainsOnASmallDataDirectory) {
   EXPECT_TRUE(std::isfinite(j["train_loss"].get<double>()));
 }
 
+TEST_F(TrainTest, MainJobReachesAccuracyWhileWorkersAreKilled) {
+  Outcome o = RunTrain({"--ps", "1", "--workers", "2", "--epochs", "2", "--kill-worker-every", "5",
+                        "--output", "json"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json j = LastJson(o.out);
+  std::cerr << j.dump() << "\n";
+  EXPECT_EQ(j["model"], "mlp");
+  EXPECT_EQ(j["epochs"], 2);
+  EXPECT_GE(j["test_accuracy"].get<double>(), 0.85);
+  // 938 steps per epoch; a closure re-run after its worker died may have
+  // applied its update before the worker went.
+  EXPECT_GE(j["steps"].get<int>(), 2 * 938);
+  EXPECT_GE(j["closures"].get<int>(), 2 * (938 + 10));
+  EXPECT_GE(j["worker_failures"].get<int>(), 1);
+  EXPECT_GE(j["recoveries"].get<int>(), 1);
+  EXPECT_TRUE(j.contains("retried_closures"));
+  EXPECT_THAT(o.err, HasSubstr("training on 1 ps and 2 workers"));
+  EXPECT_THAT(o.err, HasSubstr("workers up "));
+  EXPECT_THAT(o.err, HasSubstr("epoch 1 done at step"));
+  EXPECT_THAT(o.err, HasSubstr("test accuracy"));
+}
+
+TEST_F(TrainTest, ClosuresRunSeveralStepsEach) {
+  Outcome o = RunTrain({"--ps", "1", "--workers", "2", "--epochs", "1", "--train-limit", "2560",
+                        "--test-limit", "1500", "--steps-per-execution", "4", "--output", "json"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json j = LastJson(o.out);
+  EXPECT_EQ(j["steps"], 40);     // 2560 / 64, in 10 closures of 4 steps
+  EXPECT_EQ(j["closures"], 12);  // and 2 evaluation batches
+  EXPECT_EQ(j["worker_failures"], 0);
+  EXPECT_EQ(j["retried_closures"], 0);
+  EXPECT_GT(j["test_accuracy"].get<double>(), 0.5);
+
+  Outcome too_many = RunTrain({"--ps", "1", "--workers", "1", "--steps-per-execution", "65"});
+  EXPECT_EQ(too_many.exit_code, 1);
+  EXPECT_THAT(too_many.err, HasSubstr("steps per execution must be in [1, 64], got 65"));
+}
+
+TEST_F(TrainTest, LargeWeightsAreSplitOverThePsTasks) {
+  const std::string ckpt = (dir_ / "ckpt").string();
+  Outcome o = RunTrain({"--ps", "2", "--workers", "1", "--epochs", "1", "--train-limit", "3200",
+                        "--test-limit", "1000", "--min-shard-bytes", "200000", "--checkpoint-dir",
+                        ckpt, "--output", "json"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json j = LastJson(o.out);
+  EXPECT_EQ(j["steps"], 50);
+  EXPECT_GT(j["test_accuracy"].get<double>(), 0.5);
+  // The hidden layer's kernel (784 x 256 floats) has a shard on each ps,
+  // so each ps writes a shard of the checkpoint.
+  EXPECT_TRUE(std::filesystem::exists(ckpt + "/model.ckpt-50.shard-0-of-2.index"));
+  EXPECT_TRUE(std::filesystem::exists(ckpt + "/model.ckpt-50.shard-1-of-2.index"));
+  EXPECT_THAT(Slurp(ckpt + "/model.ckpt-50.shard-1-of-2.index"),
+              HasSubstr("mlp/hidden/kernel/part_1"));
+}
+
+TEST_F(TrainTest, RestartedPsResumesFromTheCheckpoint) {
+  auto ps = distflow::ServerProcess::Start("ps=127.0.0.1:0", "ps", 0);
+  auto w0 = distflow::ServerProcess::Start("worker=127.0.0.1:0", "worker", 0);
+  auto w1 = distflow::ServerProcess::Start("worker=127.0.0.1:0,127.0.0.1:0", "worker", 1);
+  ASSERT_TRUE(ps && w0 && w1);
+  const std::string cluster =
+      "ps=" + ps->address() + ";worker=" + w0->address() + "," + w1->address();
+  const std::string ckpt = (dir_ / "ckpt").string();
+  const std::vector<std::string> common = {"--cluster",   cluster, "--train-limit", "1280",
+                                           "--test-limit", "1000",  "--checkpoint-dir", ckpt,
+                                           "--call-timeout", "5",   "--output", "json"};
+  std::vector<std::string> first = common;
+  first.insert(first.end(), {"--epochs", "1"});
+  Outcome a = RunTrain(first);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(LastJson(a.out)["steps"], 20);
+
+  // The ps dies: its variables are gone, training cannot go on.
+  const int port = ps->port();
+  ps->Kill(SIGKILL);
+  std::vector<std::string> second = common;
+  second.insert(second.end(), {"--epochs", "2"});
+  Outcome lost = RunTrain(second);
+  EXPECT_EQ(lost.exit_code, 1);
+  EXPECT_THAT(lost.err, HasSubstr("error: Unavailable"));
+  EXPECT_THAT(lost.err, HasSubstr(std::to_string(port)));
+
+  // Restarted at its address, it gets the variables back from the
+  // checkpoint and training continues from the saved step.
+  ps = distflow::ServerProcess::Start("ps=127.0.0.1:" + std::to_string(port), "ps", 0);
+  ASSERT_TRUE(ps);
+  Outcome b = RunTrain(second);
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_THAT(b.err, HasSubstr("resumed from " + ckpt + "/model.ckpt-20 after epoch 1"));
+  const nlohmann::json j = LastJson(b.out);
+  EXPECT_EQ(j["epochs"], 2);
+  EXPECT_EQ(j["steps"], 40);
+}
+
+TEST_F(TrainTest, ClusterComesFromTfConfig) {
+  auto ps = distflow::ServerProcess::Start("ps=127.0.0.1:0", "ps", 0);
+  auto worker = distflow::ServerProcess::Start("worker=127.0.0.1:0", "worker", 0);
+  ASSERT_TRUE(ps && worker);
+  // The chief's own entry serves nothing and is left out of the cluster.
+  const std::string tf_config = R"({"cluster": {"chief": ["127.0.0.1:1"], "ps": [")" +
+                                ps->address() + R"("], "worker": [")" + worker->address() +
+                                R"("]}, "task": {"type": "chief", "index": 0}})";
+  setenv("TF_CONFIG", tf_config.c_str(), 1);
+  Outcome o = RunTrain({"--epochs", "1", "--train-limit", "640", "--test-limit", "500",
+                        "--output", "json"});
+  unsetenv("TF_CONFIG");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("training on 1 ps and 1 workers"));
+  EXPECT_EQ(LastJson(o.out)["steps"], 10);
+  EXPECT_EQ(LastJson(o.out)["closures"], 11);
+}
+
+TEST_F(TrainTest, ClusterFlagsAreChecked) {
+  Outcome half = RunTrain({"--ps", "1"});
+  EXPECT_EQ(half.exit_code, 1);
+  EXPECT_THAT(half.err, HasSubstr("--ps and --workers go together"));
+  Outcome kill_remote = RunTrain({"--cluster", "ps=127.0.0.1:1;worker=127.0.0.1:2",
+                                  "--kill-worker-every", "3"});
+  EXPECT_EQ(kill_remote.exit_code, 1);
+  EXPECT_THAT(kill_remote.err, HasSubstr("--kill-worker-every needs a local cluster"));
+  Outcome no_ps = RunTrain({"--cluster", "worker=127.0.0.1:2"});
+  EXPECT_EQ(no_ps.exit_code, 1);
+  EXPECT_THAT(no_ps.err, HasSubstr("needs a 'ps' job and a 'worker' job"));
+}
+
 }  // namespace
+

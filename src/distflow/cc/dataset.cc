@@ -94,6 +94,16 @@ Dataset Dataset::Skip(int64_t count) const {
   return Dataset(scope_, d.handle, structure_);
 }
 
+Dataset Dataset::Take(const Output& count) const {
+  ops::TakeDataset d(scope_, handle_, count, structure_);
+  return Dataset(scope_, d.handle, structure_);
+}
+
+Dataset Dataset::Skip(const Output& count) const {
+  ops::SkipDataset d(scope_, handle_, count, structure_);
+  return Dataset(scope_, d.handle, structure_);
+}
+
 Dataset Dataset::Prefetch(int64_t buffer_size) const {
   ops::PrefetchDataset d(scope_, handle_, Int64(buffer_size), structure_);
   return Dataset(scope_, d.handle, structure_);

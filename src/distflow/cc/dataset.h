@@ -52,6 +52,10 @@ class Dataset {
   Dataset Repeat(int64_t count = -1) const;
   Dataset Take(int64_t count) const;
   Dataset Skip(int64_t count) const;
+  // The same with the count computed in the graph (an int64 scalar), e.g.
+  // fed per run.
+  Dataset Take(const Output& count) const;
+  Dataset Skip(const Output& count) const;
   // buffer_size -1: AUTOTUNE.
   Dataset Prefetch(int64_t buffer_size = -1) const;
 

@@ -115,8 +115,21 @@ std::shared_ptr<CoordinatorWorker> ClusterCoordinator::FindWorker(int task) cons
 absl::StatusOr<std::vector<Tensor>> ClusterCoordinator::RunOnWorker(
     FunctionId fn, int worker_index, const std::vector<Tensor>& args) {
   std::shared_ptr<CoordinatorWorker> w = FindWorker(worker_index);
+  if (w == nullptr) return errors::Unavailable("the coordinator has no worker task ", worker_index);
+  absl::StatusOr<std::vector<Tensor>> result = w->Run(fn, args);
+  // A worker that restarted since its last closure is found out here: its
+  // thread recovers it, and the caller may try again.
+  if (ClassifyFailure(result.status(), options_.ps_job).kind == FailureKind::kWorker) {
+    w->MarkDown(result.status());
+  }
+  return result;
+}
+
+absl::StatusOr<std::vector<Tensor>> ClusterCoordinator::RunClosureOn(
+    FunctionId fn, int worker_index, const std::vector<Tensor>& args) {
+  std::shared_ptr<CoordinatorWorker> w = FindWorker(worker_index);
   // Unavailable, not NotFound: a closure whose worker was just removed runs
-  // again on another one.
+  // again on another one. A failure is handled by the worker's thread.
   if (w == nullptr) return errors::Unavailable("the coordinator has no worker task ", worker_index);
   return w->Run(fn, args);
 }
@@ -150,7 +163,7 @@ absl::StatusOr<RemoteValue> ClusterCoordinator::Schedule(FunctionId fn,
           }
           resolved.push_back((*tensors)[0]);
         }
-        return RunOnWorker(fn, ctx.worker_index, resolved);
+        return RunClosureOn(fn, ctx.worker_index, resolved);
       });
   RemoteValue value = closure->output();
   DF_RETURN_IF_ERROR(queue_.Put(std::move(closure), options_.schedule_timeout));
@@ -206,6 +219,18 @@ absl::Status ClusterCoordinator::AddWorker(int task_index, const std::string& ad
   }
   w->Start();
   return absl::OkStatus();
+}
+
+absl::StatusOr<int> ClusterCoordinator::RegisterJoiningWorker(const std::string& job,
+                                                               int task_index,
+                                                               const std::string& address) {
+  if (job != options_.worker_job) {
+    return errors::InvalidArgument("only tasks of the '", options_.worker_job,
+                                   "' job can join the coordinator, not /job:", job, "/task:",
+                                   task_index);
+  }
+  DF_RETURN_IF_ERROR(AddWorker(task_index, address));
+  return num_workers();
 }
 
 absl::Status ClusterCoordinator::RemoveWorker(int task_index) {

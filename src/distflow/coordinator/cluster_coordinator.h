@@ -116,7 +116,9 @@ class ClusterCoordinator {
   absl::StatusOr<FunctionId> RegisterFunction(WorkerFunction fn);
 
   // Runs `fn` once on `worker_index` outside the queue (the chief's own
-  // calls: variable initialization, evaluation). Bounded by call_timeout.
+  // calls: variable initialization, evaluation). Bounded by call_timeout. A
+  // failure of the worker itself (e.g. it restarted) also puts it into
+  // recovery, so a later call can succeed.
   absl::StatusOr<std::vector<Tensor>> RunOnWorker(FunctionId fn, int worker_index,
                                                   const std::vector<Tensor>& args);
 
@@ -135,11 +137,23 @@ class ClusterCoordinator {
   // it runs again on a worker that recovers (its value is aborted between).
   // Typical use: an iterator over a per-worker dataset.
   absl::StatusOr<PerWorkerValues> CreatePerWorkerResource(FunctionId fn);
+  // seed 004's create_per_worker_dataset: CreatePerWorkerResource for a
+  // function that makes the worker's iterator and returns its string handle
+  // (IteratorToStringHandle); a closure takes the values as an argument and
+  // reads through IteratorFromStringHandleV2 on the worker that runs it.
+  absl::StatusOr<PerWorkerValues> CreatePerWorkerDataset(FunctionId fn) {
+    return CreatePerWorkerResource(fn);
+  }
 
   // Adds the worker task `task_index` of the worker job at `address` (its
   // server's own task), which starts taking closures. AlreadyExists when the
   // task is there.
   absl::Status AddWorker(int task_index, const std::string& address);
+  // A server that asked to join (`distflow server --join`): AddWorker for a
+  // task of the worker job, then the number of workers. InvalidArgument
+  // for another job, AddWorker's errors otherwise.
+  absl::StatusOr<int> RegisterJoiningWorker(const std::string& job, int task_index,
+                                            const std::string& address);
   // Stops giving closures to the worker; its closure in flight, if any,
   // finishes or is put back. NotFound for an unknown task.
   absl::Status RemoveWorker(int task_index);
@@ -160,6 +174,10 @@ class ClusterCoordinator {
 
   explicit ClusterCoordinator(CoordinatorOptions options);
 
+  // Runs a closure's function on `worker_index`; its failures are handled
+  // by the worker's thread.
+  absl::StatusOr<std::vector<Tensor>> RunClosureOn(FunctionId fn, int worker_index,
+                                                   const std::vector<Tensor>& args);
   // Called by worker threads.
   std::shared_ptr<const Function> function(FunctionId id) const;
   std::vector<std::shared_ptr<const Function>> functions() const;

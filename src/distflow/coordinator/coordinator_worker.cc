@@ -102,9 +102,10 @@ void CoordinatorWorker::Process(std::shared_ptr<Closure> closure) {
 }
 
 void CoordinatorWorker::MarkDown(const absl::Status& why) {
+  // Once per failure, whichever of the thread and a chief's call saw it.
+  if (!up_.exchange(false, std::memory_order_acq_rel)) return;
   internal::LogLine('W', absl::StrCat("coordinator: worker task ", task_, " at ", address_,
                                       " failed: ", why.ToString(), "; recovering it"));
-  up_.store(false, std::memory_order_release);
   coordinator_->worker_failures_.fetch_add(1, std::memory_order_relaxed);
   for (const auto& resource : coordinator_->resources()) resource->values.Get(task_).SetAborted();
   absl::MutexLock l(&mu_);

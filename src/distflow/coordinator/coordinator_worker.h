@@ -50,6 +50,9 @@ class CoordinatorWorker {
 
   // Runs function `fn` with `args` on this worker through its session.
   absl::StatusOr<std::vector<Tensor>> Run(int fn, const std::vector<Tensor>& args);
+  // Takes the worker out of service after `why` (a failure of the worker
+  // itself); its thread recovers it. No-op while it is down already.
+  void MarkDown(const absl::Status& why);
 
  private:
   void Loop();
@@ -60,7 +63,6 @@ class CoordinatorWorker {
   absl::Status Recover();
   // The session, with every registered function in it.
   absl::StatusOr<std::shared_ptr<Session>> SessionWithFunctions();
-  void MarkDown(const absl::Status& why);
   // Sleeps `d` or until Stop; false when stopping.
   bool SleepFor(absl::Duration d);
 

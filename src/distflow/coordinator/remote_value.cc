@@ -1,5 +1,6 @@
 #include "distflow/coordinator/remote_value.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -90,6 +91,20 @@ const char* RemoteValue::StateName(State s) {
       return "aborted";
   }
   return "unknown";
+}
+
+absl::StatusOr<std::vector<std::vector<Tensor>>> FetchAll(const std::vector<RemoteValue>& values,
+                                                          absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  std::vector<std::vector<Tensor>> out;
+  out.reserve(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    absl::StatusOr<std::vector<Tensor>> t =
+        values[i].Fetch(std::max(deadline - absl::Now(), absl::ZeroDuration()));
+    if (!t.ok()) return errors::Annotate(t.status(), absl::StrCat("value ", i, " of ", values.size(), ": "));
+    out.push_back(*std::move(t));
+  }
+  return out;
 }
 
 }  // namespace distflow

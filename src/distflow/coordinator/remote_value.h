@@ -65,6 +65,12 @@ class RemoteValue {
   std::shared_ptr<Shared> shared_;
 };
 
+// Fetches a structure of values (seed 004's fetch of a nest): the tensors
+// of every value in order, all waits together bounded by `timeout`; the
+// first value's error (or DeadlineExceeded naming its index) otherwise.
+absl::StatusOr<std::vector<std::vector<Tensor>>> FetchAll(const std::vector<RemoteValue>& values,
+                                                          absl::Duration timeout);
+
 }  // namespace distflow
 
 #endif  // DISTFLOW_COORDINATOR_REMOTE_VALUE_H_

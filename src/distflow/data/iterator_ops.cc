@@ -1,7 +1,9 @@
 // Iterator kernels: IteratorV2 (a named iterator resource, found or created
 // each step), AnonymousIteratorV2 (a fresh one with its deleter),
 // MakeIterator, IteratorGetNext (OutOfRange "End of sequence" at the end,
-// as in TensorFlow) and DeleteIterator.
+// as in TensorFlow), DeleteIterator, and IteratorToStringHandle /
+// IteratorFromStringHandleV2 (an iterator named by a string a client can
+// hold and feed back, e.g. one iterator per worker of a coordinator).
 #include <string>
 #include <vector>
 
@@ -134,11 +136,74 @@ class DeleteIteratorOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override { OP_REQUIRES_OK(ctx, DeleteAnonymousResource(ctx)); }
 };
 
+class IteratorToStringHandleOp : public OpKernel {
+ public:
+  explicit IteratorToStringHandleOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    set_expensive(false);
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    absl::StatusOr<ResourceHandle> handle = HandleFromInput(ctx, 0);
+    OP_REQUIRES_OK(ctx, handle.status());
+    OP_REQUIRES_OK(ctx, ValidateHandle(*ctx->device(), *handle,
+                                       ResourceTypeIndex::Make<IteratorResource>()));
+    ResourceHandleProto proto;
+    handle->AsProto(&proto);
+    Tensor out(DT_STRING, TensorShape());
+    out.scalar<std::string>() = proto.SerializeAsString();
+    ctx->set_output(0, std::move(out));
+  }
+};
+
+class IteratorFromStringHandleOp : public OpKernel {
+ public:
+  explicit IteratorFromStringHandleOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    set_expensive(false);
+    OP_REQUIRES_OK(ctx, StructureFromAttrs(ctx, &structure_));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    OP_REQUIRES(ctx, in.dtype() == DT_STRING && in.NumElements() == 1,
+                errors::InvalidArgument("node '", name(),
+                                        "' needs a string scalar iterator handle, got ",
+                                        DataTypeString(in.dtype()), " ", in.shape().DebugString()));
+    ResourceHandleProto proto;
+    ResourceHandle handle;
+    OP_REQUIRES(ctx, proto.ParseFromString(in.flat<std::string>()[0]),
+                errors::InvalidArgument("node '", name(),
+                                        "' got a string that is not an iterator handle"));
+    OP_REQUIRES_OK(ctx, handle.FromProto(proto));
+    absl::Status valid =
+        ValidateHandle(*ctx->device(), handle, ResourceTypeIndex::Make<IteratorResource>());
+    OP_REQUIRES(ctx, valid.ok(),
+                errors::InvalidArgument("node '", name(), "': ", valid.message()));
+    absl::StatusOr<RefPtr<IteratorResource>> it = LookupResource<IteratorResource>(ctx, handle);
+    OP_REQUIRES_OK(ctx, it.status());
+    if (!structure_.dtypes.empty()) {
+      absl::Status s = (*it)->MatchesStructure(structure_.dtypes, structure_.shapes);
+      OP_REQUIRES(ctx, s.ok(),
+                  errors::InvalidArgument("node '", name(), "' expects another iterator structure: ",
+                                          s.message()));
+    }
+    Tensor out(DT_RESOURCE, TensorShape());
+    out.scalar<ResourceHandle>() = std::move(handle);
+    ctx->set_output(0, std::move(out));
+  }
+
+ private:
+  Structure structure_;
+};
+
 REGISTER_KERNEL_BUILDER(Name("IteratorV2").Device(kDeviceCpu), IteratorHandleOp);
 REGISTER_KERNEL_BUILDER(Name("AnonymousIteratorV2").Device(kDeviceCpu), AnonymousIteratorOp);
 REGISTER_KERNEL_BUILDER(Name("MakeIterator").Device(kDeviceCpu), MakeIteratorOp);
 REGISTER_KERNEL_BUILDER(Name("IteratorGetNext").Device(kDeviceCpu), IteratorGetNextOp);
 REGISTER_KERNEL_BUILDER(Name("DeleteIterator").Device(kDeviceCpu), DeleteIteratorOp);
+REGISTER_KERNEL_BUILDER(Name("IteratorToStringHandle").Device(kDeviceCpu),
+                        IteratorToStringHandleOp);
+REGISTER_KERNEL_BUILDER(Name("IteratorFromStringHandleV2").Device(kDeviceCpu),
+                        IteratorFromStringHandleOp);
 
 }  // namespace
 }  // namespace distflow

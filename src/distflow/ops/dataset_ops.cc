@@ -285,6 +285,22 @@ REGISTER_OP("IteratorGetNext")
     .SetShapeFn(IteratorGetNextShape)
     .Doc("The iterator's next element; OutOfRange at the end of the sequence.");
 
+REGISTER_OP("IteratorToStringHandle")
+    .Input("resource_handle: resource")
+    .Output("string_handle: string")
+    .SetShapeFn(ScalarShape)
+    .Doc("The iterator's handle as a string (a serialized ResourceHandleProto), to be fed "
+         "back to IteratorFromStringHandleV2 on the iterator's device.");
+
+REGISTER_OP("IteratorFromStringHandleV2")
+    .Input("string_handle: string")
+    .Output("resource_handle: resource")
+    .Attr("output_types: list(type) >= 0 = []")
+    .Attr("output_shapes: list(shape) >= 0 = []")
+    .SetIsStateful()
+    .SetShapeFn(ScalarShape)
+    .Doc("The iterator a string handle names; it must live on this op's device.");
+
 REGISTER_OP("DeleteIterator")
     .Input("handle: resource")
     .Input("deleter: variant")

@@ -96,6 +96,16 @@ IteratorGetNext::IteratorGetNext(const Scope& scope, Input iterator,
                         {{"output_types", structure.types}, {"output_shapes", structure.shapes}})),
       components(AllOutputs(operation)) {}
 
+IteratorToStringHandle::IteratorToStringHandle(const Scope& scope, Input iterator)
+    : operation(BuildOp(scope, "IteratorToStringHandle", {iterator})),
+      string_handle(operation.output(0)) {}
+
+IteratorFromStringHandleV2::IteratorFromStringHandleV2(const Scope& scope, Input string_handle,
+                                                       const DatasetStructure& structure)
+    : operation(BuildOp(scope, "IteratorFromStringHandleV2", {string_handle},
+                        {{"output_types", structure.types}, {"output_shapes", structure.shapes}})),
+      handle(operation.output(0)) {}
+
 DeleteIterator::DeleteIterator(const Scope& scope, Input handle, Input deleter)
     : operation(BuildOp(scope, "DeleteIterator", {handle, deleter})) {}
 

@@ -131,6 +131,27 @@ class IteratorGetNext {
   OutputList components;
 };
 
+// The iterator's handle as a string a client can hold and feed back.
+class IteratorToStringHandle {
+ public:
+  IteratorToStringHandle(const Scope& scope, Input iterator);
+  operator Output() const { return string_handle; }
+  operator Input() const { return string_handle; }
+  Operation operation;
+  Output string_handle;
+};
+
+// The iterator a string handle names (it must live on this op's device).
+class IteratorFromStringHandleV2 {
+ public:
+  IteratorFromStringHandleV2(const Scope& scope, Input string_handle,
+                             const DatasetStructure& structure);
+  operator Output() const { return handle; }
+  operator Input() const { return handle; }
+  Operation operation;
+  Output handle;
+};
+
 class DeleteIterator {
  public:
   DeleteIterator(const Scope& scope, Input handle, Input deleter);

@@ -52,7 +52,8 @@ absl::StatusOr<std::vector<GradAndVar>> Optimizer::ComputeGradients(
 }
 
 absl::StatusOr<Operation> Optimizer::ApplyGradients(const std::vector<GradAndVar>& grads_and_vars,
-                                                    const Variable* global_step) {
+                                                    const Variable* global_step,
+                                                    const std::vector<Operation>& after) {
   DF_RETURN_IF_ERROR(scope_.status());
   std::vector<const GradAndVar*> live;
   std::vector<std::string> names;
@@ -71,8 +72,9 @@ absl::StatusOr<Operation> Optimizer::ApplyGradients(const std::vector<GradAndVar
   Prepare(live[0]->variable);
   std::vector<Operation> updates;
   for (const GradAndVar* gv : live) {
-    const Scope update_scope =
-        op_scope_.NewSubScope(UpdateScopeName(gv->variable)).ColocateWith(gv->variable.handle());
+    const Scope update_scope = op_scope_.NewSubScope(UpdateScopeName(gv->variable))
+                                   .ColocateWith(gv->variable.handle())
+                                   .WithControlDependencies(after);
     updates.push_back(ApplyDense(update_scope, gv->gradient, gv->variable));
   }
   DF_RETURN_IF_ERROR(scope_.status());

@@ -54,8 +54,12 @@ class Optimizer {
   // incrementing it by 1 that runs after every update; otherwise a NoOp
   // that depends on every update. InvalidArgument, naming the variables,
   // when none has a gradient; the scope's error when building fails.
+  // Every op of the update runs after the ops in `after` (the previous step
+  // of a graph that runs several steps in one call, so that state shared by
+  // all variables, such as Adam's beta powers, is read after its update).
   absl::StatusOr<Operation> ApplyGradients(const std::vector<GradAndVar>& grads_and_vars,
-                                           const Variable* global_step = nullptr);
+                                           const Variable* global_step = nullptr,
+                                           const std::vector<Operation>& after = {});
 
   // ComputeGradients then ApplyGradients.
   absl::StatusOr<Operation> Minimize(const Output& loss, const std::vector<Variable>& var_list,

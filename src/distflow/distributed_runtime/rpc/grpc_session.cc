@@ -170,12 +170,18 @@ absl::Status GrpcSession::Run(const RunOptions& run_options,
     return errors::Internal("master returned ", resp.tensor_size(), " tensors for ",
                             output_tensor_names.size(), " fetches");
   }
-  outputs->clear();
-  for (const NamedTensorProto& t : resp.tensor()) {
-    Tensor value;
-    DF_RETURN_IF_ERROR(errors::Annotate(TensorFromProto(t.tensor(), &value),
-                                        absl::StrCat("fetch '", t.name(), "': ")));
-    outputs->push_back(std::move(value));
+  // Callers that fetch nothing may pass no output vector.
+  if (outputs != nullptr) {
+    outputs->clear();
+    for (const NamedTensorProto& t : resp.tensor()) {
+      Tensor value;
+      DF_RETURN_IF_ERROR(errors::Annotate(TensorFromProto(t.tensor(), &value),
+                                          absl::StrCat("fetch '", t.name(), "': ")));
+      outputs->push_back(std::move(value));
+    }
+  } else if (resp.tensor_size() > 0) {
+    return errors::InvalidArgument("Run fetched ", resp.tensor_size(),
+                                   " tensors but was given no output vector");
   }
   if (run_metadata != nullptr) *run_metadata = resp.metadata();
   return absl::OkStatus();

@@ -1,0 +1,338 @@
+#include "fashion_mnist/cluster_trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/str_cat.h"
+#include "distflow/cc/client_session.h"
+#include "distflow/cc/dataset.h"
+#include "distflow/cc/ops/dataset_ops.h"
+#include "distflow/cc/ops/standard_ops.h"
+#include "distflow/cc/training/adam.h"
+#include "distflow/cc/training/variable.h"
+#include "distflow/core/status.h"
+#include "fashion_mnist/model.h"
+#include "fashion_mnist/pipeline.h"
+#include "fashion_mnist/training_state.h"
+
+namespace distflow {
+namespace fashion_mnist {
+namespace {
+
+// An epoch's closures (or an evaluation's) finish within this; every call
+// inside is bounded by the call deadline and the attempt limit, so this only
+// catches a cluster that makes no progress at all.
+constexpr absl::Duration kJoinTimeout = absl::Hours(1);
+
+// The graph of a cluster training job: variables on the ps tasks, the
+// per-worker dataset function, the training step function and the
+// evaluation function.
+struct ClusterJob {
+  Scope root = Scope::NewRootScope();
+  std::unique_ptr<Classifier> model;
+  std::unique_ptr<AdamOptimizer> adam;
+  std::unique_ptr<TrainingState> state;
+
+  // Per-worker dataset: initialize the worker's iterator, return its handle.
+  Operation make_iterator;
+  Output iterator_string;
+  // Training step(s): iterator handle in; summed loss, correct count and
+  // examples out.
+  Output iterator_arg, loss_sum, correct, examples;
+  Operation train_op;
+  // Evaluation of one test batch: batch index in, correct count out.
+  Output eval_index, eval_correct;
+  Operation eval_done;
+};
+
+absl::Status BuildTrainStep(const ClusterTrainOptions& o, const Dataset& data, ClusterJob* job) {
+  const Scope step = job->root.NewSubScope("train");
+  job->iterator_arg = ops::Placeholder(step.WithOpName("iterator_handle"), DT_STRING);
+  ops::IteratorFromStringHandleV2 iterator(step, job->iterator_arg, data.structure());
+  std::vector<Operation> previous;
+  OutputList losses, corrects, counts;
+  for (int64_t k = 0; k < o.steps_per_execution; ++k) {
+    // Step k+1 reads the variables after step k's update.
+    const Scope s = step.NewSubScope(absl::StrCat("step_", k)).WithControlDependencies(previous);
+    ops::IteratorGetNext next(s, iterator, data.structure());
+    const DecodedBatch batch = Decode(s, next.components);
+    DF_RETURN_IF_ERROR(s.status());
+    const Output logits = job->model->Logits(s, batch.images);
+    auto xent = ops::SparseSoftmaxCrossEntropyWithLogits(s, logits, batch.labels);
+    const Output loss = ops::Mean(s, xent.loss, {0});
+    DF_ASSIGN_OR_RETURN(std::vector<GradAndVar> grads,
+                        job->adam->ComputeGradients(loss, job->model->variables()));
+    DF_ASSIGN_OR_RETURN(Operation update,
+                        job->adam->ApplyGradients(grads, &job->state->global_step(), previous));
+    previous = {update};
+    losses.push_back(loss);
+    corrects.push_back(CorrectCount(s, logits, batch.labels));
+    counts.push_back(ops::Cast(s, ops::Size(s, batch.labels), DT_FLOAT));
+  }
+  job->loss_sum = ops::AddN(step.WithOpName("loss_sum"), losses);
+  job->correct = ops::AddN(step.WithOpName("correct"), corrects);
+  job->examples = ops::AddN(step.WithOpName("examples"), counts);
+  job->train_op = previous.front();
+  return step.status();
+}
+
+absl::Status BuildEvaluation(const TrainOptions& o, const FashionMnistFiles& files,
+                             ClusterJob* job) {
+  const Scope ev = job->root.NewSubScope("eval");
+  job->eval_index = ops::Placeholder(ev.WithOpName("batch_index"), DT_INT64);
+  Dataset test = Records(ev, files.test);
+  if (o.test_limit > 0) test = test.Take(o.test_limit);
+  test = test.Skip(ops::Mul(ev, job->eval_index, int64_t{kEvalBatch}))
+             .Take(kEvalBatch)
+             .Batch(kEvalBatch);
+  ops::AnonymousIteratorV2 iterator(ev, test.structure());
+  ops::MakeIterator make(ev, test.handle(), iterator.handle);
+  ops::IteratorGetNext next(ev.WithControlDependencies({make.operation}), iterator.handle,
+                            test.structure());
+  const DecodedBatch batch = Decode(ev, next.components);
+  DF_RETURN_IF_ERROR(ev.status());
+  job->eval_correct = CorrectCount(ev, job->model->Logits(ev, batch.images), batch.labels);
+  job->eval_done = ops::DeleteIterator(ev.WithControlDependencies({next.operation}),
+                                       iterator.handle, iterator.deleter);
+  return ev.status();
+}
+
+absl::Status BuildClusterJob(const ParameterServerStrategy& strategy,
+                             const ClusterTrainOptions& co, const FashionMnistFiles& files,
+                             ClusterJob* job) {
+  const TrainOptions& o = co.train;
+  const Scope& root = job->root;
+  const Scope vars = strategy.VariableScope(root);
+  DF_ASSIGN_OR_RETURN(job->model,
+                      MakeClassifier(vars, o.model, o.seed,
+                                     Sharding{strategy.min_shard_bytes(), strategy.MaxShards()}));
+  job->state = std::make_unique<TrainingState>(vars);
+  job->adam = std::make_unique<AdamOptimizer>(vars, o.learning_rate);
+
+  // Each worker's own pass order: fresh shuffle seeds per iterator.
+  const Scope data = root.NewSubScope("train_data");
+  Dataset train = Records(data, files.train);
+  if (o.train_limit > 0) train = train.Take(o.train_limit);
+  train = train.Shuffle(kShuffleBuffer).Repeat().Batch(o.batch_size).Prefetch(kPrefetch);
+  DatasetIterator iterator = train.MakeIterator("train_iterator");
+  DF_RETURN_IF_ERROR(data.status());
+  job->make_iterator = iterator.initializer;
+  job->iterator_string = ops::IteratorToStringHandle(data, iterator.handle);
+
+  DF_RETURN_IF_ERROR(BuildTrainStep(co, train, job));
+  DF_RETURN_IF_ERROR(BuildEvaluation(o, files, job));
+
+  return job->state->Finish(root, job->model->variables(), *job->adam);
+}
+
+double Seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The functions the coordinator runs, registered once.
+struct Functions {
+  ClusterCoordinator::FunctionId dataset, step, eval;
+};
+
+absl::StatusOr<Functions> RegisterFunctions(const ClusterJob& job, ClusterCoordinator* coord) {
+  // The whole graph joins every worker's session with the first function;
+  // the others name nodes in it.
+  GraphDef graph;
+  DF_RETURN_IF_ERROR(job.root.ToGraphDef(&graph));
+  Functions f;
+  DF_ASSIGN_OR_RETURN(f.dataset,
+                      coord->RegisterFunction(WorkerFunction{std::move(graph),
+                                                             {},
+                                                             {job.iterator_string.name()},
+                                                             {job.make_iterator.node()->name()}}));
+  DF_ASSIGN_OR_RETURN(
+      f.step, coord->RegisterFunction(WorkerFunction{
+                  GraphDef(),
+                  {job.iterator_arg.name()},
+                  {job.loss_sum.name(), job.correct.name(), job.examples.name()},
+                  {job.train_op.node()->name()}}));
+  DF_ASSIGN_OR_RETURN(f.eval, coord->RegisterFunction(WorkerFunction{
+                                  GraphDef(),
+                                  {job.eval_index.name()},
+                                  {job.eval_correct.name()},
+                                  {job.eval_done.node()->name()}}));
+  return f;
+}
+
+// Test images (as limited) and the fraction the model classifies right,
+// one closure per batch.
+absl::StatusOr<double> Evaluate(ClusterCoordinator* coord, ClusterCoordinator::FunctionId eval,
+                                int64_t test_examples) {
+  std::vector<RemoteValue> values;
+  for (int64_t b = 0; b < CeilDiv(test_examples, kEvalBatch); ++b) {
+    Tensor index(DT_INT64, TensorShape());
+    index.scalar<int64_t>() = b;
+    DF_ASSIGN_OR_RETURN(RemoteValue v, coord->Schedule(eval, {index}));
+    values.push_back(std::move(v));
+  }
+  DF_RETURN_IF_ERROR(coord->Join(kJoinTimeout));
+  DF_ASSIGN_OR_RETURN(std::vector<std::vector<Tensor>> results,
+                      FetchAll(values, absl::Seconds(1)));
+  double correct = 0;
+  for (const std::vector<Tensor>& out : results) correct += out[0].scalar<float>();
+  return test_examples > 0 ? correct / test_examples : 0;
+}
+
+absl::Status CheckClusterOptions(const ClusterTrainOptions& o) {
+  DF_RETURN_IF_ERROR(CheckTrainOptions(o.train));
+  if (o.steps_per_execution < 1 || o.steps_per_execution > kMaxStepsPerExecution) {
+    return errors::InvalidArgument("steps per execution must be in [1, ", kMaxStepsPerExecution,
+                                   "], got ", o.steps_per_execution);
+  }
+  if (o.call_timeout <= absl::ZeroDuration()) {
+    return errors::InvalidArgument("the call timeout must be positive");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ClusterTrainResult> TrainOnCluster(
+    const ParameterServerStrategy& strategy, const ClusterTrainOptions& co,
+    const std::function<void(const ClusterTrainProgress&)>& on_progress) {
+  DF_RETURN_IF_ERROR(CheckClusterOptions(co));
+  const TrainOptions& o = co.train;
+  DF_ASSIGN_OR_RETURN(FashionMnistFiles files, OpenFashionMnist(o.data_dir));
+  ClusterJob job;
+  DF_RETURN_IF_ERROR(BuildClusterJob(strategy, co, files, &job));
+
+  // The chief's session, on ps task 0's master with only the ps job: it
+  // initializes, restores, saves and reads the step, none of which needs a
+  // worker, so it keeps working while workers come and go.
+  SessionOptions chief_options;
+  JobDef ps_job;
+  for (const JobDef& j : strategy.cluster().job()) {
+    if (j.name() == "ps") ps_job = j;
+  }
+  chief_options.target = absl::StrCat("grpc://", ps_job.tasks().at(0));
+  *chief_options.config.mutable_cluster_def()->add_job() = ps_job;
+  chief_options.config.set_operation_timeout_in_ms(absl::ToInt64Milliseconds(co.call_timeout));
+  ClientSession chief(job.root, chief_options);
+  DF_RETURN_IF_ERROR(chief.status());
+
+  ClusterTrainResult result;
+  TrainResult& r = result.train;
+  r.model = o.model;
+  DF_ASSIGN_OR_RETURN(TrainingState::Start from,
+                      job.state->RestoreOrInitialize(chief, o.checkpoint_dir));
+  r.restored_from = from.restored_from;
+  r.start_epoch = from.epoch;
+  int64_t step = from.step;
+
+  CoordinatorOptions coord_options = strategy.MakeCoordinatorOptions();
+  coord_options.call_timeout = co.call_timeout;
+  DF_ASSIGN_OR_RETURN(std::unique_ptr<ClusterCoordinator> coord,
+                      ClusterCoordinator::Create(std::move(coord_options)));
+  if (co.on_coordinator) co.on_coordinator(coord.get());
+  absl::Cleanup forget_coordinator = [&co] {
+    if (co.on_coordinator) co.on_coordinator(nullptr);
+  };
+  DF_ASSIGN_OR_RETURN(Functions fns, RegisterFunctions(job, coord.get()));
+  DF_ASSIGN_OR_RETURN(PerWorkerValues iterators, coord->CreatePerWorkerDataset(fns.dataset));
+
+  const int64_t train_examples =
+      o.train_limit > 0 ? std::min(o.train_limit, files.train.count) : files.train.count;
+  const int64_t test_examples =
+      o.test_limit > 0 ? std::min(o.test_limit, files.test.count) : files.test.count;
+  const int64_t closures_per_epoch =
+      CeilDiv(CeilDiv(train_examples, o.batch_size), co.steps_per_execution);
+  auto report = [&](const TrainProgress& p, double test_accuracy) {
+    ClusterTrainProgress progress;
+    progress.train = p;
+    progress.counters = coord->counters();
+    progress.workers = coord->num_workers();
+    progress.test_accuracy = test_accuracy;
+    on_progress(progress);
+  };
+
+  int64_t examples = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t epoch = r.start_epoch; epoch < o.epochs; ++epoch) {
+    double epoch_loss = 0, window_loss = 0, window_correct = 0;
+    int64_t epoch_steps = 0, window_steps = 0, window_examples = 0, last_report = step;
+    auto window_start = std::chrono::steady_clock::now();
+    auto flush = [&] {
+      if (window_steps == 0) return;
+      report(TrainProgress{epoch + 1, step,
+                           window_examples / Seconds(std::chrono::steady_clock::now() - window_start),
+                           window_loss / window_steps, window_correct / window_examples},
+             -1);
+      window_loss = window_correct = 0;
+      window_steps = window_examples = 0;
+      window_start = std::chrono::steady_clock::now();
+      last_report = step;
+    };
+    // Results are taken as they arrive, in any order: a closure that waits
+    // to be re-run after a worker failure holds back nothing else.
+    std::list<RemoteValue> pending;
+    auto take_results = [&](bool wait) -> absl::Status {
+      for (auto it = pending.begin(); it != pending.end();) {
+        if (!wait && it->state() == RemoteValue::State::kPending) {
+          ++it;
+          continue;
+        }
+        DF_ASSIGN_OR_RETURN(std::vector<Tensor> t, it->Fetch(absl::Seconds(1)));
+        it = pending.erase(it);
+        const double loss = t[0].scalar<float>() / co.steps_per_execution;
+        if (!std::isfinite(loss)) {
+          return errors::InvalidArgument("the loss became ", loss, " near step ", step,
+                                         " (training diverged; try a lower learning rate)");
+        }
+        const int64_t n = static_cast<int64_t>(t[2].scalar<float>());
+        step += co.steps_per_execution;
+        epoch_loss += loss;
+        ++epoch_steps;
+        window_loss += loss;
+        window_correct += t[1].scalar<float>();
+        ++window_steps;
+        window_examples += n;
+        examples += n;
+        if (step - last_report >= o.progress_every) flush();
+      }
+      return absl::OkStatus();
+    };
+    for (int64_t c = 0; c < closures_per_epoch; ++c) {
+      DF_ASSIGN_OR_RETURN(RemoteValue v, coord->Schedule(fns.step, {iterators}));
+      pending.push_back(std::move(v));
+      DF_RETURN_IF_ERROR(take_results(false));
+    }
+    DF_RETURN_IF_ERROR(coord->Join(kJoinTimeout));
+    DF_RETURN_IF_ERROR(take_results(true));
+    flush();
+    r.train_loss = epoch_steps > 0 ? epoch_loss / epoch_steps : 0;
+
+    DF_ASSIGN_OR_RETURN(r.test_accuracy, Evaluate(coord.get(), fns.eval, test_examples));
+    DF_RETURN_IF_ERROR(job.state->FinishEpoch(chief));
+    DF_ASSIGN_OR_RETURN(step, job.state->ReadStep(chief));
+    report(TrainProgress{epoch + 1, step, 0, r.train_loss, 0}, r.test_accuracy);
+    if (!o.checkpoint_dir.empty()) {
+      DF_RETURN_IF_ERROR(job.state->Save(chief, o.checkpoint_dir, step));
+    }
+  }
+  r.seconds = Seconds(std::chrono::steady_clock::now() - start);
+  r.examples_per_second = r.seconds > 0 ? examples / r.seconds : 0;
+  r.steps = step;
+  r.epochs = std::max(o.epochs, r.start_epoch);
+  r.test_examples = test_examples;
+  if (r.start_epoch >= o.epochs) {
+    DF_ASSIGN_OR_RETURN(r.test_accuracy, Evaluate(coord.get(), fns.eval, test_examples));
+  }
+  result.counters = coord->counters();
+  return result;
+}
+
+}  // namespace fashion_mnist
+}  // namespace distflow

@@ -1,0 +1,78 @@
+// Trains a Fashion-MNIST classifier (model.h) on a parameter-server cluster
+// from one client, through a ClusterCoordinator (seed 004): the model's
+// variables and Adam's slots live on the ps tasks (round-robin, large
+// weights optionally split over them), every worker runs the training
+// step on batches from its own dataset iterator, and the client only
+// schedules closures and reads their results.
+//
+// - Per-worker dataset: each worker holds an iterator over the shuffled,
+//   repeated training records (its own shuffle order), built by
+//   CreatePerWorkerDataset and rebuilt when the worker comes back after a
+//   failure. A training closure takes the iterator's string handle as its
+//   argument and runs `steps_per_execution` steps in one call.
+// - An epoch is ceil(train examples / batch size) steps, scheduled as
+//   closures; a closure whose worker dies or freezes runs again elsewhere.
+// - Evaluation after every epoch: one closure per test batch, so it too
+//   survives worker failures.
+// - The chief's own session (on ps task 0's master) initializes or restores
+//   the variables and, with a checkpoint directory, saves after every epoch;
+//   a new run resumes after the last saved epoch.
+//
+// TrainOnCluster is a blocking call; run one at a time per checkpoint
+// directory. `on_progress` runs on the calling thread.
+#ifndef DISTFLOW_EXAMPLES_FASHION_MNIST_CLUSTER_TRAINER_H_
+#define DISTFLOW_EXAMPLES_FASHION_MNIST_CLUSTER_TRAINER_H_
+
+#include <cstdint>
+#include <functional>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "distflow/coordinator/cluster_coordinator.h"
+#include "distflow/coordinator/parameter_server_strategy.h"
+#include "fashion_mnist/trainer.h"
+
+namespace distflow {
+namespace fashion_mnist {
+
+struct ClusterTrainOptions {
+  TrainOptions train;
+  // Training steps one closure runs (TensorFlow's steps_per_execution).
+  int64_t steps_per_execution = 1;
+  // Deadline of every call to a worker; a worker silent this long is lost.
+  absl::Duration call_timeout = absl::Seconds(30);
+  // Called with the coordinator once it runs and with nullptr before it
+  // goes (e.g. to let workers join it); may be empty.
+  std::function<void(ClusterCoordinator*)> on_coordinator;
+};
+
+// Reported every progress_every steps (training figures over the steps
+// since the previous report) and after each epoch's evaluation (then
+// test_accuracy >= 0 and train.loss is the epoch's mean loss).
+struct ClusterTrainProgress {
+  TrainProgress train;
+  CoordinatorCounters counters;
+  int workers = 0;
+  double test_accuracy = -1;
+};
+
+struct ClusterTrainResult {
+  TrainResult train;
+  CoordinatorCounters counters;
+};
+
+// Trains on the strategy's cluster as the options say. Errors: those of
+// Train (trainer.h), InvalidArgument for steps_per_execution outside
+// [1, kMaxStepsPerExecution], the coordinator's errors (Unavailable naming
+// a ps task that stayed down), a non-finite loss.
+absl::StatusOr<ClusterTrainResult> TrainOnCluster(
+    const ParameterServerStrategy& strategy, const ClusterTrainOptions& options,
+    const std::function<void(const ClusterTrainProgress&)>& on_progress);
+
+// Each step of a closure is its own copy in the graph.
+inline constexpr int64_t kMaxStepsPerExecution = 64;
+
+}  // namespace fashion_mnist
+}  // namespace distflow
+
+#endif  // DISTFLOW_EXAMPLES_FASHION_MNIST_CLUSTER_TRAINER_H_

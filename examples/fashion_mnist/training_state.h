@@ -1,0 +1,66 @@
+// What a Fashion-MNIST training job checkpoints and how it starts: the
+// model's variables, the optimizer's, the global step and the count of
+// finished epochs, with one op initializing all of them and a Saver over
+// all of them. Both trainers (in-process and on a cluster) build it the
+// same way and start from it the same way: restore the latest checkpoint,
+// or initialize when there is none. Graph builders; use from one thread.
+#ifndef DISTFLOW_EXAMPLES_FASHION_MNIST_TRAINING_STATE_H_
+#define DISTFLOW_EXAMPLES_FASHION_MNIST_TRAINING_STATE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "distflow/cc/client_session.h"
+#include "distflow/cc/scope.h"
+#include "distflow/cc/training/optimizer.h"
+#include "distflow/cc/training/saver.h"
+#include "distflow/cc/training/variable.h"
+
+namespace distflow {
+namespace fashion_mnist {
+
+class TrainingState {
+ public:
+  // Creates the counters ("global_step", "epoch") in `scope`; call before
+  // the optimizer's update, which increments the global step.
+  explicit TrainingState(const Scope& scope);
+
+  Variable& global_step() { return global_step_; }
+
+  // Adds the initializer, the reads, the epoch increment and the Saver over
+  // `model_variables`, the optimizer's variables and the counters, in
+  // `root` (whose error it returns).
+  absl::Status Finish(const Scope& root, const std::vector<Variable>& model_variables,
+                      const Optimizer& optimizer);
+
+  struct Start {
+    std::string restored_from;  // checkpoint prefix; empty when initialized
+    int64_t epoch = 0;          // epochs already done
+    int64_t step = 0;           // the global step
+  };
+  // Restores the latest checkpoint of `checkpoint_dir` or, when there is
+  // none (or no directory), initializes every variable; then reads the
+  // counters. A damaged checkpoint index is its error, not a fresh start.
+  absl::StatusOr<Start> RestoreOrInitialize(const ClientSession& session,
+                                            const std::string& checkpoint_dir) const;
+
+  // Adds one to the epoch count; reads the global step.
+  absl::Status FinishEpoch(const ClientSession& session) const;
+  absl::StatusOr<int64_t> ReadStep(const ClientSession& session) const;
+  // Writes a checkpoint at `step` into `dir`.
+  absl::Status Save(const ClientSession& session, const std::string& dir, int64_t step) const;
+
+ private:
+  Variable global_step_, epoch_;
+  Operation init_, next_epoch_;
+  Output read_step_, read_epoch_;
+  std::unique_ptr<Saver> saver_;
+};
+
+}  // namespace fashion_mnist
+}  // namespace distflow
+
+#endif  // DISTFLOW_EXAMPLES_FASHION_MNIST_TRAINING_STATE_H_

@@ -1,0 +1,263 @@
+#include "train/train_command.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "distflow/coordinator/parameter_server_strategy.h"
+#include "distflow/core/status.h"
+#include "distflow/distributed_runtime/rpc/grpc_coordinator_service.h"
+#include "fashion_mnist/cluster_trainer.h"
+#include "nlohmann/json.hpp"
+#include "train/local_servers.h"
+#include "train/worker_killer.h"
+
+namespace distflow {
+
+void AddTrainFlags(CLI::App* app, TrainFlags* flags) {
+  fashion_mnist::TrainOptions& o = flags->options;
+  app->add_option("--model", o.model, "mlp or cnn")->capture_default_str();
+  app->add_option("--epochs", o.epochs, "passes over the training images")->capture_default_str();
+  app->add_option("--batch-size", o.batch_size, "examples per step")->capture_default_str();
+  app->add_option("--learning-rate", o.learning_rate, "Adam's learning rate")
+      ->capture_default_str();
+  app->add_option("--data-dir", o.data_dir, "directory of the four Fashion-MNIST .gz IDX files")
+      ->capture_default_str();
+  app->add_option("--checkpoint-dir", o.checkpoint_dir,
+                  "save after every epoch here; resume from the latest checkpoint");
+  app->add_option("--train-limit", o.train_limit, "train on the first N images only (0: all)")
+      ->capture_default_str();
+  app->add_option("--test-limit", o.test_limit, "evaluate on the first N test images (0: all)")
+      ->capture_default_str();
+  app->add_option("--seed", o.seed, "seed of the initial weights and the shuffle")
+      ->capture_default_str();
+  app->add_option("--progress-every", o.progress_every, "steps between progress lines")
+      ->capture_default_str();
+  app->add_option("--output", flags->output, "text or json")->capture_default_str();
+  app->add_option("--ps", flags->ps,
+                  "train on a local cluster with this many parameter servers (with --workers)")
+      ->capture_default_str();
+  app->add_option("--workers", flags->workers,
+                  "train on a local cluster with this many workers (with --ps)")
+      ->capture_default_str();
+  app->add_option("--cluster", flags->cluster,
+                  "train on these running servers: \"ps=host:port,...;worker=host:port,...\"");
+  app->add_option("--steps-per-execution", flags->steps_per_execution,
+                  "training steps one scheduled closure runs (cluster training)")
+      ->capture_default_str();
+  app->add_option("--min-shard-bytes", flags->min_shard_bytes,
+                  "split weights over the ps tasks in shards of at least this many bytes "
+                  "(0: never)")
+      ->capture_default_str();
+  app->add_option("--kill-worker-every", flags->kill_worker_every,
+                  "kill a random local worker every SECONDS and restart it (0: never)")
+      ->capture_default_str();
+  app->add_option("--call-timeout", flags->call_timeout,
+                  "seconds a worker may take to answer a call before it counts as lost")
+      ->capture_default_str();
+  app->add_option("--accept-workers", flags->accept_workers,
+                  "listen on HOST:PORT for servers started with --join grpc://HOST:PORT, which "
+                  "become workers of the running job (port 0: a free one)");
+  app->add_option("--server-log", flags->server_log,
+                  "append the local servers' stderr to this file (default: discarded)");
+}
+
+namespace {
+
+absl::Status CheckClusterFlags(const TrainFlags& f) {
+  if (f.ps < 0 || f.workers < 0) {
+    return errors::InvalidArgument("--ps and --workers must be >= 0");
+  }
+  if ((f.ps > 0) != (f.workers > 0)) {
+    return errors::InvalidArgument("--ps and --workers go together, got --ps ", f.ps,
+                                   " --workers ", f.workers);
+  }
+  if (f.ps > 0 && !f.cluster.empty()) {
+    return errors::InvalidArgument("give either --ps/--workers (a local cluster) or --cluster");
+  }
+  if (f.ps > 64 || f.workers > 64) {
+    return errors::InvalidArgument("a local cluster has at most 64 ps and 64 workers");
+  }
+  if (!(f.kill_worker_every >= 0) || f.kill_worker_every > 86400) {
+    return errors::InvalidArgument("--kill-worker-every must be in [0, 86400] seconds");
+  }
+  if (f.kill_worker_every > 0 && f.ps == 0) {
+    return errors::InvalidArgument(
+        "--kill-worker-every needs a local cluster (--ps and --workers): it restarts the workers "
+        "it kills");
+  }
+  if (!(f.call_timeout > 0) || f.call_timeout > 86400) {
+    return errors::InvalidArgument("--call-timeout must be in (0, 86400] seconds");
+  }
+  if (f.min_shard_bytes < 0) return errors::InvalidArgument("--min-shard-bytes must be >= 0");
+  return absl::OkStatus();
+}
+
+// The strategy the flags name; NotFound when they name no cluster (train
+// in this process).
+absl::StatusOr<ParameterServerStrategy> StrategyFromFlags(const TrainFlags& f,
+                                                          LocalServers* local) {
+  absl::StatusOr<ParameterServerStrategy> s = errors::NotFound("no cluster");
+  if (local != nullptr) {
+    s = ParameterServerStrategy::FromClusterDef(local->cluster_def());
+  } else if (!f.cluster.empty()) {
+    s = ParameterServerStrategy::FromFlag(f.cluster);
+  } else if (const char* tf_config = std::getenv("TF_CONFIG");
+             tf_config != nullptr && *tf_config != '\0') {
+    s = ParameterServerStrategy::FromTfConfig(tf_config);
+    if (!s.ok()) return errors::InvalidArgument("TF_CONFIG: ", s.status().message());
+  }
+  if (!s.ok()) return s.status();
+  return s->WithMinShardBytes(f.min_shard_bytes);
+}
+
+void PrintProgress(std::ostream& out, const fashion_mnist::TrainProgress& p) {
+  out << absl::StrFormat("epoch %d step %d: %.0f examples/s, loss %.4f, accuracy %.4f", p.epoch,
+                         p.step, p.examples_per_second, p.loss, p.accuracy);
+}
+
+absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerStrategy& strategy,
+                                LocalServers* local, std::ostream& out, std::ostream& progress) {
+  fashion_mnist::ClusterTrainOptions o;
+  o.train = flags.options;
+  o.steps_per_execution = flags.steps_per_execution;
+  o.call_timeout = absl::Seconds(flags.call_timeout);
+  progress << "training on " << strategy.num_ps() << " ps and " << strategy.num_workers()
+           << " workers" << std::endl;
+  // Servers that join (--join) are added to the coordinator while it runs.
+  struct JoinTarget {
+    absl::Mutex mu;
+    ClusterCoordinator* coordinator ABSL_GUARDED_BY(mu) = nullptr;
+  };
+  auto join_target = std::make_shared<JoinTarget>();
+  std::unique_ptr<GrpcCoordinatorListener> listener;
+  if (!flags.accept_workers.empty()) {
+    DF_ASSIGN_OR_RETURN(
+        listener,
+        GrpcCoordinatorListener::Start(
+            flags.accept_workers,
+            [join_target](const std::string& job, int task,
+                          const std::string& address) -> absl::StatusOr<int> {
+              absl::MutexLock l(&join_target->mu);
+              if (join_target->coordinator == nullptr) {
+                return errors::Unavailable("the coordinator is not running (yet, or any more)");
+              }
+              return join_target->coordinator->RegisterJoiningWorker(job, task, address);
+            }));
+    const size_t colon = flags.accept_workers.rfind(':');
+    progress << "accepting workers on " << flags.accept_workers.substr(0, colon) << ":"
+             << listener->bound_port() << std::endl;
+    o.on_coordinator = [join_target](ClusterCoordinator* c) {
+      absl::MutexLock l(&join_target->mu);
+      join_target->coordinator = c;
+    };
+  }
+  std::unique_ptr<WorkerKiller> killer;
+  if (local != nullptr && flags.kill_worker_every > 0) {
+    killer = std::make_unique<WorkerKiller>(local, absl::Seconds(flags.kill_worker_every),
+                                            static_cast<uint64_t>(flags.options.seed));
+  }
+  auto on_progress = [&](const fashion_mnist::ClusterTrainProgress& p) {
+    if (p.test_accuracy >= 0) {
+      progress << absl::StrFormat(
+                      "epoch %d done at step %d: loss %.4f, test accuracy %.4f; closures %d "
+                      "(%d retried), worker failures %d, recoveries %d",
+                      p.train.epoch, p.train.step, p.train.loss, p.test_accuracy,
+                      p.counters.done, p.counters.retried, p.counters.worker_failures,
+                      p.counters.recoveries)
+               << std::endl;
+      return;
+    }
+    PrintProgress(progress, p.train);
+    progress << absl::StrFormat(", workers up %d/%d", p.counters.workers_up, p.workers)
+             << std::endl;
+  };
+  absl::StatusOr<fashion_mnist::ClusterTrainResult> r =
+      fashion_mnist::TrainOnCluster(strategy, o, on_progress);
+  killer.reset();
+  if (!r.ok()) return r.status();
+  const fashion_mnist::TrainResult& t = r->train;
+  const CoordinatorCounters& c = r->counters;
+  if (!t.restored_from.empty()) {
+    progress << "resumed from " << t.restored_from << " after epoch " << t.start_epoch
+             << std::endl;
+  }
+  if (flags.output == "json") {
+    nlohmann::ordered_json j = {{"model", t.model},
+                                {"epochs", t.epochs},
+                                {"steps", t.steps},
+                                {"train_loss", t.train_loss},
+                                {"test_accuracy", t.test_accuracy},
+                                {"seconds", t.seconds},
+                                {"examples_per_second", t.examples_per_second},
+                                {"closures", c.done},
+                                {"retried_closures", c.retried},
+                                {"worker_failures", c.worker_failures},
+                                {"recoveries", c.recoveries}};
+    out << j.dump() << std::endl;
+    return absl::OkStatus();
+  }
+  out << absl::StrFormat(
+             "%s on %d ps + %d workers: %d epochs, %d steps, train loss %.4f, test accuracy "
+             "%.4f on %d images, %.1f s, %.0f examples/s; %d closures (%d retried), %d worker "
+             "failures, %d recoveries",
+             t.model, strategy.num_ps(), strategy.num_workers(), t.epochs, t.steps, t.train_loss,
+             t.test_accuracy, t.test_examples, t.seconds, t.examples_per_second, c.done,
+             c.retried, c.worker_failures, c.recoveries)
+      << std::endl;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RunTrainCommand(const TrainFlags& flags, std::ostream& out, std::ostream& err) {
+  if (flags.output != "text" && flags.output != "json") {
+    return errors::InvalidArgument("--output must be text or json, got '", flags.output, "'");
+  }
+  DF_RETURN_IF_ERROR(CheckClusterFlags(flags));
+  const bool json = flags.output == "json";
+  std::ostream& progress_out = json ? err : out;
+  std::unique_ptr<LocalServers> local;
+  if (flags.ps > 0) {
+    DF_ASSIGN_OR_RETURN(std::string binary, SelfExecutable());
+    DF_ASSIGN_OR_RETURN(local,
+                        LocalServers::Start(binary, flags.ps, flags.workers, flags.server_log));
+  }
+  absl::StatusOr<ParameterServerStrategy> strategy = StrategyFromFlags(flags, local.get());
+  if (strategy.ok()) {
+    return RunClusterTraining(flags, *strategy, local.get(), out, progress_out);
+  }
+  if (strategy.status().code() != absl::StatusCode::kNotFound) return strategy.status();
+  auto on_progress = [&](const fashion_mnist::TrainProgress& p) {
+    PrintProgress(progress_out, p);
+    progress_out << std::endl;
+  };
+  absl::StatusOr<fashion_mnist::TrainResult> r = fashion_mnist::Train(flags.options, on_progress);
+  if (!r.ok()) return r.status();
+  if (!r->restored_from.empty()) {
+    progress_out << "resumed from " << r->restored_from << " after epoch " << r->start_epoch
+                 << std::endl;
+  }
+  if (json) {
+    nlohmann::ordered_json j = {{"model", r->model},
+                                {"epochs", r->epochs},
+                                {"steps", r->steps},
+                                {"train_loss", r->train_loss},
+                                {"test_accuracy", r->test_accuracy},
+                                {"seconds", r->seconds},
+                                {"examples_per_second", r->examples_per_second}};
+    out << j.dump() << std::endl;
+  } else {
+    out << absl::StrFormat(
+               "%s: %d epochs, %d steps, train loss %.4f, test accuracy %.4f on %d images, "
+               "%.1f s, %.0f examples/s",
+               r->model, r->epochs, r->steps, r->train_loss, r->test_accuracy, r->test_examples,
+               r->seconds, r->examples_per_second)
+        << std::endl;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace distflow
