@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev openssl
   zlib1g-dev dataset-fashion-mnist
   clang libfuzzer-14-dev
+  libibverbs-dev
 )
 
 missing=()

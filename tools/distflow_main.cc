@@ -160,6 +160,15 @@ int Main(int argc, char** argv) {
   server_cmd->add_option("--cluster", server.cluster,
                          "jobs and tasks: \"ps=h:p;worker=h:p,h:p\" (port 0: any free port)");
   server_cmd->add_option("--job", server.job, "this task's job");
+  server_cmd
+      ->add_option("--protocol", server.protocol,
+                   "grpc, or grpc+verbs: tensors of remote receives over verbs channels "
+                   "(shared memory on one host)")
+      ->capture_default_str();
+  server_cmd
+      ->add_option("--verbs-max-buffer-mb", server.verbs_max_buffer_mb,
+                   "grpc+verbs: refuse a peer's tensor buffer larger than this many MiB")
+      ->capture_default_str();
   server_cmd->add_option("--task", server.task, "this task's index")->capture_default_str();
   server_cmd->add_option("--bind", server.bind,
                          "host to listen on instead of the task's cluster entry (0.0.0.0: all)");

@@ -40,6 +40,18 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out, int* 
                                    flags.devices);
   }
   (*def.mutable_default_session_config()->mutable_device_count())["CPU"] = flags.devices;
+  if (flags.protocol != "grpc" && flags.protocol != "grpc+verbs") {
+    return errors::InvalidArgument("--protocol must be grpc or grpc+verbs, got '", flags.protocol,
+                                   "'");
+  }
+  def.set_protocol(flags.protocol);
+  int64_t verbs_max_buffer_bytes = 0;
+  if (flags.verbs_max_buffer_mb < 1 ||
+      !MultiplyWithoutOverflow<int64_t>(flags.verbs_max_buffer_mb, int64_t{1} << 20,
+                                        &verbs_max_buffer_bytes)) {
+    return errors::InvalidArgument("--verbs-max-buffer-mb must be between 1 and ", INT64_MAX >> 20,
+                                   ", got ", flags.verbs_max_buffer_mb);
+  }
   if (flags.step_timeout_ms < 0) return errors::InvalidArgument("--step-timeout-ms must be >= 0");
   if (flags.grace_seconds < 0) return errors::InvalidArgument("--grace-seconds must be >= 0");
   if (!(flags.stuck_step_warn_seconds >= 0) || flags.stuck_step_warn_seconds > kMaxWarnSeconds) {
@@ -78,6 +90,7 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out, int* 
   GrpcServerOptions options;
   options.bind_host = flags.bind;
   options.max_receive_message_bytes = flags.max_request_mb << 20;
+  options.verbs_max_buffer_bytes = static_cast<uint64_t>(verbs_max_buffer_bytes);
   if (!flags.token_file.empty()) {
     DF_ASSIGN_OR_RETURN(options.token, ReadTokenFile(flags.token_file));
   }

@@ -9,6 +9,9 @@
 // A request larger than --max-request-mb is refused by gRPC
 // (ResourceExhausted) before it is parsed; a graph of more than
 // --max-graph-nodes nodes is ResourceExhausted naming the limit.
+// --protocol grpc+verbs moves the tensors of remote receives over verbs
+// channels (shared memory between tasks of one host) and keeps gRPC for
+// every control call; --verbs-max-buffer-mb caps a peer's tensor buffer.
 #ifndef DISTFLOW_TOOLS_SERVER_COMMAND_H_
 #define DISTFLOW_TOOLS_SERVER_COMMAND_H_
 
@@ -34,6 +37,10 @@ inline constexpr int kMaxRequestMbLimit = 2047;
 struct ServerFlags {
   // "ps=h:p;worker=h:p,h:p"; empty means read TF_CONFIG.
   std::string cluster;
+  // "grpc" or "grpc+verbs".
+  std::string protocol = "grpc";
+  // grpc+verbs: the largest tensor buffer a peer may ask this task for.
+  int64_t verbs_max_buffer_mb = 4096;
   std::string job;
   int task = 0;
   // CPU devices in this task.

@@ -72,6 +72,7 @@ class ServerProcess {
   ServerProcess& operator=(const ServerProcess&) = delete;
 
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }
   std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
   void Signal(int sig) {
     if (pid_ > 0) kill(pid_, sig);

@@ -13,8 +13,11 @@
 #include "distflow/distributed_runtime/rpc/grpc_auth.h"
 #include "distflow/distributed_runtime/rpc/grpc_master_service.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
+#include "distflow/distributed_runtime/rpc/grpc_verbs_service.h"
 #include "distflow/distributed_runtime/rpc/grpc_worker_client.h"
 #include "distflow/distributed_runtime/rpc/grpc_worker_service.h"
+#include "distflow/distributed_runtime/verbs/rdma_mgr.h"
+#include "distflow/distributed_runtime/verbs/verbs_worker.h"
 #include "distflow/distributed_runtime/worker.h"
 #include "distflow/distributed_runtime/worker_cache.h"
 #include "distflow/distributed_runtime/worker_env.h"
@@ -28,6 +31,7 @@ struct GrpcServer::Impl {
   std::unique_ptr<Master> master;
   std::unique_ptr<GrpcWorkerService> worker_service;
   std::unique_ptr<GrpcMasterService> master_service;
+  std::unique_ptr<GrpcVerbsService> verbs_service;
   std::unique_ptr<grpc::Server> server;
   absl::Mutex mu;
   bool stopped ABSL_GUARDED_BY(mu) = false;
@@ -47,6 +51,11 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
   } else {
     DF_ASSIGN_OR_RETURN(options.tls, ProcessTls());
   }
+  const bool verbs = server_def.protocol() == "grpc+verbs";
+  if (!verbs && !server_def.protocol().empty() && server_def.protocol() != "grpc") {
+    return errors::InvalidArgument("unknown protocol '", server_def.protocol(),
+                                   "' (expected grpc or grpc+verbs)");
+  }
   std::unique_ptr<GrpcServer> s(new GrpcServer);
   s->server_def_ = server_def;
   s->options_ = std::move(options);
@@ -59,8 +68,33 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
   int inter = config.inter_op_parallelism_threads();
   if (inter <= 0) inter = std::max(4, NumSchedulableCPUs());
   s->compute_pool_ = std::make_unique<ThreadPool>("compute", inter);
-  // The task of this process is reached in-process, every other over gRPC.
+  // The task of this process is reached in-process, every other over gRPC
+  // (with grpc+verbs, its tensors over a verbs channel).
   GrpcServer* server = s.get();
+  if (verbs) {
+    RdmaMgr::Options verbs_options;
+    verbs_options.local_task = s->task_name_;
+    if (options.verbs_max_buffer_bytes > 0) {
+      verbs_options.max_tensor_buffer_bytes = options.verbs_max_buffer_bytes;
+    }
+    // A peer's TENSOR_REQUEST is served as its RecvTensor would be.
+    verbs_options.source = [server](int64_t step_id, const std::string& key, TensorDone done) {
+      RecvTensorRequest req;
+      req.set_step_id(step_id);
+      req.set_rendezvous_key(key);
+      server->impl_->worker->RecvTensorAsync(
+          req, [done = std::move(done)](const absl::Status& st, const Tensor& t, bool is_dead) {
+            done(st, t, is_dead);
+          });
+    };
+    // A received tensor's consumers run on the compute pool, as TensorFlow's
+    // verbs transport schedules them: never on the channel's thread, which
+    // then keeps serving the channel while kernels run.
+    verbs_options.schedule = [server](std::function<void()> fn) {
+      server->compute_pool_->Schedule(std::move(fn));
+    };
+    DF_ASSIGN_OR_RETURN(s->rdma_mgr_, RdmaMgr::Create(std::move(verbs_options)));
+  }
   WorkerCacheFactory cache_factory = [server](ClusterSpec cluster) {
     return std::make_shared<WorkerCache>(
         std::move(cluster),
@@ -70,7 +104,10 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
             return std::make_unique<LocalWorker>(task, server->impl_->worker.get());
           }
           DF_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel, NewGrpcChannel(address));
-          return std::make_unique<GrpcWorkerClient>(task, std::move(channel));
+          auto client = std::make_unique<GrpcWorkerClient>(task, channel);
+          if (server->rdma_mgr_ == nullptr) return client;
+          return std::make_unique<VerbsWorker>(std::move(client), server->rdma_mgr_.get(),
+                                               GrpcRemoteAddressExchange(std::move(channel)));
         });
   };
   s->worker_cache_ = cache_factory(std::move(cluster));
@@ -97,6 +134,10 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
       std::make_unique<GrpcWorkerService>(s->impl_->worker.get(), s->options_.token);
   s->impl_->master_service =
       std::make_unique<GrpcMasterService>(s->impl_->master.get(), s->options_.token);
+  if (verbs) {
+    s->impl_->verbs_service =
+        std::make_unique<GrpcVerbsService>(s->rdma_mgr_.get(), s->options_.token);
+  }
   return s;
 }
 
@@ -105,6 +146,8 @@ GrpcServer::~GrpcServer() {
   // The master's sessions talk to workers: close them before the workers go.
   if (impl_ != nullptr) {
     impl_->master.reset();
+    // Channels serve peers from the worker: close them before it goes.
+    if (rdma_mgr_ != nullptr) rdma_mgr_->Shutdown();
     impl_->worker.reset();
   }
   if (rendezvous_mgr_ != nullptr) rendezvous_mgr_->CleanupAll();
@@ -131,6 +174,7 @@ absl::Status GrpcServer::Start() {
   builder.SetMaxReceiveMessageSize(options_.max_receive_message_bytes);
   builder.RegisterService(impl_->worker_service.get());
   builder.RegisterService(impl_->master_service.get());
+  if (impl_->verbs_service != nullptr) builder.RegisterService(impl_->verbs_service.get());
   impl_->server = builder.BuildAndStart();
   if (impl_->server == nullptr || bound_port_ == 0) {
     return errors::Unavailable(

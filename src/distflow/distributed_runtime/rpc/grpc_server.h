@@ -2,7 +2,10 @@
 // master service and the worker service, the task's CPU devices, and the
 // state they share. Start() binds the port (0 picks a free one; the chosen
 // port is bound_port()), Stop() shuts the server down and fails what is
-// running. Thread-safe.
+// running. With ServerDef.protocol "grpc+verbs" the server also hosts the
+// verbs service and its workers fetch tensors from other tasks over verbs
+// channels (verbs/rdma_mgr.h); "grpc" or empty is plain gRPC.
+// Thread-safe.
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_SERVER_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_SERVER_H_
 
@@ -22,6 +25,7 @@ class DeviceMgr;
 class GrpcMasterService;
 class GrpcWorkerService;
 class Master;
+class RdmaMgr;
 class RendezvousMgr;
 class ThreadPool;
 class Worker;
@@ -38,6 +42,9 @@ struct GrpcServerOptions {
   TlsConfig tls;
   // Larger request messages are refused (ResourceExhausted) unread.
   int max_receive_message_bytes = std::numeric_limits<int32_t>::max();
+  // grpc+verbs: a peer's request for a tensor buffer larger than this
+  // (bytes) is refused with ResourceExhausted; 0: RdmaMgr's default.
+  uint64_t verbs_max_buffer_bytes = 0;
 };
 
 class GrpcServer {
@@ -77,6 +84,8 @@ class GrpcServer {
   int bound_port_ = 0;
   std::unique_ptr<DeviceMgr> device_mgr_;
   std::unique_ptr<ThreadPool> compute_pool_;
+  // Declared before the caches: their workers use it until they go.
+  std::unique_ptr<RdmaMgr> rdma_mgr_;
   std::shared_ptr<WorkerCache> worker_cache_;
   std::unique_ptr<RendezvousMgr> rendezvous_mgr_;
   struct Impl;
