@@ -17,7 +17,7 @@
 
 #include "distflow/cc/client_session.h"
 #include "distflow/cc/const_op.h"
-#include "distflow/cc/ops.h"
+#include "distflow/cc/ops/standard_ops.h"
 #include "distflow/cc/scope.h"
 #include "distflow/common_runtime/cpu_device.h"
 #include "distflow/common_runtime/device_mgr.h"
