@@ -7,7 +7,7 @@
 // session); `plain loop` is N float additions through a function pointer.
 // Figures are ns per AddV2 (step time / N), medians of --reps steps.
 //
-//   session_bench [--nodes 10000] [--reps 31]
+//   session_bench [--nodes 10000] [--reps 31] [--graph chain|fan-out]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -132,18 +132,21 @@ double PlainLoopNsPerNode(int nodes, int reps) {
 int Main(int argc, char** argv) {
   int nodes = 10000;
   int reps = 31;
+  std::string only;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--nodes") == 0) nodes = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--reps") == 0) reps = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--graph") == 0) only = argv[i + 1];
   }
   std::printf("ns per AddV2 on [1] float, %d nodes, medians of %d steps\n", nodes, reps);
   std::printf("%-8s %10s %12s %11s\n", "graph", "session", "kernel loop", "plain loop");
   for (Shape shape : {Shape::kChain, Shape::kFanOut}) {
+    const char* name = shape == Shape::kChain ? "chain" : "fan-out";
+    if (!only.empty() && only != name) continue;
     const double session = SessionNsPerNode(shape, nodes, reps);
     const double kernel = KernelLoopNsPerNode(shape, nodes, reps);
     const double plain = PlainLoopNsPerNode(nodes, reps);
-    std::printf("%-8s %10.1f %12.1f %11.1f\n", shape == Shape::kChain ? "chain" : "fan-out",
-                session, kernel, plain);
+    std::printf("%-8s %10.1f %12.1f %11.1f\n", name, session, kernel, plain);
   }
   return 0;
 }

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <exception>
+#include <limits>
 #include <new>
 #include <tuple>
 #include <utility>
@@ -48,7 +50,10 @@ struct Executor::NodeItem {
   LoopRole loop_role = LoopRole::kNone;
   bool is_constant_enter = false;
   bool is_async = false;
-  bool is_expensive = false;
+  // The kernel's hint (OpKernel::IsExpensive): a node without it always runs
+  // inline; one with it is timed and runs inline once it proves cheap (see
+  // Executor::IsExpensive).
+  bool may_be_expensive = false;
   // _Send/_Recv run even when dead, to carry the deadness across devices.
   bool is_transfer = false;
   // For _Recv, Switch and _SwitchN an output left unset is dead rather than an
@@ -174,6 +179,28 @@ std::unique_ptr<Executor::IterationState> Executor::TakeIterationState() const {
   return state;
 }
 
+namespace {
+constexpr int64_t kUnmeasured = std::numeric_limits<int64_t>::max();
+}  // namespace
+
+bool Executor::IsExpensive(const NodeItem& item) const {
+  return item.may_be_expensive &&
+         cost_nanos_[&item - items_.data()].load(std::memory_order_relaxed) >= kExpensiveNanos;
+}
+
+void Executor::RecordCost(const NodeItem& item, int64_t nanos) const {
+  std::atomic<int64_t>& cost = cost_nanos_[&item - items_.data()];
+  const int64_t old = cost.load(std::memory_order_relaxed);
+  if (old == kUnmeasured) {
+    cost.store(nanos, std::memory_order_relaxed);
+    return;
+  }
+  // A sample far above the estimate is more likely the thread losing its
+  // core than the kernel's own cost: it moves the estimate by a bounded step.
+  cost.store((3 * old + std::min(nanos, 4 * old + kExpensiveNanos)) / 4,
+             std::memory_order_relaxed);
+}
+
 void Executor::RecycleIterationState(std::unique_ptr<IterationState> state) const {
   // Enough for a few concurrent steps; more would only hold memory.
   constexpr size_t kMaxFree = 4;
@@ -256,6 +283,14 @@ class Executor::StepState {
     size_t head_ = 0;
   };
   using InputVector = absl::InlinedVector<TensorValue, 8>;
+  struct AsyncState;
+  // The async kernel whose ComputeAsync this thread is in, and the queue of
+  // the Process loop that called it.
+  struct InlineAsyncCall {
+    const AsyncState* state = nullptr;
+    ReadyQueue* queue = nullptr;
+  };
+  static thread_local InlineAsyncCall inline_async_call_;
   // What an asynchronous kernel needs until its callback runs.
   struct AsyncState {
     AsyncState(const OpKernelContext::Params& p, const TaggedNode& t, InputVector in,
@@ -270,8 +305,11 @@ class Executor::StepState {
     OpKernelContext ctx;
   };
 
-  void Process(TaggedNode tagged, int64_t scheduled_micros);
-  void AsyncDone(AsyncState* state);
+  // Runs `nodes` and the cheap nodes they make ready on this thread.
+  void Process(TaggedNodeSeq nodes, int64_t scheduled_micros);
+  // `inline_ready` is the queue of the Process loop that started the kernel
+  // when the callback runs inside its ComputeAsync, else null.
+  void AsyncDone(AsyncState* state, ReadyQueue* inline_ready);
   absl::Status PrepareInputs(const NodeItem& item, IterationState* iter, InputVector* inputs,
                              bool* is_input_dead);
   void ClearInputs(const NodeItem& item, IterationState* iter);
@@ -328,6 +366,8 @@ class Executor::StepState {
   CancellationManager* const cancellation_manager_;
   StepStatsCollector* const stats_;
   const Runner runner_;
+  // Whether this step times the kernels that may be expensive.
+  const bool sample_costs_;
   DoneCallback done_;
   FrameState root_frame_;
   // Live loop frame instances, by (parent instance, parent iteration, frame).
@@ -348,6 +388,8 @@ Executor::StepState::StepState(const Executor* exec, const Args& args, DoneCallb
       cancellation_manager_(args.cancellation_manager),
       stats_(args.stats_collector),
       runner_(args.runner),
+      sample_costs_(
+          exec->steps_started_.fetch_add(1, std::memory_order_relaxed) % kCostSampleSteps == 0),
       done_(std::move(done)) {
   root_frame_.info = &exec->frames_[0];
   root_frame_.iterations.push_back(exec->TakeIterationState());
@@ -375,14 +417,14 @@ void Executor::StepState::RunAsync() {
   ScheduleReady(&ready, nullptr);
 }
 
-void Executor::StepState::Process(TaggedNode tagged, int64_t scheduled_micros) {
+void Executor::StepState::Process(TaggedNodeSeq nodes, int64_t scheduled_micros) {
   TaggedNodeSeq ready;
   ReadyQueue inline_ready;
   InputVector inputs;
-  inline_ready.push_back(tagged);
+  inline_ready.TakeAll(&nodes);
   bool completed = false;
   while (!inline_ready.empty()) {
-    tagged = inline_ready.pop_front();
+    TaggedNode tagged = inline_ready.pop_front();
     const NodeItem& item = *tagged.item;
     IterationState* iter = tagged.iter;
     if (ShouldStop()) {
@@ -424,11 +466,26 @@ void Executor::StepState::Process(TaggedNode tagged, int64_t scheduled_micros) {
       auto* state = new AsyncState(params, tagged, std::move(inputs), std::move(rec));
       inputs.clear();
       if (state->rec != nullptr) state->rec->OpStart();
-      item.kernel->AsAsync()->ComputeAsync(&state->ctx, [this, state] { AsyncDone(state); });
+      const InlineAsyncCall outer = inline_async_call_;
+      inline_async_call_ = {state, &inline_ready};
+      item.kernel->AsAsync()->ComputeAsync(&state->ctx, [this, state] {
+        // Called before ComputeAsync returned, on its thread (a _Recv whose
+        // value was there): this thread's loop runs what it makes ready.
+        ReadyQueue* queue = nullptr;
+        if (inline_async_call_.state == state) {
+          queue = inline_async_call_.queue;
+          inline_async_call_ = {};
+        }
+        AsyncDone(state, queue);
+      });
+      inline_async_call_ = outer;
       continue;
     }
     OpKernelContext ctx(&params);
     if (rec != nullptr) rec->OpStart();
+    const bool timed = sample_costs_ && item.may_be_expensive;
+    const auto start =
+        timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     // No exception leaves a kernel: one that throws (a failed allocation
     // it did not check) fails its node, not the process.
     try {
@@ -437,6 +494,11 @@ void Executor::StepState::Process(TaggedNode tagged, int64_t scheduled_micros) {
       ctx.SetStatus(errors::ResourceExhausted("out of memory while computing the node"));
     } catch (const std::exception& e) {
       ctx.SetStatus(errors::Internal("the kernel threw: ", e.what()));
+    }
+    if (timed) {
+      exec_->RecordCost(item, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::steady_clock::now() - start)
+                                  .count());
     }
     if (rec != nullptr) rec->OpEnd();
     ClearInputs(item, iter);
@@ -447,7 +509,9 @@ void Executor::StepState::Process(TaggedNode tagged, int64_t scheduled_micros) {
   if (completed) Finish();
 }
 
-void Executor::StepState::AsyncDone(AsyncState* state) {
+thread_local Executor::StepState::InlineAsyncCall Executor::StepState::inline_async_call_;
+
+void Executor::StepState::AsyncDone(AsyncState* state, ReadyQueue* inline_ready) {
   const TaggedNode& tagged = state->tagged;
   if (state->rec != nullptr) state->rec->OpEnd();
   ClearInputs(*tagged.item, tagged.iter);
@@ -457,7 +521,7 @@ void Executor::StepState::AsyncDone(AsyncState* state) {
     state->rec->Finish(&state->ctx, exec_->device_->name(), stats_);
   }
   delete state;
-  if (NodeDone(s, &ready, nullptr)) Finish();
+  if (NodeDone(s, &ready, inline_ready)) Finish();
 }
 
 absl::Status Executor::StepState::PrepareInputs(const NodeItem& item, IterationState* iter,
@@ -921,15 +985,32 @@ bool Executor::StepState::NodeDone(const absl::Status& s, TaggedNodeSeq* ready,
 void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline_ready) {
   const int64_t scheduled = stats_ != nullptr ? NowMicros() : 0;
   auto dispatch = [this, scheduled](const TaggedNode& t) {
-    runner_([this, t, scheduled] { Process(t, scheduled); });
+    runner_([this, nodes = TaggedNodeSeq{t}, scheduled]() mutable {
+      Process(std::move(nodes), scheduled);
+    });
   };
   if (inline_ready == nullptr) {
-    for (const TaggedNode& t : *ready) dispatch(t);
+    // Not on a thread that runs nodes (the step's start, an async kernel's
+    // callback): every expensive node gets a thread of its own and the cheap
+    // ones share one, so a fan-out costs one hand-off, not one per node.
+    TaggedNodeSeq cheap;
+    for (const TaggedNode& t : *ready) {
+      if (!t.is_dead && exec_->IsExpensive(*t.item)) {
+        dispatch(t);
+      } else {
+        cheap.push_back(t);
+      }
+    }
     ready->clear();
+    if (!cheap.empty()) {
+      runner_([this, nodes = std::move(cheap), scheduled]() mutable {
+        Process(std::move(nodes), scheduled);
+      });
+    }
     return;
   }
-  if (inline_ready->empty() && std::none_of(ready->begin(), ready->end(), [](const TaggedNode& t) {
-        return !t.is_dead && t.item->is_expensive;
+  if (inline_ready->empty() && std::none_of(ready->begin(), ready->end(), [this](const TaggedNode& t) {
+        return !t.is_dead && exec_->IsExpensive(*t.item);
       })) {
     // The common case (a chain, a fan-out of cheap nodes): run them all here.
     inline_ready->TakeAll(ready);
@@ -937,7 +1018,7 @@ void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline
   }
   const TaggedNode* expensive = nullptr;
   for (const TaggedNode& t : *ready) {
-    if (t.is_dead || !t.item->is_expensive) {
+    if (t.is_dead || !exec_->IsExpensive(*t.item)) {
       inline_ready->push_back(t);
       continue;
     }
@@ -1051,6 +1132,8 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
     index[order[i]->id()] = static_cast<int32_t>(i);
   }
   items_.resize(order.size());
+  cost_nanos_ = std::make_unique<std::atomic<int64_t>[]>(order.size());
+  for (size_t i = 0; i < order.size(); ++i) cost_nanos_[i].store(kUnmeasured);
   kernels_.reserve(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
     const Node* n = order[i];
@@ -1075,7 +1158,7 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
     item.input_start = frame.total_inputs;
     frame.total_inputs += item.num_inputs;
     item.is_async = item.kernel->AsAsync() != nullptr;
-    item.is_expensive = item.kernel->IsExpensive();
+    item.may_be_expensive = item.kernel->IsExpensive();
     item.is_transfer = n->IsSend() || n->IsRecv();
     item.unset_output_is_dead =
         n->IsRecv() || n->type_string() == "Switch" || n->type_string() == "RefSwitch" ||
