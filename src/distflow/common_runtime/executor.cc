@@ -356,6 +356,9 @@ class Executor::StepState {
   // Accounts for one finished node; returns true iff the step is over.
   bool NodeDone(const absl::Status& s, TaggedNodeSeq* ready, ReadyQueue* inline_ready);
   void ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline_ready);
+  // Hands each expensive node of `ready` to the runner; returns the others
+  // and leaves `ready` empty.
+  TaggedNodeSeq DispatchExpensive(TaggedNodeSeq* ready);
   bool ShouldStop();
   void RecordError(const absl::Status& s);
   void Finish();
@@ -368,6 +371,7 @@ class Executor::StepState {
   const Runner runner_;
   // Whether this step times the kernels that may be expensive.
   const bool sample_costs_;
+  const bool inline_start_;
   DoneCallback done_;
   FrameState root_frame_;
   // Live loop frame instances, by (parent instance, parent iteration, frame).
@@ -390,6 +394,7 @@ Executor::StepState::StepState(const Executor* exec, const Args& args, DoneCallb
       runner_(args.runner),
       sample_costs_(
           exec->steps_started_.fetch_add(1, std::memory_order_relaxed) % kCostSampleSteps == 0),
+      inline_start_(args.inline_start),
       done_(std::move(done)) {
   root_frame_.info = &exec->frames_[0];
   root_frame_.iterations.push_back(exec->TakeIterationState());
@@ -414,7 +419,13 @@ void Executor::StepState::RunAsync() {
     ready.push_back(
         TaggedNode{&exec_->items_[r], &root_frame_, root_frame_.iterations[0].get(), false});
   }
-  ScheduleReady(&ready, nullptr);
+  if (!inline_start_) {
+    ScheduleReady(&ready, nullptr);
+    return;
+  }
+  // The cheap roots, not yet run, keep the step alive while this runs them.
+  TaggedNodeSeq cheap = DispatchExpensive(&ready);
+  if (!cheap.empty()) Process(std::move(cheap), stats_ != nullptr ? NowMicros() : 0);
 }
 
 void Executor::StepState::Process(TaggedNodeSeq nodes, int64_t scheduled_micros) {
@@ -993,15 +1004,7 @@ void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline
     // Not on a thread that runs nodes (the step's start, an async kernel's
     // callback): every expensive node gets a thread of its own and the cheap
     // ones share one, so a fan-out costs one hand-off, not one per node.
-    TaggedNodeSeq cheap;
-    for (const TaggedNode& t : *ready) {
-      if (!t.is_dead && exec_->IsExpensive(*t.item)) {
-        dispatch(t);
-      } else {
-        cheap.push_back(t);
-      }
-    }
-    ready->clear();
+    TaggedNodeSeq cheap = DispatchExpensive(ready);
     if (!cheap.empty()) {
       runner_([this, nodes = std::move(cheap), scheduled]() mutable {
         Process(std::move(nodes), scheduled);
@@ -1035,6 +1038,22 @@ void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline
     }
   }
   ready->clear();
+}
+
+Executor::StepState::TaggedNodeSeq Executor::StepState::DispatchExpensive(TaggedNodeSeq* ready) {
+  const int64_t scheduled = stats_ != nullptr ? NowMicros() : 0;
+  TaggedNodeSeq cheap;
+  for (const TaggedNode& t : *ready) {
+    if (!t.is_dead && exec_->IsExpensive(*t.item)) {
+      runner_([this, nodes = TaggedNodeSeq{t}, scheduled]() mutable {
+        Process(std::move(nodes), scheduled);
+      });
+    } else {
+      cheap.push_back(t);
+    }
+  }
+  ready->clear();
+  return cheap;
 }
 
 bool Executor::StepState::ShouldStop() {

@@ -103,11 +103,16 @@ class Executor {
     // Runs a closure later on some other thread (the inter-op pool).
     // Required.
     Runner runner;
+    // Run the step's cheap roots, and the cheap nodes they make ready, on
+    // the calling thread before RunAsync returns, rather than handing them
+    // to the runner: for a caller that would only wait for the step.
+    bool inline_start = false;
   };
   using DoneCallback = std::function<void(const absl::Status&)>;
 
   // Runs one step and calls `done` exactly once, when every node that was
-  // started has finished, with OK or the step's first error.
+  // started has finished, with OK or the step's first error (with
+  // args.inline_start, possibly before RunAsync returns).
   void RunAsync(const Args& args, DoneCallback done) const;
   // Runs one step and waits for it.
   absl::Status Run(const Args& args) const;
