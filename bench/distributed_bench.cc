@@ -2,7 +2,7 @@
 // TCP socket pair on loopback moving the same bytes in the same run, and the
 // round-trip latency of a one-node RunStep. Prints medians.
 //
-//   distributed_bench [--max-mib 256] [--reps 7]
+//   distributed_bench [--min-kib 1] [--max-mib 256] [--reps 7]
 //
 // Transfer time for a size is the median step time of
 //   big = Fill([n], 1) on task 0  ->  Size(big) on task 1
@@ -167,9 +167,11 @@ double TimeTcp(size_t bytes, int reps) {
 }
 
 int Main(int argc, char** argv) {
+  int min_kib = 1;
   int max_mib = 256;
   int reps = 7;
   for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--min-kib") == 0) min_kib = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--max-mib") == 0) max_mib = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--reps") == 0) reps = std::atoi(argv[i + 1]);
   }
@@ -191,7 +193,7 @@ int Main(int argc, char** argv) {
               reps);
   std::printf("%10s %12s %12s %12s %12s %8s\n", "size", "step_remote", "step_local", "transfer",
               "tcp", "ratio");
-  for (size_t kib = 1; kib <= static_cast<size_t>(max_mib) * 1024; kib *= 4) {
+  for (size_t kib = std::max(1, min_kib); kib <= static_cast<size_t>(max_mib) * 1024; kib *= 4) {
     const int64_t elements = static_cast<int64_t>(kib) * 1024 / 4;
     auto remote = NewSession(opts);
     auto local = NewSession(opts);
