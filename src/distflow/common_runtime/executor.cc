@@ -10,6 +10,7 @@
 #include <tuple>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/synchronization/notification.h"
@@ -291,6 +292,8 @@ class Executor::StepState {
     ReadyQueue* queue = nullptr;
   };
   static thread_local InlineAsyncCall inline_async_call_;
+  // Process loops running on this thread (of any step).
+  static thread_local int process_depth_;
   // What an asynchronous kernel needs until its callback runs.
   struct AsyncState {
     AsyncState(const OpKernelContext::Params& p, const TaggedNode& t, InputVector in,
@@ -353,9 +356,14 @@ class Executor::StepState {
   int32_t item_index(const NodeItem& item) const {
     return static_cast<int32_t>(&item - exec_->items_.data());
   }
-  // Accounts for one finished node; returns true iff the step is over.
-  bool NodeDone(const absl::Status& s, TaggedNodeSeq* ready, ReadyQueue* inline_ready);
-  void ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline_ready);
+  // Accounts for one finished node and schedules `ready` (see
+  // ScheduleReady); returns true iff the step is over.
+  bool NodeDone(const absl::Status& s, TaggedNodeSeq* ready, ReadyQueue* inline_ready,
+                TaggedNodeSeq* cheap_out = nullptr);
+  // With `inline_ready` (on a Process loop) cheap nodes join it; without,
+  // they go to the runner as one closure, or into `cheap_out` when given.
+  void ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline_ready,
+                     TaggedNodeSeq* cheap_out = nullptr);
   // Hands each expensive node of `ready` to the runner; returns the others
   // and leaves `ready` empty.
   TaggedNodeSeq DispatchExpensive(TaggedNodeSeq* ready);
@@ -429,6 +437,8 @@ void Executor::StepState::RunAsync() {
 }
 
 void Executor::StepState::Process(TaggedNodeSeq nodes, int64_t scheduled_micros) {
+  ++process_depth_;
+  absl::Cleanup leave = [] { --process_depth_; };
   TaggedNodeSeq ready;
   ReadyQueue inline_ready;
   InputVector inputs;
@@ -521,6 +531,7 @@ void Executor::StepState::Process(TaggedNodeSeq nodes, int64_t scheduled_micros)
 }
 
 thread_local Executor::StepState::InlineAsyncCall Executor::StepState::inline_async_call_;
+thread_local int Executor::StepState::process_depth_ = 0;
 
 void Executor::StepState::AsyncDone(AsyncState* state, ReadyQueue* inline_ready) {
   const TaggedNode& tagged = state->tagged;
@@ -532,7 +543,19 @@ void Executor::StepState::AsyncDone(AsyncState* state, ReadyQueue* inline_ready)
     state->rec->Finish(&state->ctx, exec_->device_->name(), stats_);
   }
   delete state;
-  if (NodeDone(s, &ready, inline_ready)) Finish();
+  if (inline_ready != nullptr || process_depth_ > 0) {
+    if (NodeDone(s, &ready, inline_ready)) Finish();
+    return;
+  }
+  // Outside any Process loop (an RPC's completion, a timer): the cheap
+  // nodes run here rather than after a hand-off; no loop is nested in
+  // another this way.
+  TaggedNodeSeq cheap;
+  if (NodeDone(s, &ready, nullptr, &cheap)) {
+    Finish();
+  } else if (!cheap.empty()) {
+    Process(std::move(cheap), stats_ != nullptr ? NowMicros() : 0);
+  }
 }
 
 absl::Status Executor::StepState::PrepareInputs(const NodeItem& item, IterationState* iter,
@@ -976,7 +999,7 @@ void Executor::StepState::DeleteFrame(FrameState* frame, TaggedNodeSeq* ready) {
 }
 
 bool Executor::StepState::NodeDone(const absl::Status& s, TaggedNodeSeq* ready,
-                                   ReadyQueue* inline_ready) {
+                                   ReadyQueue* inline_ready, TaggedNodeSeq* cheap_out) {
   if (!s.ok()) {
     RecordError(s);
     ready->clear();
@@ -989,11 +1012,12 @@ bool Executor::StepState::NodeDone(const absl::Status& s, TaggedNodeSeq* ready,
   }
   // Count the new nodes before anyone can finish them.
   if (n > 1) num_outstanding_.fetch_add(n - 1, std::memory_order_relaxed);
-  ScheduleReady(ready, inline_ready);
+  ScheduleReady(ready, inline_ready, cheap_out);
   return false;
 }
 
-void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline_ready) {
+void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline_ready,
+                                        TaggedNodeSeq* cheap_out) {
   const int64_t scheduled = stats_ != nullptr ? NowMicros() : 0;
   auto dispatch = [this, scheduled](const TaggedNode& t) {
     runner_([this, nodes = TaggedNodeSeq{t}, scheduled]() mutable {
@@ -1005,7 +1029,9 @@ void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline
     // callback): every expensive node gets a thread of its own and the cheap
     // ones share one, so a fan-out costs one hand-off, not one per node.
     TaggedNodeSeq cheap = DispatchExpensive(ready);
-    if (!cheap.empty()) {
+    if (cheap_out != nullptr) {
+      *cheap_out = std::move(cheap);
+    } else if (!cheap.empty()) {
       runner_([this, nodes = std::move(cheap), scheduled]() mutable {
         Process(std::move(nodes), scheduled);
       });
