@@ -26,6 +26,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "bench_util.h"
 #include "distflow/common_runtime/session.h"
 #include "distflow/distributed_runtime/cluster_spec.h"
 #include "distflow/graph/graph_io.h"
@@ -34,11 +35,6 @@ namespace distflow {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 struct Child {
   pid_t pid = -1;
@@ -100,7 +96,7 @@ GraphDef TransferGraph(int64_t elements, bool remote) {
     node { name: "big" op: "Fill" input: "dims" input: "one" device: "/job:worker/task:0"
            attr { key: "T" value { type: DT_FLOAT } } attr { key: "index_type" value { type: DT_INT64 } } }
     node { name: "n" op: "Size" input: "big" device: ")pb",
-                                  consumer, R"pb(                                                 "
+                                  consumer, R"pb(                                                                                                  "
            attr { key: "T" value { type: DT_FLOAT } } attr { key: "out_type" value { type: DT_INT64 } } }
   )pb");
   ParseGraphDefText(text, &g).IgnoreError();
@@ -121,7 +117,7 @@ double TimeSteps(Session* s, const std::string& fetch, int reps) {
     }
     times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
   }
-  return Median(times);
+  return bench::Median(times);
 }
 
 // Median seconds to move `bytes` through a loopback TCP connection.
@@ -163,7 +159,7 @@ double TimeTcp(size_t bytes, int reps) {
   close(client);
   close(server);
   close(listener);
-  return Median(times);
+  return bench::Median(times);
 }
 
 int Main(int argc, char** argv) {
@@ -216,29 +212,7 @@ int Main(int argc, char** argv) {
 
   // Round trip of a one-node step through the master.
   auto s = NewSession(opts);
-  GraphDef g;
-  ParseGraphDefText(R"pb(node {
-                           name: "c"
-                           op: "Const"
-                           device: "/job:worker/task:0"
-                           attr {
-                             key: "dtype"
-                             value { type: DT_FLOAT }
-                           }
-                           attr {
-                             key: "value"
-                             value {
-                               tensor {
-                                 dtype: DT_FLOAT
-                                 tensor_shape {}
-                                 float_val: 1
-                               }
-                             }
-                           }
-                         })pb",
-                    &g)
-      .IgnoreError();
-  (*s)->Create(g).IgnoreError();
+  (*s)->Create(bench::OneConstGraph("/job:worker/task:0")).IgnoreError();
   const double rtt = TimeSteps(s->get(), "c", 200);
   std::printf("one-node RunStep round trip: median %.1f us over 200 steps\n", rtt * 1e6);
   (*s)->Close().IgnoreError();

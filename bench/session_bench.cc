@@ -8,13 +8,13 @@
 // Figures are ns per AddV2 (step time / N), medians of --reps steps.
 //
 //   session_bench [--nodes 10000] [--reps 31] [--graph chain|fan-out]
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "distflow/cc/client_session.h"
 #include "distflow/cc/const_op.h"
 #include "distflow/cc/ops/standard_ops.h"
@@ -30,11 +30,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 // Median ns per node of `step` over `reps` calls, after one warm-up call.
 template <typename Step>
 double NsPerNode(int nodes, int reps, Step step) {
@@ -45,7 +40,7 @@ double NsPerNode(int nodes, int reps, Step step) {
     if (!step()) return -1;
     times.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / nodes);
   }
-  return Median(times);
+  return bench::Median(times);
 }
 
 enum class Shape { kChain, kFanOut };

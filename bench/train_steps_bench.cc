@@ -6,7 +6,6 @@
 // --reps runs.
 //
 //   train_steps_bench [--steps 2000] [--reps 5]
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -16,20 +15,15 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "bench_util.h"
 #include "demo/local_cluster.h"
 #include "demo/trainer.h"
 #include "distflow/common_runtime/session.h"
-#include "distflow/graph/graph_io.h"
 
 namespace distflow {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // Steps per second of the async job trained to `steps` global steps.
 double TrainStepsPerSecond(const ClusterDef& cluster, int64_t steps) {
@@ -57,27 +51,7 @@ double EmptyStepsPerSecond(const LocalCluster& cluster, int64_t steps) {
     *opts.config.mutable_cluster_def() = cluster.cluster_def();
     absl::StatusOr<std::unique_ptr<Session>> s = NewSession(opts);
     if (!s.ok()) return -1;
-    GraphDef g;
-    if (!ParseGraphDefText(
-             absl::StrCat(R"pb(node { name: "c" op: "Const" device: "/job:worker/task:)pb", w, R"pb(                                                                                                    "
-                                               attr {
-                                                 key: "dtype"
-                                                 value { type: DT_FLOAT }
-                                               }
-                                               attr {
-                                                 key: "value"
-                                                 value {
-                                                   tensor {
-                                                     dtype: DT_FLOAT
-                                                     tensor_shape {}
-                                                     float_val: 1
-                                                   }
-                                                 }
-                                               }
-                                             })pb"),
-             &g)
-             .ok() ||
-        !(*s)->Create(g).ok()) {
+    if (!(*s)->Create(bench::OneConstGraph(absl::StrCat("/job:worker/task:", w))).ok()) {
       return -1;
     }
     std::vector<Tensor> out;
@@ -119,7 +93,7 @@ int Main(int argc, char** argv) {
   std::printf("async training, 1 ps + 2 workers, %lld steps, medians of %d runs\n",
               static_cast<long long>(steps), reps);
   std::printf("training: %.0f steps/s   floor (empty steps, same clients): %.0f steps/s\n",
-              Median(train), Median(empty));
+              bench::Median(train), bench::Median(empty));
   return 0;
 }
 
