@@ -63,6 +63,12 @@ struct Executor::NodeItem {
   // A Merge waits for its control inputs and then for the first live data
   // input, or for every data input to be dead (see kMergeLiveShift).
   bool is_merge = false;
+  // A Const in a graph without loops: its output, computed once when the
+  // executor is built (sharing the kernel's buffer, so the buffer's count
+  // stays above one and no consumer writes into it). Consumers read it in
+  // place and the kernel does not run again.
+  bool has_const_output = false;
+  Tensor const_output;
 };
 
 struct Executor::OutEdge {
@@ -136,6 +142,9 @@ struct Executor::IterationState {
   // One input slot of a consumer.
   struct Entry {
     Tensor value;
+    // Instead of `value`: a Const's output (NodeItem::const_output), read
+    // in place.
+    const Tensor* const_value = nullptr;
     // A ref input (into a variable's storage) when ref_mu is set.
     Tensor* ref = nullptr;
     absl::Mutex* ref_mu = nullptr;
@@ -459,6 +468,14 @@ void Executor::StepState::Process(TaggedNodeSeq nodes, int64_t scheduled_micros)
       completed = NodeDone(absl::OkStatus(), &ready, &inline_ready);
       continue;
     }
+    if (item.has_const_output && stats_ == nullptr) {
+      ActivateEdges(item, false, tagged.frame, iter, &ready, [&item](const OutEdge&, Entry* dst) {
+        dst->const_value = &item.const_output;
+        return false;
+      });
+      completed = NodeDone(absl::OkStatus(), &ready, &inline_ready);
+      continue;
+    }
     std::unique_ptr<NodeStatsRecorder> rec;
     if (stats_ != nullptr) {
       rec = std::make_unique<NodeStatsRecorder>(item.node->name(), scheduled_micros);
@@ -570,6 +587,8 @@ absl::Status Executor::StepState::PrepareInputs(const NodeItem& item, IterationS
     for (int i = 0; i < item.num_inputs; ++i) {
       if (i != live) {
         (*inputs)[i] = TensorValue();
+      } else if (entries[i].const_value != nullptr) {
+        (*inputs)[i] = TensorValue(const_cast<Tensor*>(entries[i].const_value));
       } else if (entries[i].ref_mu != nullptr) {
         (*inputs)[i] = TensorValue(entries[i].ref_mu, entries[i].ref);
       } else {
@@ -580,6 +599,11 @@ absl::Status Executor::StepState::PrepareInputs(const NodeItem& item, IterationS
   }
   for (int i = 0; i < item.num_inputs; ++i) {
     Entry& e = entries[i];
+    if (e.const_value != nullptr) {
+      // Never a ref, never dead, never forwarded (see const_output).
+      (*inputs)[i] = TensorValue(const_cast<Tensor*>(e.const_value));
+      continue;
+    }
     if (e.is_dead) *is_input_dead = true;
     const bool wants_ref = IsRefType(item.input_types[i]);
     if (e.ref_mu != nullptr) {
@@ -622,6 +646,7 @@ void Executor::StepState::ClearInputs(const NodeItem& item, IterationState* iter
   }
   for (int i = 0; i < item.num_inputs; ++i) {
     entries[i].value.Clear();
+    entries[i].const_value = nullptr;
     entries[i].ref = nullptr;
     entries[i].ref_mu = nullptr;
     entries[i].is_dead = false;
@@ -1209,6 +1234,20 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
         n->IsRecv() || n->type_string() == "Switch" || n->type_string() == "RefSwitch" ||
         n->type_string() == "_SwitchN";
     item.is_merge = n->IsMerge();
+    // In loops entries are copied between iterations and frames; there a
+    // Const's output travels as any other.
+    if (!has_loops_ && n->type_string() == "Const") {
+      OpKernelContext::Params params;
+      params.op_kernel = item.kernel;
+      params.device = device_;
+      OpKernelContext ctx(&params);
+      item.kernel->Compute(&ctx);
+      DF_RETURN_IF_ERROR(errors::Annotate(ctx.status(), NodePrefix(*n)));
+      if (item.num_outputs == 1 && ctx.output_is_set(0) && !ctx.output_value(0).is_ref()) {
+        item.const_output = *ctx.mutable_output(0);
+        item.has_const_output = true;
+      }
+    }
     if (IsEnter(n)) {
       item.loop_role = LoopRole::kEnter;
       item.child_frame = cf.node_frame[n->id()];
