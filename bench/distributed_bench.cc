@@ -78,6 +78,8 @@ void Stop(Child& c) {
 GraphDef TransferGraph(int64_t elements, bool remote) {
   const std::string consumer = remote ? "/job:worker/task:1" : "/job:worker/task:0";
   GraphDef g;
+  // Unformatted: clang-format pads the raw strings, which puts spaces in the device name.
+  // clang-format off
   std::string text = absl::StrCat(R"pb(
                                     node { name: "dims" op: "Const" device: "/job:worker/task:0"
                                            attr {
@@ -96,9 +98,10 @@ GraphDef TransferGraph(int64_t elements, bool remote) {
     node { name: "big" op: "Fill" input: "dims" input: "one" device: "/job:worker/task:0"
            attr { key: "T" value { type: DT_FLOAT } } attr { key: "index_type" value { type: DT_INT64 } } }
     node { name: "n" op: "Size" input: "big" device: ")pb",
-                                  consumer, R"pb(                                                                                                  "
+                                  consumer, R"pb("
            attr { key: "T" value { type: DT_FLOAT } } attr { key: "out_type" value { type: DT_INT64 } } }
   )pb");
+  // clang-format on
   ParseGraphDefText(text, &g).IgnoreError();
   return g;
 }

@@ -207,8 +207,7 @@ void Executor::RecordCost(const NodeItem& item, int64_t nanos) const {
   }
   // A sample far above the estimate is more likely the thread losing its
   // core than the kernel's own cost: it moves the estimate by a bounded step.
-  cost.store((3 * old + std::min(nanos, 4 * old + kExpensiveNanos)) / 4,
-             std::memory_order_relaxed);
+  cost.store((3 * old + std::min(nanos, 4 * old + kExpensiveNanos)) / 4, std::memory_order_relaxed);
 }
 
 void Executor::RecycleIterationState(std::unique_ptr<IterationState> state) const {
@@ -1063,7 +1062,8 @@ void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline
     }
     return;
   }
-  if (inline_ready->empty() && std::none_of(ready->begin(), ready->end(), [this](const TaggedNode& t) {
+  if (inline_ready->empty() &&
+      std::none_of(ready->begin(), ready->end(), [this](const TaggedNode& t) {
         return !t.is_dead && exec_->IsExpensive(*t.item);
       })) {
     // The common case (a chain, a fan-out of cheap nodes): run them all here.
