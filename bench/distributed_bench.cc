@@ -3,7 +3,7 @@
 // loopback and a memcpy moving the same bytes in the same run, and the
 // round-trip latency of a one-node RunStep. Prints medians.
 //
-//   distributed_bench [--protocol grpc,grpc+verbs] [--max-mib 256] [--reps 7]
+//   distributed_bench [--protocol grpc,grpc+verbs] [--min-kib 1] [--max-mib 256] [--reps 7]
 //
 // With grpc+verbs it also times the verbs channel alone between two
 // processes (shared-memory provider): a receive of 1 KiB and of 64 MiB —
@@ -36,6 +36,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/notification.h"
+#include "bench_util.h"
 #include "distflow/common_runtime/session.h"
 #include "distflow/distributed_runtime/cluster_spec.h"
 #include "distflow/distributed_runtime/verbs/rdma_channel.h"
@@ -46,11 +47,6 @@ namespace distflow {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 struct Child {
   pid_t pid = -1;
@@ -94,6 +90,8 @@ void Stop(Child& c) {
 GraphDef TransferGraph(int64_t elements, bool remote) {
   const std::string consumer = remote ? "/job:worker/task:1" : "/job:worker/task:0";
   GraphDef g;
+  // Unformatted: clang-format pads the raw strings, which puts spaces in the device name.
+  // clang-format off
   std::string text = absl::StrCat(R"pb(
                                     node { name: "dims" op: "Const" device: "/job:worker/task:0"
                                            attr {
@@ -112,9 +110,10 @@ GraphDef TransferGraph(int64_t elements, bool remote) {
     node { name: "big" op: "Fill" input: "dims" input: "one" device: "/job:worker/task:0"
            attr { key: "T" value { type: DT_FLOAT } } attr { key: "index_type" value { type: DT_INT64 } } }
     node { name: "n" op: "Size" input: "big" device: ")pb",
-                                  consumer, R"pb(                                                                                                                                                   "
+                                  consumer, R"pb("
            attr { key: "T" value { type: DT_FLOAT } } attr { key: "out_type" value { type: DT_INT64 } } }
   )pb");
+  // clang-format on
   ParseGraphDefText(text, &g).IgnoreError();
   return g;
 }
@@ -133,7 +132,7 @@ double TimeSteps(Session* s, const std::string& fetch, int reps) {
     }
     times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
   }
-  return Median(times);
+  return bench::Median(times);
 }
 
 // Both ends of a loopback TCP connection, with TCP_NODELAY; closed when it
@@ -190,7 +189,7 @@ double TimeTcp(size_t bytes, int reps) {
     writer.join();
     times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
   }
-  return Median(times);
+  return bench::Median(times);
 }
 
 // Median seconds of memcpy of `bytes` between two warm buffers.
@@ -205,7 +204,7 @@ double TimeMemcpy(size_t bytes, int reps) {
   }
   volatile char sink = dst[bytes / 2];
   (void)sink;
-  return Median(times);
+  return bench::Median(times);
 }
 
 // Median seconds of half a loopback TCP round trip carrying `bytes` one way
@@ -241,7 +240,7 @@ double TimeTcpOneWay(size_t bytes, int reps) {
     if (r > 0) times.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / 2);
   }
   echo.join();
-  return times.empty() ? -1 : Median(times);
+  return times.empty() ? -1 : bench::Median(times);
 }
 
 bool WriteMessage(int fd, const google::protobuf::MessageLite& m) {
@@ -373,7 +372,7 @@ void TimeVerbsChannel(int reps) {
         if (r >= 3) times.push_back(t);  // the first ones grow the buffers
       }
       if (times.empty()) break;
-      const double recv = Median(times);
+      const double recv = bench::Median(times);
       const double tcp = TimeTcpOneWay(bytes, bytes < (1 << 20) ? 2000 : std::max(5, reps));
       const double mem = TimeMemcpy(bytes, bytes < (1 << 20) ? 2000 : std::max(5, reps));
       const std::string size = bytes >= (1 << 20) ? absl::StrCat(bytes >> 20, " MiB")
@@ -396,10 +395,12 @@ void TimeVerbsChannel(int reps) {
 }
 
 int Main(int argc, char** argv) {
+  int min_kib = 1;
   int max_mib = 256;
   int reps = 7;
   std::vector<std::string> protocols = {"grpc", "grpc+verbs"};
   for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--min-kib") == 0) min_kib = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--max-mib") == 0) max_mib = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--reps") == 0) reps = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--protocol") == 0) protocols = absl::StrSplit(argv[i + 1], ',');
@@ -436,7 +437,8 @@ int Main(int argc, char** argv) {
         protocol.c_str(), reps);
     std::printf("%10s %12s %12s %12s %12s %12s %8s\n", "size", "step_remote", "step_local",
                 "transfer", "tcp", "memcpy", "ratio");
-    for (size_t kib = 1; kib <= static_cast<size_t>(max_mib) * 1024; kib *= 4) {
+    for (size_t kib = std::max(1, min_kib); kib <= static_cast<size_t>(max_mib) * 1024;
+         kib *= 4) {
       const int64_t elements = static_cast<int64_t>(kib) * 1024 / 4;
       auto remote = NewSession(opts);
       auto local = NewSession(opts);
@@ -463,29 +465,7 @@ int Main(int argc, char** argv) {
 
     // Round trip of a one-node step through the master.
     auto s = NewSession(opts);
-    GraphDef g;
-    ParseGraphDefText(R"pb(node {
-                             name: "c"
-                             op: "Const"
-                             device: "/job:worker/task:0"
-                             attr {
-                               key: "dtype"
-                               value { type: DT_FLOAT }
-                             }
-                             attr {
-                               key: "value"
-                               value {
-                                 tensor {
-                                   dtype: DT_FLOAT
-                                   tensor_shape {}
-                                   float_val: 1
-                                 }
-                               }
-                             }
-                           })pb",
-                      &g)
-        .IgnoreError();
-    (*s)->Create(g).IgnoreError();
+    (*s)->Create(bench::OneConstGraph("/job:worker/task:0")).IgnoreError();
     const double rtt = TimeSteps(s->get(), "c", 200);
     std::printf("one-node RunStep round trip: median %.1f us over 200 steps\n", rtt * 1e6);
     (*s)->Close().IgnoreError();

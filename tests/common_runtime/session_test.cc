@@ -113,6 +113,26 @@ TEST(SessionTest, DuplicateFetchesReturnTheSameTensor) {
   EXPECT_EQ(Values(out[3]), (std::vector<int64_t>{3, 3}));
 }
 
+TEST(SessionTest, ConsumersNeverWriteIntoAConst) {
+  // Elementwise kernels write their output into an input buffer no one else
+  // holds; a Const's consumers read its tensor in place and must leave it.
+  auto session = MakeSession(1);
+  GraphDef g;
+  NodeDef* k = AddNode(&g, "k", "Const", {});
+  AddNodeAttr("dtype", DT_INT64, k);
+  AddNodeAttr("value", Tensor::Scalar<int64_t>(10), k);
+  AddNodeAttr("T", DT_INT64, AddNode(&g, "neg", "Neg", {"k"}));
+  AddNodeAttr("T", DT_INT64, AddNode(&g, "twice", "AddV2", {"k", "k"}));
+  ASSERT_TRUE(session->Create(g).ok());
+  for (int step = 0; step < 3; ++step) {
+    std::vector<Tensor> out;
+    ASSERT_TRUE(session->Run({}, {"neg", "twice", "k"}, {}, &out).ok());
+    EXPECT_EQ(out[0].scalar<int64_t>(), -10);
+    EXPECT_EQ(out[1].scalar<int64_t>(), 20);
+    EXPECT_EQ(out[2].scalar<int64_t>(), 10);
+  }
+}
+
 TEST(SessionTest, FetchingAFedTensorReturnsTheFedValue) {
   auto session = MakeSession(1);
   ASSERT_TRUE(session->Create(MixedGraph()).ok());

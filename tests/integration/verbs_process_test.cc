@@ -31,8 +31,39 @@ constexpr char kTask0[] = "/job:worker/replica:0/task:0";
 // b = a x a on task 0, c = b + a on task 1 (a fed on task 0); n = Size of
 // Fill(dims, v) made on task 0 and counted on task 1; s, a string made on
 // task 0, echoed on task 1; m = Merge on task 1 of a dead branch from task 0
-// and a constant.
+// and a constant; never = a dequeue on task 0 from a queue nobody fills,
+// read on task 1 as never_read (a transfer that stays due until the step's
+// deadline).
 constexpr char kGraph[] = R"pb(
+  node {
+    name: "q"
+    op: "FIFOQueueV2"
+    device: "/job:worker/task:0"
+    attr {
+      key: "component_types"
+      value { list { type: DT_FLOAT } }
+    }
+  }
+  node {
+    name: "never"
+    op: "QueueDequeueV2"
+    input: "q"
+    device: "/job:worker/task:0"
+    attr {
+      key: "component_types"
+      value { list { type: DT_FLOAT } }
+    }
+  }
+  node {
+    name: "never_read"
+    op: "Identity"
+    input: "never"
+    device: "/job:worker/task:1"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
+  }
   node {
     name: "a"
     op: "Placeholder"
@@ -348,12 +379,10 @@ TEST(VerbsProcessTest, StepAbortedWhileTheTransferIsDue) {
   Cluster verbs({"--protocol", "grpc+verbs"});
   ASSERT_TRUE(verbs.ok());
   auto session = verbs.NewClusterSession(/*timeout_ms=*/300);
-  // Task 1 asks for b while task 0 spends seconds on a 2500x2500 MatMul:
-  // the step times out with the request outstanding.
-  Tensor a(DT_FLOAT, TensorShape({2500, 2500}));
-  for (float& x : a.flat<float>()) x = 1.0f;
+  // Task 1 asks for `never` while task 0 waits on an empty queue: the step
+  // times out with the request outstanding, whatever the machine's speed.
   std::vector<Tensor> out;
-  absl::Status s = session->Run({{"a", a}}, {"c"}, {}, &out);
+  absl::Status s = session->Run({}, {"never_read"}, {}, &out);
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.code(), AnyOf(absl::StatusCode::kDeadlineExceeded, absl::StatusCode::kCancelled,
                               absl::StatusCode::kAborted));

@@ -233,6 +233,8 @@ absl::Status DirectSession::RunStep(const RunOptions& run_options, const Executa
     args.cancellation_manager = &step_cancellation;
     args.stats_collector = collector.get();
     args.runner = runner_;
+    // This thread only waits for the step: it runs the step's start.
+    args.inline_start = true;
     executable.executors->RunAsync(args, [done](const absl::Status& s) {
       done->status = s;
       done->notification.Notify();

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <exception>
+#include <limits>
 #include <new>
 #include <tuple>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/synchronization/notification.h"
@@ -48,7 +51,10 @@ struct Executor::NodeItem {
   LoopRole loop_role = LoopRole::kNone;
   bool is_constant_enter = false;
   bool is_async = false;
-  bool is_expensive = false;
+  // The kernel's hint (OpKernel::IsExpensive): a node without it always runs
+  // inline; one with it is timed and runs inline once it proves cheap (see
+  // Executor::IsExpensive).
+  bool may_be_expensive = false;
   // _Send/_Recv run even when dead, to carry the deadness across devices.
   bool is_transfer = false;
   // For _Recv, Switch and _SwitchN an output left unset is dead rather than an
@@ -57,6 +63,12 @@ struct Executor::NodeItem {
   // A Merge waits for its control inputs and then for the first live data
   // input, or for every data input to be dead (see kMergeLiveShift).
   bool is_merge = false;
+  // A Const in a graph without loops: its output, computed once when the
+  // executor is built (sharing the kernel's buffer, so the buffer's count
+  // stays above one and no consumer writes into it). Consumers read it in
+  // place and the kernel does not run again.
+  bool has_const_output = false;
+  Tensor const_output;
 };
 
 struct Executor::OutEdge {
@@ -130,6 +142,9 @@ struct Executor::IterationState {
   // One input slot of a consumer.
   struct Entry {
     Tensor value;
+    // Instead of `value`: a Const's output (NodeItem::const_output), read
+    // in place.
+    const Tensor* const_value = nullptr;
     // A ref input (into a variable's storage) when ref_mu is set.
     Tensor* ref = nullptr;
     absl::Mutex* ref_mu = nullptr;
@@ -172,6 +187,27 @@ std::unique_ptr<Executor::IterationState> Executor::TakeIterationState() const {
   if (state == nullptr) state = std::make_unique<IterationState>(frames_[0]);
   state->Reset(frames_[0], 0);
   return state;
+}
+
+namespace {
+constexpr int64_t kUnmeasured = std::numeric_limits<int64_t>::max();
+}  // namespace
+
+bool Executor::IsExpensive(const NodeItem& item) const {
+  return item.may_be_expensive &&
+         cost_nanos_[&item - items_.data()].load(std::memory_order_relaxed) >= kExpensiveNanos;
+}
+
+void Executor::RecordCost(const NodeItem& item, int64_t nanos) const {
+  std::atomic<int64_t>& cost = cost_nanos_[&item - items_.data()];
+  const int64_t old = cost.load(std::memory_order_relaxed);
+  if (old == kUnmeasured) {
+    cost.store(nanos, std::memory_order_relaxed);
+    return;
+  }
+  // A sample far above the estimate is more likely the thread losing its
+  // core than the kernel's own cost: it moves the estimate by a bounded step.
+  cost.store((3 * old + std::min(nanos, 4 * old + kExpensiveNanos)) / 4, std::memory_order_relaxed);
 }
 
 void Executor::RecycleIterationState(std::unique_ptr<IterationState> state) const {
@@ -256,6 +292,16 @@ class Executor::StepState {
     size_t head_ = 0;
   };
   using InputVector = absl::InlinedVector<TensorValue, 8>;
+  struct AsyncState;
+  // The async kernel whose ComputeAsync this thread is in, and the queue of
+  // the Process loop that called it.
+  struct InlineAsyncCall {
+    const AsyncState* state = nullptr;
+    ReadyQueue* queue = nullptr;
+  };
+  static thread_local InlineAsyncCall inline_async_call_;
+  // Process loops running on this thread (of any step).
+  static thread_local int process_depth_;
   // What an asynchronous kernel needs until its callback runs.
   struct AsyncState {
     AsyncState(const OpKernelContext::Params& p, const TaggedNode& t, InputVector in,
@@ -270,8 +316,11 @@ class Executor::StepState {
     OpKernelContext ctx;
   };
 
-  void Process(TaggedNode tagged, int64_t scheduled_micros);
-  void AsyncDone(AsyncState* state);
+  // Runs `nodes` and the cheap nodes they make ready on this thread.
+  void Process(TaggedNodeSeq nodes, int64_t scheduled_micros);
+  // `inline_ready` is the queue of the Process loop that started the kernel
+  // when the callback runs inside its ComputeAsync, else null.
+  void AsyncDone(AsyncState* state, ReadyQueue* inline_ready);
   absl::Status PrepareInputs(const NodeItem& item, IterationState* iter, InputVector* inputs,
                              bool* is_input_dead);
   void ClearInputs(const NodeItem& item, IterationState* iter);
@@ -315,9 +364,17 @@ class Executor::StepState {
   int32_t item_index(const NodeItem& item) const {
     return static_cast<int32_t>(&item - exec_->items_.data());
   }
-  // Accounts for one finished node; returns true iff the step is over.
-  bool NodeDone(const absl::Status& s, TaggedNodeSeq* ready, ReadyQueue* inline_ready);
-  void ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline_ready);
+  // Accounts for one finished node and schedules `ready` (see
+  // ScheduleReady); returns true iff the step is over.
+  bool NodeDone(const absl::Status& s, TaggedNodeSeq* ready, ReadyQueue* inline_ready,
+                TaggedNodeSeq* cheap_out = nullptr);
+  // With `inline_ready` (on a Process loop) cheap nodes join it; without,
+  // they go to the runner as one closure, or into `cheap_out` when given.
+  void ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline_ready,
+                     TaggedNodeSeq* cheap_out = nullptr);
+  // Hands each expensive node of `ready` to the runner; returns the others
+  // and leaves `ready` empty.
+  TaggedNodeSeq DispatchExpensive(TaggedNodeSeq* ready);
   bool ShouldStop();
   void RecordError(const absl::Status& s);
   void Finish();
@@ -328,6 +385,9 @@ class Executor::StepState {
   CancellationManager* const cancellation_manager_;
   StepStatsCollector* const stats_;
   const Runner runner_;
+  // Whether this step times the kernels that may be expensive.
+  const bool sample_costs_;
+  const bool inline_start_;
   DoneCallback done_;
   FrameState root_frame_;
   // Live loop frame instances, by (parent instance, parent iteration, frame).
@@ -348,6 +408,9 @@ Executor::StepState::StepState(const Executor* exec, const Args& args, DoneCallb
       cancellation_manager_(args.cancellation_manager),
       stats_(args.stats_collector),
       runner_(args.runner),
+      sample_costs_(
+          exec->steps_started_.fetch_add(1, std::memory_order_relaxed) % kCostSampleSteps == 0),
+      inline_start_(args.inline_start),
       done_(std::move(done)) {
   root_frame_.info = &exec->frames_[0];
   root_frame_.iterations.push_back(exec->TakeIterationState());
@@ -372,17 +435,25 @@ void Executor::StepState::RunAsync() {
     ready.push_back(
         TaggedNode{&exec_->items_[r], &root_frame_, root_frame_.iterations[0].get(), false});
   }
-  ScheduleReady(&ready, nullptr);
+  if (!inline_start_) {
+    ScheduleReady(&ready, nullptr);
+    return;
+  }
+  // The cheap roots, not yet run, keep the step alive while this runs them.
+  TaggedNodeSeq cheap = DispatchExpensive(&ready);
+  if (!cheap.empty()) Process(std::move(cheap), stats_ != nullptr ? NowMicros() : 0);
 }
 
-void Executor::StepState::Process(TaggedNode tagged, int64_t scheduled_micros) {
+void Executor::StepState::Process(TaggedNodeSeq nodes, int64_t scheduled_micros) {
+  ++process_depth_;
+  absl::Cleanup leave = [] { --process_depth_; };
   TaggedNodeSeq ready;
   ReadyQueue inline_ready;
   InputVector inputs;
-  inline_ready.push_back(tagged);
+  inline_ready.TakeAll(&nodes);
   bool completed = false;
   while (!inline_ready.empty()) {
-    tagged = inline_ready.pop_front();
+    TaggedNode tagged = inline_ready.pop_front();
     const NodeItem& item = *tagged.item;
     IterationState* iter = tagged.iter;
     if (ShouldStop()) {
@@ -393,6 +464,14 @@ void Executor::StepState::Process(TaggedNode tagged, int64_t scheduled_micros) {
       // A dead node does not run; its outputs are all dead.
       ClearInputs(item, iter);
       PropagateOutputs(tagged, nullptr, &ready);
+      completed = NodeDone(absl::OkStatus(), &ready, &inline_ready);
+      continue;
+    }
+    if (item.has_const_output && stats_ == nullptr) {
+      ActivateEdges(item, false, tagged.frame, iter, &ready, [&item](const OutEdge&, Entry* dst) {
+        dst->const_value = &item.const_output;
+        return false;
+      });
       completed = NodeDone(absl::OkStatus(), &ready, &inline_ready);
       continue;
     }
@@ -424,11 +503,26 @@ void Executor::StepState::Process(TaggedNode tagged, int64_t scheduled_micros) {
       auto* state = new AsyncState(params, tagged, std::move(inputs), std::move(rec));
       inputs.clear();
       if (state->rec != nullptr) state->rec->OpStart();
-      item.kernel->AsAsync()->ComputeAsync(&state->ctx, [this, state] { AsyncDone(state); });
+      const InlineAsyncCall outer = inline_async_call_;
+      inline_async_call_ = {state, &inline_ready};
+      item.kernel->AsAsync()->ComputeAsync(&state->ctx, [this, state] {
+        // Called before ComputeAsync returned, on its thread (a _Recv whose
+        // value was there): this thread's loop runs what it makes ready.
+        ReadyQueue* queue = nullptr;
+        if (inline_async_call_.state == state) {
+          queue = inline_async_call_.queue;
+          inline_async_call_ = {};
+        }
+        AsyncDone(state, queue);
+      });
+      inline_async_call_ = outer;
       continue;
     }
     OpKernelContext ctx(&params);
     if (rec != nullptr) rec->OpStart();
+    const bool timed = sample_costs_ && item.may_be_expensive;
+    const auto start =
+        timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     // No exception leaves a kernel: one that throws (a failed allocation
     // it did not check) fails its node, not the process.
     try {
@@ -437,6 +531,11 @@ void Executor::StepState::Process(TaggedNode tagged, int64_t scheduled_micros) {
       ctx.SetStatus(errors::ResourceExhausted("out of memory while computing the node"));
     } catch (const std::exception& e) {
       ctx.SetStatus(errors::Internal("the kernel threw: ", e.what()));
+    }
+    if (timed) {
+      exec_->RecordCost(item, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::steady_clock::now() - start)
+                                  .count());
     }
     if (rec != nullptr) rec->OpEnd();
     ClearInputs(item, iter);
@@ -447,7 +546,10 @@ void Executor::StepState::Process(TaggedNode tagged, int64_t scheduled_micros) {
   if (completed) Finish();
 }
 
-void Executor::StepState::AsyncDone(AsyncState* state) {
+thread_local Executor::StepState::InlineAsyncCall Executor::StepState::inline_async_call_;
+thread_local int Executor::StepState::process_depth_ = 0;
+
+void Executor::StepState::AsyncDone(AsyncState* state, ReadyQueue* inline_ready) {
   const TaggedNode& tagged = state->tagged;
   if (state->rec != nullptr) state->rec->OpEnd();
   ClearInputs(*tagged.item, tagged.iter);
@@ -457,7 +559,19 @@ void Executor::StepState::AsyncDone(AsyncState* state) {
     state->rec->Finish(&state->ctx, exec_->device_->name(), stats_);
   }
   delete state;
-  if (NodeDone(s, &ready, nullptr)) Finish();
+  if (inline_ready != nullptr || process_depth_ > 0) {
+    if (NodeDone(s, &ready, inline_ready)) Finish();
+    return;
+  }
+  // Outside any Process loop (an RPC's completion, a timer): the cheap
+  // nodes run here rather than after a hand-off; no loop is nested in
+  // another this way.
+  TaggedNodeSeq cheap;
+  if (NodeDone(s, &ready, nullptr, &cheap)) {
+    Finish();
+  } else if (!cheap.empty()) {
+    Process(std::move(cheap), stats_ != nullptr ? NowMicros() : 0);
+  }
 }
 
 absl::Status Executor::StepState::PrepareInputs(const NodeItem& item, IterationState* iter,
@@ -472,6 +586,8 @@ absl::Status Executor::StepState::PrepareInputs(const NodeItem& item, IterationS
     for (int i = 0; i < item.num_inputs; ++i) {
       if (i != live) {
         (*inputs)[i] = TensorValue();
+      } else if (entries[i].const_value != nullptr) {
+        (*inputs)[i] = TensorValue(const_cast<Tensor*>(entries[i].const_value));
       } else if (entries[i].ref_mu != nullptr) {
         (*inputs)[i] = TensorValue(entries[i].ref_mu, entries[i].ref);
       } else {
@@ -482,6 +598,11 @@ absl::Status Executor::StepState::PrepareInputs(const NodeItem& item, IterationS
   }
   for (int i = 0; i < item.num_inputs; ++i) {
     Entry& e = entries[i];
+    if (e.const_value != nullptr) {
+      // Never a ref, never dead, never forwarded (see const_output).
+      (*inputs)[i] = TensorValue(const_cast<Tensor*>(e.const_value));
+      continue;
+    }
     if (e.is_dead) *is_input_dead = true;
     const bool wants_ref = IsRefType(item.input_types[i]);
     if (e.ref_mu != nullptr) {
@@ -524,6 +645,7 @@ void Executor::StepState::ClearInputs(const NodeItem& item, IterationState* iter
   }
   for (int i = 0; i < item.num_inputs; ++i) {
     entries[i].value.Clear();
+    entries[i].const_value = nullptr;
     entries[i].ref = nullptr;
     entries[i].ref_mu = nullptr;
     entries[i].is_dead = false;
@@ -901,7 +1023,7 @@ void Executor::StepState::DeleteFrame(FrameState* frame, TaggedNodeSeq* ready) {
 }
 
 bool Executor::StepState::NodeDone(const absl::Status& s, TaggedNodeSeq* ready,
-                                   ReadyQueue* inline_ready) {
+                                   ReadyQueue* inline_ready, TaggedNodeSeq* cheap_out) {
   if (!s.ok()) {
     RecordError(s);
     ready->clear();
@@ -914,22 +1036,35 @@ bool Executor::StepState::NodeDone(const absl::Status& s, TaggedNodeSeq* ready,
   }
   // Count the new nodes before anyone can finish them.
   if (n > 1) num_outstanding_.fetch_add(n - 1, std::memory_order_relaxed);
-  ScheduleReady(ready, inline_ready);
+  ScheduleReady(ready, inline_ready, cheap_out);
   return false;
 }
 
-void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline_ready) {
+void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline_ready,
+                                        TaggedNodeSeq* cheap_out) {
   const int64_t scheduled = stats_ != nullptr ? NowMicros() : 0;
   auto dispatch = [this, scheduled](const TaggedNode& t) {
-    runner_([this, t, scheduled] { Process(t, scheduled); });
+    runner_([this, nodes = TaggedNodeSeq{t}, scheduled]() mutable {
+      Process(std::move(nodes), scheduled);
+    });
   };
   if (inline_ready == nullptr) {
-    for (const TaggedNode& t : *ready) dispatch(t);
-    ready->clear();
+    // Not on a thread that runs nodes (the step's start, an async kernel's
+    // callback): every expensive node gets a thread of its own and the cheap
+    // ones share one, so a fan-out costs one hand-off, not one per node.
+    TaggedNodeSeq cheap = DispatchExpensive(ready);
+    if (cheap_out != nullptr) {
+      *cheap_out = std::move(cheap);
+    } else if (!cheap.empty()) {
+      runner_([this, nodes = std::move(cheap), scheduled]() mutable {
+        Process(std::move(nodes), scheduled);
+      });
+    }
     return;
   }
-  if (inline_ready->empty() && std::none_of(ready->begin(), ready->end(), [](const TaggedNode& t) {
-        return !t.is_dead && t.item->is_expensive;
+  if (inline_ready->empty() &&
+      std::none_of(ready->begin(), ready->end(), [this](const TaggedNode& t) {
+        return !t.is_dead && exec_->IsExpensive(*t.item);
       })) {
     // The common case (a chain, a fan-out of cheap nodes): run them all here.
     inline_ready->TakeAll(ready);
@@ -937,7 +1072,7 @@ void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline
   }
   const TaggedNode* expensive = nullptr;
   for (const TaggedNode& t : *ready) {
-    if (t.is_dead || !t.item->is_expensive) {
+    if (t.is_dead || !exec_->IsExpensive(*t.item)) {
       inline_ready->push_back(t);
       continue;
     }
@@ -954,6 +1089,22 @@ void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline
     }
   }
   ready->clear();
+}
+
+Executor::StepState::TaggedNodeSeq Executor::StepState::DispatchExpensive(TaggedNodeSeq* ready) {
+  const int64_t scheduled = stats_ != nullptr ? NowMicros() : 0;
+  TaggedNodeSeq cheap;
+  for (const TaggedNode& t : *ready) {
+    if (!t.is_dead && exec_->IsExpensive(*t.item)) {
+      runner_([this, nodes = TaggedNodeSeq{t}, scheduled]() mutable {
+        Process(std::move(nodes), scheduled);
+      });
+    } else {
+      cheap.push_back(t);
+    }
+  }
+  ready->clear();
+  return cheap;
 }
 
 bool Executor::StepState::ShouldStop() {
@@ -1051,6 +1202,8 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
     index[order[i]->id()] = static_cast<int32_t>(i);
   }
   items_.resize(order.size());
+  cost_nanos_ = std::make_unique<std::atomic<int64_t>[]>(order.size());
+  for (size_t i = 0; i < order.size(); ++i) cost_nanos_[i].store(kUnmeasured);
   kernels_.reserve(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
     const Node* n = order[i];
@@ -1075,12 +1228,26 @@ absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
     item.input_start = frame.total_inputs;
     frame.total_inputs += item.num_inputs;
     item.is_async = item.kernel->AsAsync() != nullptr;
-    item.is_expensive = item.kernel->IsExpensive();
+    item.may_be_expensive = item.kernel->IsExpensive();
     item.is_transfer = n->IsSend() || n->IsRecv();
     item.unset_output_is_dead =
         n->IsRecv() || n->type_string() == "Switch" || n->type_string() == "RefSwitch" ||
         n->type_string() == "_SwitchN";
     item.is_merge = n->IsMerge();
+    // In loops entries are copied between iterations and frames; there a
+    // Const's output travels as any other.
+    if (!has_loops_ && n->type_string() == "Const") {
+      OpKernelContext::Params params;
+      params.op_kernel = item.kernel;
+      params.device = device_;
+      OpKernelContext ctx(&params);
+      item.kernel->Compute(&ctx);
+      DF_RETURN_IF_ERROR(errors::Annotate(ctx.status(), NodePrefix(*n)));
+      if (item.num_outputs == 1 && ctx.output_is_set(0) && !ctx.output_value(0).is_ref()) {
+        item.const_output = *ctx.mutable_output(0);
+        item.has_const_output = true;
+      }
+    }
     if (IsEnter(n)) {
       item.loop_role = LoopRole::kEnter;
       item.child_frame = cf.node_frame[n->id()];

@@ -5,7 +5,10 @@
 // edge. Nodes whose inputs are all available are ready: cheap ones run
 // inline on the current thread, expensive ones go to the inter-op pool (the
 // last expensive one stays on this thread when nothing cheap is left), and
-// asynchronous kernels (e.g. _Recv) finish through a callback.
+// asynchronous kernels (e.g. _Recv) finish through a callback. A kernel is
+// cheap when it says so (OpKernel::IsExpensive() is false) or when its
+// measured run time, sampled in one step out of kCostSampleSteps, averages
+// under kExpensiveNanos: a hand-off to another thread costs more than that.
 //
 // The first error of a step — reported as "node 'x' (Op): <message>" with
 // the kernel's status code — stops the step: no new node starts, the step's
@@ -45,6 +48,7 @@
 #ifndef DISTFLOW_COMMON_RUNTIME_EXECUTOR_H_
 #define DISTFLOW_COMMON_RUNTIME_EXECUTOR_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -99,17 +103,27 @@ class Executor {
     // Runs a closure later on some other thread (the inter-op pool).
     // Required.
     Runner runner;
+    // Run the step's cheap roots, and the cheap nodes they make ready, on
+    // the calling thread before RunAsync returns, rather than handing them
+    // to the runner: for a caller that would only wait for the step.
+    bool inline_start = false;
   };
   using DoneCallback = std::function<void(const absl::Status&)>;
 
   // Runs one step and calls `done` exactly once, when every node that was
-  // started has finished, with OK or the step's first error.
+  // started has finished, with OK or the step's first error (with
+  // args.inline_start, possibly before RunAsync returns).
   void RunAsync(const Args& args, DoneCallback done) const;
   // Runs one step and waits for it.
   absl::Status Run(const Args& args) const;
 
   const Graph& graph() const { return *graph_; }
   Device* device() const { return device_; }
+
+  // Steps between two that time the kernels which may be expensive.
+  static constexpr uint64_t kCostSampleSteps = 8;
+  // A kernel whose average run is shorter than this runs inline.
+  static constexpr int64_t kExpensiveNanos = 1000;
 
  private:
   struct NodeItem;
@@ -125,6 +139,10 @@ class Executor {
   // recycled when one is free.
   std::unique_ptr<IterationState> TakeIterationState() const;
   void RecycleIterationState(std::unique_ptr<IterationState> state) const;
+  // Whether the node goes to the inter-op pool rather than running inline.
+  bool IsExpensive(const NodeItem& item) const;
+  // Folds one timed run of the node's kernel into its cost estimate.
+  void RecordCost(const NodeItem& item, int64_t nanos) const;
 
   Device* device_ = nullptr;
   std::unique_ptr<const Graph> graph_;
@@ -136,6 +154,12 @@ class Executor {
   // frames_[0] is the root frame: every node when the graph has no loops.
   std::vector<FrameInfo> frames_;
   bool has_loops_ = false;
+  // By node index: the kernel's average run time in ns (a decaying mean of
+  // sampled runs), kUnmeasured until its first sample. Relaxed atomics: a
+  // lost update only delays the estimate.
+  std::unique_ptr<std::atomic<int64_t>[]> cost_nanos_;
+  // Steps started, to pick the ones that sample costs.
+  mutable std::atomic<uint64_t> steps_started_{0};
 
   mutable absl::Mutex free_mu_;
   mutable std::vector<std::unique_ptr<IterationState>> free_iterations_ ABSL_GUARDED_BY(free_mu_);

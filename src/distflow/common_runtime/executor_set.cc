@@ -62,9 +62,14 @@ void ExecutorSet::RunAsync(const Executor::Args& args, Executor::DoneCallback do
     return;
   }
   auto* barrier = new ExecutorBarrier(static_cast<int>(executors_.size()), std::move(done));
-  for (const auto& executor : executors_) {
-    executor->RunAsync(args, barrier->Get());
+  // Only the last executor may start on this thread: the others must not
+  // wait for it.
+  Executor::Args others = args;
+  others.inline_start = false;
+  for (size_t i = 0; i + 1 < executors_.size(); ++i) {
+    executors_[i]->RunAsync(others, barrier->Get());
   }
+  executors_.back()->RunAsync(args, barrier->Get());
 }
 
 }  // namespace distflow

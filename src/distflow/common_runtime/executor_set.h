@@ -33,7 +33,8 @@ class ExecutorSet {
 
   // Runs every executor for one step with `args`; `done` runs once, with
   // the step's first error, when all have finished (at once when there are
-  // none). The set must stay alive until `done` has run.
+  // none); args.inline_start applies to the last executor only. The set
+  // must stay alive until `done` has run.
   void RunAsync(const Executor::Args& args, Executor::DoneCallback done) const;
 
   // The partition graphs, in the order of their device names, written from

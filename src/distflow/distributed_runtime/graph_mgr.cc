@@ -106,6 +106,9 @@ void GraphMgr::ExecuteAsync(const std::string& handle, int64_t step_id, Rendezvo
   args.cancellation_manager = cancellation_manager;
   args.stats_collector = collector;
   args.runner = [pool](Executor::Closure c) { pool->Schedule(std::move(c)); };
+  // The step's cheap start runs on the caller's (RPC) thread: a hand-off to
+  // the pool would cost more than it.
+  args.inline_start = true;
   // The item stays alive until the set is done.
   const ExecutorSet* executors = item->executors.get();
   executors->RunAsync(

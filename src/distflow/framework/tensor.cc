@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -19,6 +20,10 @@ namespace distflow {
 namespace {
 
 constexpr size_t kAlignment = 64;
+// Bytes of a buffer's block besides its elements: the buffer object and
+// the padding up to the elements' alignment (malloc aligns to
+// alignof(std::max_align_t)).
+constexpr size_t kBlockOverhead = 96;
 
 // Bytes one element occupies in a buffer.
 size_t ElementSize(DataType dtype) {
@@ -39,7 +44,11 @@ bool CanAllocate(DataType dtype) {
 }
 
 // Owns an aligned allocation; constructs and destroys strings, resource
-// handles and variants in place.
+// handles and variants in place. The object and its elements share one
+// malloc'ed block (the object first, the elements at the next kAlignment
+// boundary after it), so a tensor costs one malloc and one free, and small
+// blocks come from malloc's fast per-size lists rather than memalign's
+// split chunks.
 class AlignedBuffer final : public TensorBuffer {
  public:
   // nullptr when the byte size overflows, the bytes do not fit in the
@@ -48,31 +57,24 @@ class AlignedBuffer final : public TensorBuffer {
   static AlignedBuffer* TryNew(DataType dtype, int64_t n, bool* over_budget) {
     *over_budget = false;
     const int64_t bytes = TensorBufferBytes(dtype, n);
-    if (bytes < 0 || bytes > INT64_MAX - static_cast<int64_t>(kAlignment)) {
-      return nullptr;
-    }
+    if (bytes < 0 || bytes > INT64_MAX - static_cast<int64_t>(kBlockOverhead)) return nullptr;
     const bool counted = memory_budget::TryReserve(bytes, over_budget);
     if (*over_budget) return nullptr;
+    void* block = std::malloc(kBlockOverhead + static_cast<size_t>(bytes));
+    if (block == nullptr) {
+      if (counted) memory_budget::Release(bytes);
+      return nullptr;
+    }
     void* data = nullptr;
     if (bytes > 0) {
-      const size_t rounded =
-          (static_cast<size_t>(bytes) + kAlignment - 1) / kAlignment * kAlignment;
-      data = std::aligned_alloc(kAlignment, rounded);
-      if (data == nullptr) {
-        if (counted) memory_budget::Release(bytes);
-        return nullptr;
-      }
+      const uintptr_t after = reinterpret_cast<uintptr_t>(block) + sizeof(AlignedBuffer);
+      data = reinterpret_cast<void*>((after + kAlignment - 1) / kAlignment * kAlignment);
       if (HoldsObjects(dtype)) ConstructObjects(dtype, data, n);
     }
-    AlignedBuffer* buf =
-        new (std::nothrow) AlignedBuffer(data, static_cast<size_t>(bytes), dtype, n, counted);
-    if (buf == nullptr) {
-      if (data != nullptr && HoldsObjects(dtype)) DestroyObjects(dtype, data, n);
-      std::free(data);
-      if (counted) memory_budget::Release(bytes);
-    }
-    return buf;
+    return new (block) AlignedBuffer(data, static_cast<size_t>(bytes), dtype, n, counted);
   }
+  // Frees the block TryNew made (the object is at its start).
+  static void operator delete(void* block) { std::free(block); }
   static AlignedBuffer* New(DataType dtype, int64_t n) {
     bool over_budget;
     AlignedBuffer* buf = TryNew(dtype, n, &over_budget);
@@ -82,10 +84,9 @@ class AlignedBuffer final : public TensorBuffer {
 
  private:
   AlignedBuffer(void* data, size_t bytes, DataType dtype, int64_t n, bool counted)
-      : TensorBuffer(data, bytes), dtype_(dtype), n_(n), counted_(counted) {}
+      : TensorBuffer(data, bytes), n_(n), dtype_(dtype), counted_(counted) {}
   ~AlignedBuffer() override {
     if (data() != nullptr && HoldsObjects(dtype_)) DestroyObjects(dtype_, data(), n_);
-    std::free(data());
     if (counted_) memory_budget::Release(static_cast<int64_t>(size()));
   }
   static void ConstructObjects(DataType dtype, void* data, int64_t n) {
@@ -108,11 +109,13 @@ class AlignedBuffer final : public TensorBuffer {
     auto* p = static_cast<T*>(data);
     for (int64_t i = 0; i < n; ++i) p[i].~T();
   }
-  const DataType dtype_;
   const int64_t n_;
+  const DataType dtype_;
   // Whether the bytes are reserved in the memory budget.
   const bool counted_;
 };
+static_assert(sizeof(AlignedBuffer) + kAlignment - alignof(std::max_align_t) <= kBlockOverhead,
+              "a block holds the buffer object and the padding before the elements");
 
 class ExternalBuffer final : public TensorBuffer {
  public:

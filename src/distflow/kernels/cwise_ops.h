@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "Eigen/Core"
+#include "absl/functional/function_ref.h"
 #include "distflow/core/status.h"
 #include "distflow/core/threadpool.h"
 #include "distflow/framework/op_kernel.h"
@@ -44,10 +45,14 @@ using ComputeType = typename ComputeTypeOf<T>::type;
 inline constexpr int64_t kCheapElementCost = 2;
 inline constexpr int64_t kTranscendentalElementCost = 20;
 
+// Below this many cycles of work a hand-off to other threads costs more than
+// it saves.
+inline constexpr int64_t kMinParallelCost = 100000;
+
 // Calls fn(begin, end) over [0, n): inline when the work is small or there is
 // no intra-op pool, else in parallel shards on the pool.
 void ShardElementwise(OpKernelContext* ctx, int64_t n, int64_t cost_per_element,
-                      const std::function<void(int64_t, int64_t)>& fn);
+                      absl::FunctionRef<void(int64_t, int64_t)> fn);
 
 // z[i] = f(x[i * sx], y[i * sy]) for i in [0, n), with sx, sy in {0, 1}.
 // z may alias x or y when that operand's stride is 1.
@@ -107,6 +112,40 @@ class BinaryOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
     const Tensor& y = ctx->input(1);
+    // Same shapes, or one operand a single element of no higher rank: the
+    // output has the other operand's shape and is one segment, so no plan.
+    const TensorShape* shape = nullptr;
+    if (x.shape() == y.shape() || (y.NumElements() == 1 && y.dims() <= x.dims())) {
+      shape = &x.shape();
+    } else if (x.NumElements() == 1 && x.dims() <= y.dims()) {
+      shape = &y.shape();
+    }
+    if (shape == nullptr) {
+      ComputeWithPlan(ctx, x, y);
+      return;
+    }
+    if constexpr (HasValidate<F>::value) {
+      OP_REQUIRES_OK(ctx, F::Validate(x, y));
+    }
+    const int64_t n = shape->num_elements();
+    const int64_t sx = x.NumElements() == 1 ? 0 : 1;
+    const int64_t sy = y.NumElements() == 1 ? 0 : 1;
+    Tensor* z = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0, 1}, 0, *shape, &z));
+    const T* px = x.base<T>();
+    const T* py = y.base<T>();
+    Out* pz = z->base<Out>();
+    if (n * kCost < kMinParallelCost) {
+      BinarySegment<F>(px, sx, py, sy, pz, n);
+      return;
+    }
+    ShardElementwise(ctx, n, kCost, [&](int64_t begin, int64_t end) {
+      BinarySegment<F>(px + begin * sx, sx, py + begin * sy, sy, pz + begin, end - begin);
+    });
+  }
+
+ private:
+  static void ComputeWithPlan(OpKernelContext* ctx, const Tensor& x, const Tensor& y) {
     BroadcastPlan plan;
     OP_REQUIRES_OK(ctx, BroadcastPlan::Make({x.shape(), y.shape()}, &plan));
     if constexpr (HasValidate<F>::value) {
