@@ -300,8 +300,11 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
         ++window_steps;
         window_examples += n;
         examples += n;
-        if (step - last_report >= o.progress_every) flush();
       }
+      // At most one report per call: results arrive in bursts (after Join,
+      // or after Schedule waited on a full queue), and a report's rate
+      // covers the wall time since the previous one.
+      if (step - last_report >= o.progress_every) flush();
       return absl::OkStatus();
     };
     for (int64_t c = 0; c < closures_per_epoch; ++c) {

@@ -21,7 +21,11 @@ WorkerKiller::~WorkerKiller() {
 void WorkerKiller::Loop(uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> pick(0, servers_->num_workers() - 1);
-  while (!stop_.WaitForNotificationWithTimeout(period_)) {
+  // The first kill comes after half a period, so that a run a little
+  // longer than the period still shows a failure and a recovery.
+  absl::Duration wait = period_ / 2;
+  while (!stop_.WaitForNotificationWithTimeout(wait)) {
+    wait = period_;
     const int worker = pick(rng);
     if (!servers_->KillWorker(worker).ok()) continue;
     kills_.fetch_add(1, std::memory_order_relaxed);

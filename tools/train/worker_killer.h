@@ -1,6 +1,7 @@
 // WorkerKiller: shows failover during training by killing a random worker
-// of a LocalServers cluster every `period` and starting it again at the
-// same address after `downtime` — a crash and a reboot. Runs on a thread of
+// of a LocalServers cluster every `period` (the first after half a period)
+// and starting it again at the same address after `downtime` — a crash and
+// a reboot. Runs on a thread of
 // its own from construction until destruction (which waits at most one
 // restart). kills() counts the workers killed. Thread-safe.
 #ifndef DISTFLOW_TOOLS_TRAIN_WORKER_KILLER_H_
