@@ -690,11 +690,18 @@ void RdmaChannel::SendNextMessage() {
         outgoing_.empty()) {
       return;
     }
-    // Keys are bounded in RecvTensor, so every message fits.
-    DF_CHECK(WriteFramed(outgoing_.front(), tx_message_->data(), tx_message_->size(), &written));
-    outgoing_.pop_front();
-    message_local_busy_ = true;
-    message_remote_busy_ = true;
+    // Keys are bounded in RecvTensor, so every message fits; should one not,
+    // the channel fails rather than the process.
+    if (WriteFramed(outgoing_.front(), tx_message_->data(), tx_message_->size(), &written)) {
+      outgoing_.pop_front();
+      message_local_busy_ = true;
+      message_remote_busy_ = true;
+    }
+  }
+  if (written == 0) {
+    Fail(errors::Internal("a verbs message to ", options_.remote_task, " is larger than the ",
+                          kMessageBufferBytes, "-byte message buffer"));
+    return;
   }
   const absl::Span<const char> src[] = {{tx_message_->data(), written}};
   absl::Status s = conn_->PostWriteWithImm(src, *remote_message_, 0, kMessageImm, kMessageWr);
