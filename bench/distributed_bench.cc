@@ -4,6 +4,7 @@
 // round-trip latency of a one-node RunStep. Prints medians.
 //
 //   distributed_bench [--protocol grpc,grpc+verbs] [--min-kib 1] [--max-mib 256] [--reps 7]
+//                     [--rtt-steps 200]
 //
 // With grpc+verbs it also times the verbs channel alone between two
 // processes (shared-memory provider): a receive of 1 KiB and of 64 MiB —
@@ -39,6 +40,8 @@
 #include "bench_util.h"
 #include "distflow/common_runtime/session.h"
 #include "distflow/distributed_runtime/cluster_spec.h"
+#include "distflow/distributed_runtime/rpc/grpc_util.h"
+#include "distflow/distributed_runtime/rpc/grpc_worker_client.h"
 #include "distflow/distributed_runtime/verbs/rdma_channel.h"
 #include "distflow/distributed_runtime/verbs/shm_provider.h"
 #include "distflow/graph/graph_io.h"
@@ -394,15 +397,44 @@ void TimeVerbsChannel(int reps) {
   waitpid(pid, nullptr, 0);
 }
 
+// Median round trip of a GetStatus call (nothing to do on the server) to the
+// task at 127.0.0.1:`port` through the gRPC worker client: the floor under
+// every RPC a step makes.
+double TimeGetStatus(int port, int reps) {
+  auto channel = NewGrpcChannel(absl::StrCat("127.0.0.1:", port));
+  if (!channel.ok()) return -1;
+  GrpcWorkerClient client("/job:worker/replica:0/task:0", *channel);
+  std::vector<double> times;
+  for (int r = 0; r < reps + 10; ++r) {
+    GetStatusRequest req;
+    GetStatusResponse resp;
+    CallOptions opts;
+    opts.set_timeout_ms(10000);
+    absl::Notification done;
+    absl::Status status;
+    const auto t0 = Clock::now();
+    client.GetStatusAsync(&req, &resp, &opts, [&](const absl::Status& s) {
+      status = s;
+      done.Notify();
+    });
+    done.WaitForNotification();
+    if (!status.ok()) return -1;
+    if (r >= 10) times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  return bench::Median(times);
+}
+
 int Main(int argc, char** argv) {
   int min_kib = 1;
   int max_mib = 256;
   int reps = 7;
+  int rtt_steps = 200;
   std::vector<std::string> protocols = {"grpc", "grpc+verbs"};
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--min-kib") == 0) min_kib = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--max-mib") == 0) max_mib = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--reps") == 0) reps = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--rtt-steps") == 0) rtt_steps = std::max(1, std::atoi(argv[i + 1]));
     if (std::strcmp(argv[i], "--protocol") == 0) protocols = absl::StrSplit(argv[i + 1], ',');
   }
   for (const std::string& p : protocols) {
@@ -466,8 +498,11 @@ int Main(int argc, char** argv) {
     // Round trip of a one-node step through the master.
     auto s = NewSession(opts);
     (*s)->Create(bench::OneConstGraph("/job:worker/task:0")).IgnoreError();
-    const double rtt = TimeSteps(s->get(), "c", 200);
-    std::printf("one-node RunStep round trip: median %.1f us over 200 steps\n", rtt * 1e6);
+    const double rtt = TimeSteps(s->get(), "c", rtt_steps);
+    std::printf("one-node RunStep round trip: median %.1f us over %d steps\n", rtt * 1e6,
+                rtt_steps);
+    std::printf("  floors: GetStatus round trip %.1f us, TCP 1-byte ping-pong %.1f us\n",
+                TimeGetStatus(w0.port, 1000) * 1e6, 2 * TimeTcpOneWay(1, 1000) * 1e6);
     (*s)->Close().IgnoreError();
     Stop(w0);
     Stop(w1);

@@ -52,6 +52,19 @@ TEST(TimerTest, CancelledCallbackNeverRuns) {
   EXPECT_EQ(runs.load(), 0);
 }
 
+// The loop sleeps until the cancelled hour-long deadline unless a nearer
+// deadline wakes it; so does a timer destroyed with that deadline pending.
+TEST(TimerTest, NearerDeadlineAfterACancelledFarOneRuns) {
+  Timer timer;
+  Timer::Id far = timer.Schedule(absl::Hours(1), [] {});
+  absl::SleepFor(absl::Milliseconds(5));  // the loop now sleeps until `far`
+  EXPECT_TRUE(timer.Cancel(far));
+  timer.Schedule(absl::Hours(2), [] {});
+  absl::Notification near;
+  timer.Schedule(absl::Milliseconds(10), [&] { near.Notify(); });
+  EXPECT_TRUE(near.WaitForNotificationWithTimeout(absl::Seconds(30)));
+}
+
 TEST(ThreadPoolTest, ParallelForCoversRangeOnce) {
   ThreadPool pool("test", 3);
   std::vector<std::atomic<int>> hits(10007);

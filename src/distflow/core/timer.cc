@@ -8,6 +8,7 @@ Timer::~Timer() {
   {
     absl::MutexLock lock(&mu_);
     stop_ = true;
+    wake_.Signal();
   }
   thread_.join();
 }
@@ -23,6 +24,8 @@ Timer::Id Timer::Schedule(absl::Duration delay, std::function<void()> fn) {
   const absl::Time deadline = absl::Now() + delay;
   pending_.emplace(std::make_pair(deadline, id), std::move(fn));
   deadlines_.emplace(id, deadline);
+  // Only a deadline earlier than the one the loop sleeps until wakes it.
+  if (deadline < sleeping_until_) wake_.Signal();
   return id;
 }
 
@@ -39,24 +42,20 @@ void Timer::Loop() {
   absl::MutexLock lock(&mu_);
   while (!stop_) {
     if (pending_.empty()) {
-      mu_.Await(absl::Condition(
-          +[](Timer* t) ABSL_NO_THREAD_SAFETY_ANALYSIS { return t->stop_ || !t->pending_.empty(); },
-          this));
+      sleeping_until_ = absl::InfiniteFuture();
+      wake_.Wait(&mu_);
+      sleeping_until_ = absl::InfinitePast();
       continue;
     }
     auto first = pending_.begin();
     const absl::Time deadline = first->first.first;
     if (absl::Now() < deadline) {
-      // Wakes early when an earlier deadline arrives or the timer stops.
-      std::pair<Timer*, Id> arg(this, first->first.second);
-      mu_.AwaitWithDeadline(absl::Condition(
-                                +[](std::pair<Timer*, Id>* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-                                  Timer* t = a->first;
-                                  return t->stop_ || t->pending_.empty() ||
-                                         t->pending_.begin()->first.second != a->second;
-                                },
-                                &arg),
-                            deadline);
+      // A cancelled first deadline does not wake the loop: it wakes at that
+      // deadline, finds what is due then, and sleeps again. Steps schedule
+      // and cancel deadlines far away, and each wake-up is a context switch.
+      sleeping_until_ = deadline;
+      wake_.WaitWithDeadline(&mu_, deadline);
+      sleeping_until_ = absl::InfinitePast();
       continue;
     }
     std::function<void()> fn = std::move(first->second);

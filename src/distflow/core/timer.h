@@ -44,6 +44,11 @@ class Timer {
   std::map<Id, absl::Time> deadlines_ ABSL_GUARDED_BY(mu_);
   Id next_id_ ABSL_GUARDED_BY(mu_) = 1;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  // The deadline the loop waits for; InfiniteFuture while nothing is
+  // pending, InfinitePast while it is not waiting. Schedule signals `wake_`
+  // only for an earlier deadline.
+  absl::Time sleeping_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  absl::CondVar wake_;
   std::thread thread_;
 };
 
