@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "distflow/distributed_runtime/cluster_spec.h"
+#include "distflow/distributed_runtime/rendezvous_mgr.h"
 #include "distflow/distributed_runtime/rpc/grpc_server.h"
 #include "distflow/distributed_runtime/rpc/grpc_session.h"
 #include "distflow/framework/tensor_proto.h"
@@ -231,6 +232,30 @@ TEST_F(ClusterTest, RunsAcrossThreeTasks) {
   std::vector<DeviceAttributes> devices;
   ASSERT_TRUE(session->ListDevices(&devices).ok());
   EXPECT_EQ(devices.size(), 3u);
+  EXPECT_TRUE(session->Close().ok());
+}
+
+// A finished step's CleanupGraph rides on the next RunGraph to each task,
+// so a task holds at most the last step's rendezvous while steps go on;
+// once they stop, the master flushes that one too.
+TEST_F(ClusterTest, FinishedStepsAreCleanedUpWithTheNextRunGraph) {
+  auto session = NewClusterSession();
+  for (int i = 0; i < 20; ++i) {
+    std::vector<Tensor> out;
+    absl::Status s = session->Run({{"x", X()}}, {"y"}, {}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_EQ(out[0].DebugString(), "Tensor<type: float32 shape: [2,2] values: [[2 6][6 12]]>");
+  }
+  for (const auto& server : servers_) {
+    EXPECT_LE(server->rendezvous_mgr().NumSteps(), 1u) << server->task_name();
+  }
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  for (const auto& server : servers_) {
+    while (server->rendezvous_mgr().NumSteps() > 0 && absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    EXPECT_EQ(server->rendezvous_mgr().NumSteps(), 0u) << server->task_name();
+  }
   EXPECT_TRUE(session->Close().ok());
 }
 

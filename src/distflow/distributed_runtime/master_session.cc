@@ -90,7 +90,8 @@ MasterSession::MasterSession(std::string handle, ConfigProto config,
       pool_(pool),
       execution_state_(GraphExecutionState::Options{
           devices_.get(), config_.allow_soft_placement(), config_.log_device_placement(),
-          config_.graph_options().enable_bfloat16_sendrecv(), "_m"}) {}
+          config_.graph_options().enable_bfloat16_sendrecv(), "_m"}),
+      cleanups_(worker_cache_) {}
 
 MasterSession::~MasterSession() { DeregisterAll(); }
 
@@ -283,6 +284,7 @@ void MasterSession::RunStepAsync(std::shared_ptr<const RegisteredGraph> rg, int6
     req.mutable_exec_opts()->set_record_timeline(trace);
     req.mutable_exec_opts()->set_record_partition_graphs(options.output_partition_graphs());
     if (timeout > 0) req.set_timeout_in_ms(timeout);
+    for (int64_t done_step : cleanups_.Take(rg->parts[i].task)) req.add_cleanup_step_ids(done_step);
     if (static_cast<int>(i) == rg->client_part) {
       for (size_t f = 0; f < feeds.size(); ++f) {
         if (feeds[f] == nullptr) continue;
@@ -362,8 +364,12 @@ void MasterSession::FinishStep(const std::shared_ptr<StepCall>& call) {
   }
   if (call->call_cm != nullptr) call->call_cm->TryDeregisterCallback(call->call_token);
   const RegisteredGraph& rg = *call->rg;
-  // Every worker drops the step's rendezvous, whatever happened.
-  if (!call->is_partial || call->is_last_partial || !first_error.ok()) {
+  // Every worker drops the step's rendezvous, whatever happened: a step
+  // that succeeded with the next RunGraph to that worker (or a flush soon
+  // after), a failed one at once.
+  if (first_error.ok() && (!call->is_partial || call->is_last_partial)) {
+    for (const MasterPart& part : rg.parts) cleanups_.Owe(part.task, call->step_id);
+  } else if (!first_error.ok()) {
     for (const MasterPart& part : rg.parts) {
       struct Cleanup {
         CleanupGraphRequest req;
@@ -675,6 +681,7 @@ absl::Status MasterSession::Close() {
     if (closed_) return absl::OkStatus();
     closed_ = true;
   }
+  cleanups_.Flush();
   DeregisterAll();
   // Workers drop the session's shared kernels and its cluster.
   for (const std::string& task : worker_cache_->ListWorkers()) {

@@ -27,6 +27,7 @@
 #include "distflow/common_runtime/graph_execution_state.h"
 #include "distflow/config.pb.h"
 #include "distflow/core/threadpool.h"
+#include "distflow/distributed_runtime/deferred_cleanups.h"
 #include "distflow/distributed_runtime/worker_cache.h"
 #include "distflow/framework/cancellation.h"
 #include "distflow/graph.pb.h"
@@ -128,6 +129,8 @@ class MasterSession : public std::enable_shared_from_this<MasterSession> {
       ABSL_GUARDED_BY(mu_);
   // Serializes building client graphs, so one signature is built once.
   absl::Mutex build_mu_;
+  // Finished steps' CleanupGraph calls, sent with the next RunGraph.
+  DeferredCleanups cleanups_;
 };
 
 }  // namespace distflow

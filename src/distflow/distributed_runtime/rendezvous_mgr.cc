@@ -177,6 +177,11 @@ void RendezvousMgr::Cleanup(int64_t step_id) {
   r->StartAbort(errors::Cancelled("step ", step_id, " was cleaned up"));
 }
 
+size_t RendezvousMgr::NumSteps() const {
+  absl::MutexLock lock(&mu_);
+  return table_.size();
+}
+
 void RendezvousMgr::CleanupAll() {
   absl::flat_hash_map<int64_t, RefPtr<RemoteRendezvous>> table;
   {

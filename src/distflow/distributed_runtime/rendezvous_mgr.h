@@ -89,10 +89,12 @@ class RendezvousMgr {
   void Cleanup(int64_t step_id);
   // Aborts and forgets every step.
   void CleanupAll();
+  // How many steps' rendezvous it holds.
+  size_t NumSteps() const;
 
  private:
   const std::string task_name_;
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   absl::flat_hash_map<int64_t, RefPtr<RemoteRendezvous>> table_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -1,5 +1,7 @@
 #include "distflow/distributed_runtime/worker.h"
 
+#include <algorithm>
+
 #include "distflow/common_runtime/device_mgr.h"
 #include "distflow/common_runtime/step_stats_collector.h"
 #include "distflow/common_runtime/step_watchdog.h"
@@ -100,6 +102,13 @@ void ExpireStep(RunGraphCall* call, const std::string& task, int64_t step_id, in
 
 void Worker::RunGraphAsync(CancellationManager* call_cm, const RunGraphRequest* req,
                            RunGraphResponse* resp, Done done) {
+  // At most what one master can owe (DeferredCleanups::kMaxOwed) is read.
+  constexpr int kMaxCleanups = 4096;
+  for (int i = 0; i < std::min(req->cleanup_step_ids_size(), kMaxCleanups); ++i) {
+    if (req->cleanup_step_ids(i) != req->step_id()) {
+      env_->rendezvous_mgr->Cleanup(req->cleanup_step_ids(i));
+    }
+  }
   if (req->is_partial()) {
     RunPartialGraphAsync(call_cm, req, resp, std::move(done));
     return;

@@ -72,6 +72,8 @@ class GrpcServer {
   int bound_port() const { return bound_port_; }
   // "/job:J/replica:0/task:T".
   const std::string& task_name() const { return task_name_; }
+  // The per-step rendezvous this server's worker holds.
+  const RendezvousMgr& rendezvous_mgr() const { return *rendezvous_mgr_; }
   // "grpc://localhost:PORT", the target a client session connects to.
   std::string target() const;
 
