@@ -1,6 +1,8 @@
 #include "distflow/framework/tensor.h"
 
 #include <cstdint>
+#include <thread>
+#include <vector>
 
 #include "distflow/framework/tensor_proto.h"
 #include "gmock/gmock.h"
@@ -10,6 +12,36 @@ namespace distflow {
 namespace {
 
 using ::testing::HasSubstr;
+
+// Small buffers are reused from a per-thread list once freed, also when
+// another thread freed them; every tensor keeps its own values, and a
+// reused block never hands out a larger tensor than it can hold.
+TEST(TensorTest, SmallBuffersAreReusedWithoutSharing) {
+  std::vector<Tensor> live;
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 20000; ++i) {
+      const int64_t n = 1 + i % 16;  // up to 64 bytes of float
+      Tensor t(DT_FLOAT, TensorShape({n}));
+      for (int64_t k = 0; k < n; ++k) t.flat<float>()[k] = static_cast<float>(i + k);
+      live.push_back(std::move(t));
+    }
+    Tensor big(DT_FLOAT, TensorShape({1000}));  // never from the small list
+    for (int k = 0; k < 1000; ++k) big.flat<float>()[k] = static_cast<float>(k);
+    for (size_t i = 0; i < live.size(); ++i) {
+      const int64_t n = 1 + static_cast<int64_t>(i) % 16;
+      ASSERT_EQ(live[i].NumElements(), n);
+      for (int64_t k = 0; k < n; ++k) {
+        ASSERT_EQ(live[i].flat<float>()[k], static_cast<float>(i + k)) << i;
+      }
+    }
+    EXPECT_EQ(big.flat<float>()[999], 999.0f);
+    // Half are freed by another thread, half by this one.
+    std::vector<Tensor> other(std::make_move_iterator(live.begin()),
+                              std::make_move_iterator(live.begin() + live.size() / 2));
+    std::thread([moved = std::move(other)]() mutable { moved.clear(); }).join();
+    live.clear();
+  }
+}
 
 TEST(TensorShapeTest, BasicsAndDebugString) {
   TensorShape s({2, 3, 4});

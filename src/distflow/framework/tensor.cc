@@ -1,5 +1,6 @@
 #include "distflow/framework/tensor.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -33,6 +34,81 @@ size_t ElementSize(DataType dtype) {
   return DataTypeSize(dtype);
 }
 
+// Blocks of tensors of up to kSmallBytes bytes (scalars, short vectors: the
+// bulk of a graph's per-node outputs) are kept, when freed, on a free list of
+// the freeing thread, up to kMaxCachedBlocks of them, and handed out again
+// before malloc is asked. malloc's own per-thread cache holds 7 blocks of a
+// size; a step with thousands of small live outputs otherwise pays its
+// slower paths (and heap consolidation) for each. The list is freed when
+// its thread exits. Off under AddressSanitizer, so it still sees every
+// use after free.
+constexpr size_t kSmallBytes = 64;
+constexpr size_t kSmallBlock = kBlockOverhead + kSmallBytes;
+constexpr int kMaxCachedBlocks = 8192;
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kCacheSmallBlocks = false;
+#else
+constexpr bool kCacheSmallBlocks = true;
+#endif
+
+class SmallBlockCache {
+ public:
+  ~SmallBlockCache() {
+    while (head_ != nullptr) std::free(Pop());
+  }
+  void* Pop() {
+    void* block = head_;
+    if (block != nullptr) {
+      std::memcpy(&head_, block, sizeof(void*));
+      --count_;
+    }
+    return block;
+  }
+  // False when the list is full (the caller frees the block).
+  bool Push(void* block) {
+    if (count_ >= kMaxCachedBlocks) return false;
+    std::memcpy(block, &head_, sizeof(void*));
+    head_ = block;
+    ++count_;
+    return true;
+  }
+
+ private:
+  void* head_ = nullptr;
+  int count_ = 0;
+};
+
+thread_local SmallBlockCache small_blocks;
+
+// What malloc reports usable in a block it gave for kSmallBlock bytes: a
+// block with that usable size is a small one, whatever asked for it.
+size_t SmallUsableSize() {
+  static const size_t usable = [] {
+    void* probe = std::malloc(kSmallBlock);
+    const size_t n = malloc_usable_size(probe);
+    std::free(probe);
+    return n;
+  }();
+  return usable;
+}
+
+void* AllocateBlock(size_t bytes) {
+  if (kCacheSmallBlocks && bytes <= kSmallBlock) {
+    if (void* block = small_blocks.Pop()) return block;
+    return std::malloc(kSmallBlock);
+  }
+  return std::malloc(bytes);
+}
+
+void FreeBlock(void* block) {
+  if (kCacheSmallBlocks && block != nullptr && malloc_usable_size(block) == SmallUsableSize() &&
+      small_blocks.Push(block)) {
+    return;
+  }
+  std::free(block);
+}
+
 // True for the types whose elements are C++ objects built in place.
 bool HoldsObjects(DataType dtype) {
   return dtype == DT_STRING || dtype == DT_RESOURCE || dtype == DT_VARIANT;
@@ -60,7 +136,7 @@ class AlignedBuffer final : public TensorBuffer {
     if (bytes < 0 || bytes > INT64_MAX - static_cast<int64_t>(kBlockOverhead)) return nullptr;
     const bool counted = memory_budget::TryReserve(bytes, over_budget);
     if (*over_budget) return nullptr;
-    void* block = std::malloc(kBlockOverhead + static_cast<size_t>(bytes));
+    void* block = AllocateBlock(kBlockOverhead + static_cast<size_t>(bytes));
     if (block == nullptr) {
       if (counted) memory_budget::Release(bytes);
       return nullptr;
@@ -74,7 +150,7 @@ class AlignedBuffer final : public TensorBuffer {
     return new (block) AlignedBuffer(data, static_cast<size_t>(bytes), dtype, n, counted);
   }
   // Frees the block TryNew made (the object is at its start).
-  static void operator delete(void* block) { std::free(block); }
+  static void operator delete(void* block) { FreeBlock(block); }
   static AlignedBuffer* New(DataType dtype, int64_t n) {
     bool over_budget;
     AlignedBuffer* buf = TryNew(dtype, n, &over_budget);
