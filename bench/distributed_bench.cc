@@ -69,8 +69,8 @@ Child StartServer(const char* binary, const std::string& cluster, const std::str
     close(fds[1]);
     const std::string t = std::to_string(task);
     execl(binary, binary, "server", "--cluster", cluster.c_str(), "--job", job.c_str(), "--task",
-          t.c_str(), "--protocol", protocol.c_str(), "--tensor-side-channel",
-          side_channel.c_str(), static_cast<char*>(nullptr));
+          t.c_str(), "--protocol", protocol.c_str(), "--tensor-side-channel", side_channel.c_str(),
+          static_cast<char*>(nullptr));
     _exit(127);
   }
   close(fds[1]);
@@ -440,10 +440,10 @@ int Main(int argc, char** argv) {
     for (const std::string& side : side_channels) runs.emplace_back(protocol, side);
   }
   for (const auto& [protocol, side] : runs) {
-    Child w0 = StartServer(DISTFLOW_BINARY, "worker=127.0.0.1:0,127.0.0.1:0", "worker", 0,
-                           protocol, side);
-    Child w1 = StartServer(DISTFLOW_BINARY, "worker=127.0.0.1:0,127.0.0.1:0", "worker", 1,
-                           protocol, side);
+    Child w0 =
+        StartServer(DISTFLOW_BINARY, "worker=127.0.0.1:0,127.0.0.1:0", "worker", 0, protocol, side);
+    Child w1 =
+        StartServer(DISTFLOW_BINARY, "worker=127.0.0.1:0,127.0.0.1:0", "worker", 1, protocol, side);
     if (w0.port == 0 || w1.port == 0) {
       std::fprintf(stderr, "servers did not start\n");
       return 1;

@@ -255,8 +255,8 @@ TEST(SideChannelProcessTest, SameValuesWithTheSideChannelOnAndOff) {
     const Tensor x = Pattern(n);
     for (Session* session : {with.get(), without.get()}) {
       std::vector<Tensor> out;
-      absl::Status s = session->Run({{"x", x}, {"dims", Dims(n)}}, {"y", "n", "s", "m", "m:1"},
-                                    {}, &out);
+      absl::Status s =
+          session->Run({{"x", x}, {"dims", Dims(n)}}, {"y", "n", "s", "m", "m:1"}, {}, &out);
       ASSERT_TRUE(s.ok()) << s;
       ASSERT_EQ(out[0].NumElements(), n);
       EXPECT_EQ(std::memcmp(out[0].raw_data(), x.raw_data(), x.TotalBytes()), 0) << n;
@@ -270,8 +270,8 @@ TEST(SideChannelProcessTest, SameValuesWithTheSideChannelOnAndOff) {
 }
 
 TEST(SideChannelProcessTest, FlagValuesAreChecked) {
-  auto bad = ServerProcess::Start("worker=127.0.0.1:0", "worker", 0,
-                                  {"--tensor-side-channel", "maybe"});
+  auto bad =
+      ServerProcess::Start("worker=127.0.0.1:0", "worker", 0, {"--tensor-side-channel", "maybe"});
   EXPECT_EQ(bad, nullptr);
 }
 

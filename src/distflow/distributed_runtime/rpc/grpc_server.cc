@@ -181,8 +181,8 @@ absl::Status GrpcServer::Start() {
     side_options.host = host;
     DF_ASSIGN_OR_RETURN(impl_->side_channel, SideChannelServer::Start(std::move(side_options)));
   }
-  impl_->worker_service = std::make_unique<GrpcWorkerService>(
-      impl_->worker.get(), options_.token, impl_->side_channel.get());
+  impl_->worker_service = std::make_unique<GrpcWorkerService>(impl_->worker.get(), options_.token,
+                                                              impl_->side_channel.get());
   grpc::ServerBuilder builder;
   const std::string listen =
       absl::StrCat(absl::StrContains(host, ':') ? absl::StrCat("[", host, "]") : host, ":", port);

@@ -244,9 +244,9 @@ absl::Status DecodeOfferedTensor(SliceReader* r, uint64_t length, const SideChan
   const int64_t want =
       shape.num_elements() < 0 ? -1 : TensorBufferBytes(dtype, shape.num_elements());
   if (want <= 0 || offer.payload_bytes != static_cast<uint64_t>(want)) {
-    return Malformed(absl::StrCat("the side channel offers ", offer.payload_bytes,
-                                  " bytes; a ", DataTypeString(dtype), " tensor of shape ",
-                                  shape.DebugString(), " needs ",
+    return Malformed(absl::StrCat("the side channel offers ", offer.payload_bytes, " bytes; a ",
+                                  DataTypeString(dtype), " tensor of shape ", shape.DebugString(),
+                                  " needs ",
                                   want < 0 ? std::string("more than 2^63") : absl::StrCat(want)));
   }
   return Tensor::Allocate(dtype, shape, out);

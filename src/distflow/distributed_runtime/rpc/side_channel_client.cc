@@ -79,9 +79,8 @@ absl::Status IoFailure(IoOutcome outcome, int error, absl::string_view what, siz
   const std::string progress = absl::StrCat(" (", moved, " of ", total, " bytes)");
   switch (outcome) {
     case IoOutcome::kDeadline:
-      return errors::DeadlineExceeded("RecvTensor from ", task,
-                                      " timed out on the tensor side channel while ", what,
-                                      progress);
+      return errors::DeadlineExceeded(
+          "RecvTensor from ", task, " timed out on the tensor side channel while ", what, progress);
     case IoOutcome::kStalled:
       return errors::Unavailable("tensor side channel from ", task, " stalled: nothing moved for ",
                                  absl::FormatDuration(stall), " while ", what, progress);
@@ -106,8 +105,8 @@ constexpr uintptr_t kHugePageBytes = uintptr_t{2} << 20;
 
 void AdviseHugePages(void* dst, uint64_t bytes) {
   if (bytes < kHugePageMinBytes) return;
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(dst) + kHugePageBytes - 1) &
-                          ~(kHugePageBytes - 1);
+  const uintptr_t begin =
+      (reinterpret_cast<uintptr_t>(dst) + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
   const uintptr_t end = (reinterpret_cast<uintptr_t>(dst) + bytes) & ~(kHugePageBytes - 1);
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 }
@@ -140,8 +139,9 @@ int Connect(const std::string& host, int port, absl::Time give_up, std::string* 
         break;
       }
       pollfd pfd{fd, POLLOUT, 0};
-      const int p =
-          poll(&pfd, 1, static_cast<int>(absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1)))));
+      const int p = poll(
+          &pfd, 1,
+          static_cast<int>(absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1)))));
       if (p < 0 && errno == EINTR) continue;
       if (p <= 0) {
         err = p == 0 ? ETIMEDOUT : errno;
@@ -174,8 +174,7 @@ absl::Status SideChannelClient::Fetch(const std::string& host, int port,
                                       " timed out before its tensor side channel was read");
     }
     bool reused = false;
-    DF_ASSIGN_OR_RETURN(std::shared_ptr<Connection> c,
-                        Take(host, port, deadline, task, &reused));
+    DF_ASSIGN_OR_RETURN(std::shared_ptr<Connection> c, Take(host, port, deadline, task, &reused));
     const uint64_t generation = c->generation();
     if (opts != nullptr && !opts->SetCancelCallback([c, generation] { c->Cancel(generation); })) {
       return errors::Cancelled("RecvTensor from ", task, " was cancelled");
@@ -200,7 +199,8 @@ SideChannelClient::Attempt SideChannelClient::Transfer(Connection* c,
   int error = 0;
   std::array<char, kSideChannelRequestBytes> request;
   EncodeSideChannelRequest(ticket, &request);
-  IoOutcome o = WriteFully(c->fd(), request.data(), request.size(), deadline, stall, &moved, &error);
+  IoOutcome o =
+      WriteFully(c->fd(), request.data(), request.size(), deadline, stall, &moved, &error);
   if (o != IoOutcome::kDone) {
     return {IoFailure(o, error, "sending the ticket", moved, request.size(), stall, task),
             o == IoOutcome::kClosed};
@@ -221,13 +221,12 @@ SideChannelClient::Attempt SideChannelClient::Transfer(Connection* c,
         IoOutcome::kDone) {
       message = "(no message)";
     }
-    return {absl::Status(header.code, absl::StrCat(task, " refused a tensor side channel fetch: ",
-                                                   message))};
+    return {absl::Status(header.code,
+                         absl::StrCat(task, " refused a tensor side channel fetch: ", message))};
   }
   if (header.payload_bytes != bytes) {
-    return {errors::DataLoss("tensor side channel from ", task, " announced ",
-                             header.payload_bytes, " bytes where the RecvTensor reply said ",
-                             bytes)};
+    return {errors::DataLoss("tensor side channel from ", task, " announced ", header.payload_bytes,
+                             " bytes where the RecvTensor reply said ", bytes)};
   }
   o = ReadFully(c->fd(), dst, bytes, deadline, stall, &moved, &error);
   if (o != IoOutcome::kDone) {
@@ -237,8 +236,7 @@ SideChannelClient::Attempt SideChannelClient::Transfer(Connection* c,
 }
 
 absl::StatusOr<std::shared_ptr<SideChannelClient::Connection>> SideChannelClient::Take(
-    const std::string& host, int port, absl::Time deadline, const std::string& task,
-    bool* reused) {
+    const std::string& host, int port, absl::Time deadline, const std::string& task, bool* reused) {
   const std::string endpoint = Endpoint(host, port);
   {
     absl::MutexLock lock(&mu_);
@@ -253,8 +251,8 @@ absl::StatusOr<std::shared_ptr<SideChannelClient::Connection>> SideChannelClient
     }
   }
   std::string why;
-  const int fd = Connect(host, port, std::min(deadline, absl::Now() + options_.connect_timeout),
-                         &why);
+  const int fd =
+      Connect(host, port, std::min(deadline, absl::Now() + options_.connect_timeout), &why);
   if (fd < 0) {
     return errors::Unavailable("cannot connect to the tensor side channel of ", task, " at ",
                                endpoint, ": ", why);

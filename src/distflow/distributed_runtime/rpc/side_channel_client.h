@@ -48,8 +48,8 @@ class SideChannelClient {
   // listening at host:port into dst[0, bytes). `task` names the producer in
   // errors. `opts` (may be null) can cancel the fetch; it must not carry
   // another cancel callback meanwhile. On error dst holds garbage.
-  absl::Status Fetch(const std::string& host, int port, const SideChannelTicket& ticket,
-                     void* dst, uint64_t bytes, absl::Time deadline, CallOptions* opts,
+  absl::Status Fetch(const std::string& host, int port, const SideChannelTicket& ticket, void* dst,
+                     uint64_t bytes, absl::Time deadline, CallOptions* opts,
                      const std::string& task);
 
   // Idle connections to host:port, for tests.

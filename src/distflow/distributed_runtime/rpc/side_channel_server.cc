@@ -179,8 +179,7 @@ void SideChannelServer::Serve(Connection* c) {
       const absl::Time give_up = absl::Now() + kErrorReplyTimeout;
       if (WriteFully(fd, head.data(), head.size(), give_up, kErrorReplyTimeout, &moved, &error) ==
           IoOutcome::kDone) {
-        WriteFully(fd, message.data(), message.size(), give_up, kErrorReplyTimeout, &moved,
-                   &error);
+        WriteFully(fd, message.data(), message.size(), give_up, kErrorReplyTimeout, &moved, &error);
       }
       break;
     }

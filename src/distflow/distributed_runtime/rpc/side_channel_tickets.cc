@@ -39,8 +39,7 @@ std::optional<SideChannelTicket> SideChannelTickets::Issue(const Tensor& tensor,
   return *ticket;
 }
 
-absl::StatusOr<Tensor> SideChannelTickets::Redeem(const SideChannelTicket& ticket,
-                                                  absl::Time now) {
+absl::StatusOr<Tensor> SideChannelTickets::Redeem(const SideChannelTicket& ticket, absl::Time now) {
   absl::MutexLock lock(&mu_);
   ExpireLocked(now);
   auto it = entries_.find(ticket);
