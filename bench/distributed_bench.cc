@@ -3,8 +3,12 @@
 // loopback and a memcpy moving the same bytes in the same run, and the
 // round-trip latency of a one-node RunStep. Prints medians.
 //
-//   distributed_bench [--protocol grpc,grpc+verbs] [--min-kib 1] [--max-mib 256] [--reps 7]
-//                     [--rtt-steps 200]
+//   distributed_bench [--protocol grpc,grpc+verbs] [--side-channel on,off] [--min-kib 1]
+//                     [--max-mib 256] [--reps 7] [--rtt-steps 200]
+//
+// grpc runs once per --side-channel value: with the tensor side channel (the
+// servers' default: large payloads over a TCP stream beside gRPC) and with
+// `--tensor-side-channel off` (every byte over gRPC).
 //
 // With grpc+verbs it also times the verbs channel alone between two
 // processes (shared-memory provider): a receive of 1 KiB and of 64 MiB —
@@ -57,7 +61,7 @@ struct Child {
 };
 
 Child StartServer(const char* binary, const std::string& cluster, const std::string& job, int task,
-                  const std::string& protocol) {
+                  const std::string& protocol, const std::string& side_channel) {
   int fds[2];
   if (pipe(fds) != 0) return {};
   const pid_t pid = fork();
@@ -67,7 +71,8 @@ Child StartServer(const char* binary, const std::string& cluster, const std::str
     close(fds[1]);
     const std::string t = std::to_string(task);
     execl(binary, binary, "server", "--cluster", cluster.c_str(), "--job", job.c_str(), "--task",
-          t.c_str(), "--protocol", protocol.c_str(), static_cast<char*>(nullptr));
+          t.c_str(), "--protocol", protocol.c_str(), "--tensor-side-channel", side_channel.c_str(),
+          static_cast<char*>(nullptr));
     _exit(127);
   }
   close(fds[1]);
@@ -430,7 +435,11 @@ int Main(int argc, char** argv) {
   int reps = 7;
   int rtt_steps = 200;
   std::vector<std::string> protocols = {"grpc", "grpc+verbs"};
+  std::vector<std::string> side_channels = {"on", "off"};
   for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--side-channel") == 0) {
+      side_channels = absl::StrSplit(argv[i + 1], ',');
+    }
     if (std::strcmp(argv[i], "--min-kib") == 0) min_kib = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--max-mib") == 0) max_mib = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--reps") == 0) reps = std::atoi(argv[i + 1]);
@@ -443,14 +452,29 @@ int Main(int argc, char** argv) {
       return 2;
     }
   }
+  for (const std::string& side : side_channels) {
+    if (side != "on" && side != "off") {
+      std::fprintf(stderr, "--side-channel takes on and/or off, got '%s'\n", side.c_str());
+      return 2;
+    }
+  }
   if (std::find(protocols.begin(), protocols.end(), "grpc+verbs") != protocols.end()) {
     TimeVerbsChannel(reps);
   }
+  // (protocol, side channel) pairs: grpc once per side-channel setting.
+  std::vector<std::pair<std::string, std::string>> runs;
   for (const std::string& protocol : protocols) {
+    if (protocol != "grpc") {
+      runs.emplace_back(protocol, "on");
+      continue;
+    }
+    for (const std::string& side : side_channels) runs.emplace_back(protocol, side);
+  }
+  for (const auto& [protocol, side] : runs) {
     Child w0 =
-        StartServer(DISTFLOW_BINARY, "worker=127.0.0.1:0,127.0.0.1:0", "worker", 0, protocol);
+        StartServer(DISTFLOW_BINARY, "worker=127.0.0.1:0,127.0.0.1:0", "worker", 0, protocol, side);
     Child w1 =
-        StartServer(DISTFLOW_BINARY, "worker=127.0.0.1:0,127.0.0.1:0", "worker", 1, protocol);
+        StartServer(DISTFLOW_BINARY, "worker=127.0.0.1:0,127.0.0.1:0", "worker", 1, protocol, side);
     if (w0.port == 0 || w1.port == 0) {
       std::fprintf(stderr, "servers did not start\n");
       return 1;
@@ -464,9 +488,9 @@ int Main(int argc, char** argv) {
     opts.config = config;
 
     std::printf(
-        "\n--protocol %s: a tensor between two server processes vs a loopback TCP socket and "
-        "memcpy (medians of %d)\n",
-        protocol.c_str(), reps);
+        "\n--protocol %s --tensor-side-channel %s: a tensor between two server processes vs a "
+        "loopback TCP socket and memcpy (medians of %d)\n",
+        protocol.c_str(), side.c_str(), reps);
     std::printf("%10s %12s %12s %12s %12s %12s %8s\n", "size", "step_remote", "step_local",
                 "transfer", "tcp", "memcpy", "ratio");
     for (size_t kib = std::max(1, min_kib); kib <= static_cast<size_t>(max_mib) * 1024;

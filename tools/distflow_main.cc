@@ -169,6 +169,11 @@ int Main(int argc, char** argv) {
       ->add_option("--verbs-max-buffer-mb", server.verbs_max_buffer_mb,
                    "grpc+verbs: refuse a peer's tensor buffer larger than this many MiB")
       ->capture_default_str();
+  server_cmd
+      ->add_option("--tensor-side-channel", server.tensor_side_channel,
+                   "on: large tensors between tasks over a TCP stream beside gRPC (never with "
+                   "TLS); off: all over gRPC")
+      ->capture_default_str();
   server_cmd->add_option("--task", server.task, "this task's index")->capture_default_str();
   server_cmd->add_option("--bind", server.bind,
                          "host to listen on instead of the task's cluster entry (0.0.0.0: all)");

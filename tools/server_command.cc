@@ -52,6 +52,10 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out, int* 
     return errors::InvalidArgument("--verbs-max-buffer-mb must be between 1 and ", INT64_MAX >> 20,
                                    ", got ", flags.verbs_max_buffer_mb);
   }
+  if (flags.tensor_side_channel != "on" && flags.tensor_side_channel != "off") {
+    return errors::InvalidArgument("--tensor-side-channel must be on or off, got '",
+                                   flags.tensor_side_channel, "'");
+  }
   if (flags.step_timeout_ms < 0) return errors::InvalidArgument("--step-timeout-ms must be >= 0");
   if (flags.grace_seconds < 0) return errors::InvalidArgument("--grace-seconds must be >= 0");
   if (!(flags.stuck_step_warn_seconds >= 0) || flags.stuck_step_warn_seconds > kMaxWarnSeconds) {
@@ -91,6 +95,7 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out, int* 
   options.bind_host = flags.bind;
   options.max_receive_message_bytes = flags.max_request_mb << 20;
   options.verbs_max_buffer_bytes = static_cast<uint64_t>(verbs_max_buffer_bytes);
+  options.tensor_side_channel = flags.tensor_side_channel == "on";
   if (!flags.token_file.empty()) {
     DF_ASSIGN_OR_RETURN(options.token, ReadTokenFile(flags.token_file));
   }

@@ -12,6 +12,8 @@
 // --protocol grpc+verbs moves the tensors of remote receives over verbs
 // channels (shared memory between tasks of one host) and keeps gRPC for
 // every control call; --verbs-max-buffer-mb caps a peer's tensor buffer.
+// Large tensors between tasks move over a plain TCP side channel beside
+// gRPC unless --tensor-side-channel off (or TLS, which turns it off).
 #ifndef DISTFLOW_TOOLS_SERVER_COMMAND_H_
 #define DISTFLOW_TOOLS_SERVER_COMMAND_H_
 
@@ -41,6 +43,8 @@ struct ServerFlags {
   std::string protocol = "grpc";
   // grpc+verbs: the largest tensor buffer a peer may ask this task for.
   int64_t verbs_max_buffer_mb = 4096;
+  // "on" or "off": large RecvTensor payloads over the tensor side channel.
+  std::string tensor_side_channel = "on";
   std::string job;
   int task = 0;
   // CPU devices in this task.

@@ -16,6 +16,8 @@
 #include "distflow/distributed_runtime/rpc/grpc_verbs_service.h"
 #include "distflow/distributed_runtime/rpc/grpc_worker_client.h"
 #include "distflow/distributed_runtime/rpc/grpc_worker_service.h"
+#include "distflow/distributed_runtime/rpc/side_channel_client.h"
+#include "distflow/distributed_runtime/rpc/side_channel_server.h"
 #include "distflow/distributed_runtime/verbs/rdma_mgr.h"
 #include "distflow/distributed_runtime/verbs/verbs_worker.h"
 #include "distflow/distributed_runtime/worker.h"
@@ -27,6 +29,10 @@ namespace distflow {
 
 struct GrpcServer::Impl {
   WorkerEnv env;
+  // Null when the side channel is off.
+  std::shared_ptr<SideChannelClient> side_channel_client;
+  // Declared before the worker service, which offers tickets from it.
+  std::unique_ptr<SideChannelServer> side_channel;
   std::unique_ptr<Worker> worker;
   std::unique_ptr<Master> master;
   std::unique_ptr<GrpcWorkerService> worker_service;
@@ -104,7 +110,14 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
             return std::make_unique<LocalWorker>(task, server->impl_->worker.get());
           }
           DF_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel, NewGrpcChannel(address));
-          auto client = std::make_unique<GrpcWorkerClient>(task, channel);
+          std::string host;
+          int port = 0;
+          DF_RETURN_IF_ERROR(SplitHostPort(address, &host, &port));
+          if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+            host = host.substr(1, host.size() - 2);
+          }
+          auto client = std::make_unique<GrpcWorkerClient>(
+              task, channel, server->impl_->side_channel_client, std::move(host));
           if (server->rdma_mgr_ == nullptr) return client;
           return std::make_unique<VerbsWorker>(std::move(client), server->rdma_mgr_.get(),
                                                GrpcRemoteAddressExchange(std::move(channel)));
@@ -113,6 +126,9 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
   s->worker_cache_ = cache_factory(std::move(cluster));
   s->rendezvous_mgr_ = std::make_unique<RendezvousMgr>(s->task_name_);
   s->impl_ = std::make_unique<Impl>();
+  if (s->options_.tensor_side_channel && !s->options_.tls.enabled()) {
+    s->impl_->side_channel_client = std::make_shared<SideChannelClient>();
+  }
   WorkerEnv& env = s->impl_->env;
   env.task_name = s->task_name_;
   env.device_mgr = s->device_mgr_.get();
@@ -130,8 +146,6 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
   } else {
     SetProcessToken(s->options_.token);
   }
-  s->impl_->worker_service =
-      std::make_unique<GrpcWorkerService>(s->impl_->worker.get(), s->options_.token);
   s->impl_->master_service =
       std::make_unique<GrpcMasterService>(s->impl_->master.get(), s->options_.token);
   if (verbs) {
@@ -162,6 +176,13 @@ absl::Status GrpcServer::Start() {
   DF_RETURN_IF_ERROR(SplitHostPort(address, &host, &port));
   if (server_def_.port() != 0) port = server_def_.port();
   if (!options_.bind_host.empty()) host = options_.bind_host;
+  if (impl_->side_channel_client != nullptr) {
+    SideChannelServer::Options side_options;
+    side_options.host = host;
+    DF_ASSIGN_OR_RETURN(impl_->side_channel, SideChannelServer::Start(std::move(side_options)));
+  }
+  impl_->worker_service = std::make_unique<GrpcWorkerService>(impl_->worker.get(), options_.token,
+                                                              impl_->side_channel.get());
   grpc::ServerBuilder builder;
   const std::string listen =
       absl::StrCat(absl::StrContains(host, ':') ? absl::StrCat("[", host, "]") : host, ":", port);
@@ -203,10 +224,15 @@ void GrpcServer::Stop(absl::Duration grace) {
   // Fail every waiting step first so in-flight calls can finish.
   rendezvous_mgr_->CleanupAll();
   impl_->server->Shutdown(absl::ToChronoTime(absl::Now() + grace));
+  if (impl_->side_channel != nullptr) impl_->side_channel->Stop();
 }
 
 void GrpcServer::Join() {
   if (impl_ != nullptr && impl_->server != nullptr) impl_->server->Wait();
+}
+
+const SideChannelServer* GrpcServer::side_channel() const {
+  return impl_ == nullptr ? nullptr : impl_->side_channel.get();
 }
 
 std::string GrpcServer::target() const { return absl::StrCat("grpc://localhost:", bound_port_); }

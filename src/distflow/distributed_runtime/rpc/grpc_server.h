@@ -5,6 +5,11 @@
 // running. With ServerDef.protocol "grpc+verbs" the server also hosts the
 // verbs service and its workers fetch tensors from other tasks over verbs
 // channels (verbs/rdma_mgr.h); "grpc" or empty is plain gRPC.
+// Large RecvTensor payloads between tasks move over the tensor side channel
+// (side_channel_server.h), a plain TCP stream on an ephemeral port of the
+// same host, unless options.tensor_side_channel is off or the server speaks
+// TLS: the side channel is never encrypted, so with TLS it stays off and
+// every byte goes over the TLS-protected gRPC calls.
 // Thread-safe.
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_SERVER_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_SERVER_H_
@@ -27,6 +32,7 @@ class GrpcWorkerService;
 class Master;
 class RdmaMgr;
 class RendezvousMgr;
+class SideChannelServer;
 class ThreadPool;
 class Worker;
 class WorkerCache;
@@ -45,6 +51,9 @@ struct GrpcServerOptions {
   // grpc+verbs: a peer's request for a tensor buffer larger than this
   // (bytes) is refused with ResourceExhausted; 0: RdmaMgr's default.
   uint64_t verbs_max_buffer_bytes = 0;
+  // Serve large RecvTensor payloads over the tensor side channel, and fetch
+  // them from other tasks that offer it. Ignored (off) with TLS.
+  bool tensor_side_channel = true;
 };
 
 class GrpcServer {
@@ -76,6 +85,9 @@ class GrpcServer {
   const RendezvousMgr& rendezvous_mgr() const { return *rendezvous_mgr_; }
   // "grpc://localhost:PORT", the target a client session connects to.
   std::string target() const;
+  // The tensor side channel this server serves, or null (off, TLS, or not
+  // started).
+  const SideChannelServer* side_channel() const;
 
  private:
   GrpcServer() = default;

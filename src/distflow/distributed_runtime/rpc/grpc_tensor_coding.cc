@@ -171,11 +171,7 @@ absl::Status DecodeTensor(SliceReader* r, uint64_t length, Tensor* out) {
       }
       DF_RETURN_IF_ERROR(Tensor::Allocate(dtype, shape, &t));
       r->Read(n, static_cast<char*>(t.raw_data()));
-      if (dtype == DT_BOOL) {
-        // A bool holds 0 or 1 only; any other byte off the wire means true.
-        auto* bytes = static_cast<unsigned char*>(t.raw_data());
-        for (uint64_t i = 0; i < n; ++i) bytes[i] = bytes[i] != 0;
-      }
+      CanonicalizeBools(&t);
       have_content = true;
     } else {
       // Anything else: collect the field's bytes for a regular parse.
@@ -222,7 +218,87 @@ absl::Status DecodeTensor(SliceReader* r, uint64_t length, Tensor* out) {
   return errors::Annotate(TensorFromProto(proto, out), "malformed RecvTensorResponse: ");
 }
 
+// Decodes the tensor of a reply that offers a side channel: dtype and
+// shape only, checked against the offer's size, into a fresh tensor.
+absl::Status DecodeOfferedTensor(SliceReader* r, uint64_t length, const SideChannelOffer& offer,
+                                 Tensor* out) {
+  std::string bytes(length, '\0');
+  if (!r->Read(length, bytes.data())) return Malformed("truncated tensor");
+  TensorProto proto;
+  if (!proto.ParseFromString(bytes)) return Malformed("bad tensor");
+  TensorProto meta;
+  meta.set_dtype(proto.dtype());
+  *meta.mutable_tensor_shape() = proto.tensor_shape();
+  if (meta.ByteSizeLong() != proto.ByteSizeLong()) {
+    return Malformed("a tensor offered over the side channel carries content");
+  }
+  const DataType dtype = proto.dtype();
+  if (!DataTypeIsSupported(dtype) || IsRefType(dtype) || DataTypeSize(dtype) == 0) {
+    return Malformed(absl::StrCat("dtype ", static_cast<int>(dtype),
+                                  " cannot be offered over the side channel"));
+  }
+  TensorShape shape;
+  DF_RETURN_IF_ERROR(errors::Annotate(TensorShape::FromProto(proto.tensor_shape(), &shape),
+                                      "malformed RecvTensorResponse: "));
+  // Checked: the shape and the size both come off the wire.
+  const int64_t want =
+      shape.num_elements() < 0 ? -1 : TensorBufferBytes(dtype, shape.num_elements());
+  if (want <= 0 || offer.payload_bytes != static_cast<uint64_t>(want)) {
+    return Malformed(absl::StrCat("the side channel offers ", offer.payload_bytes, " bytes; a ",
+                                  DataTypeString(dtype), " tensor of shape ", shape.DebugString(),
+                                  " needs ",
+                                  want < 0 ? std::string("more than 2^63") : absl::StrCat(want)));
+  }
+  return Tensor::Allocate(dtype, shape, out);
+}
+
+absl::Status DecodeOffer(SliceReader* r, SideChannelOffer* offer) {
+  uint64_t n;
+  if (!r->ReadVarint(&n) || n > r->remaining() || n > 1024) {
+    return Malformed("truncated side channel offer");
+  }
+  std::string bytes(n, '\0');
+  r->Read(n, bytes.data());
+  RecvTensorSideChannel proto;
+  if (!proto.ParseFromString(bytes) || !TicketFromBytes(proto.ticket(), &offer->ticket) ||
+      proto.port() <= 0 || proto.port() > 65535 || proto.payload_bytes() <= 0) {
+    return Malformed("bad side channel offer");
+  }
+  offer->port = proto.port();
+  offer->payload_bytes = static_cast<uint64_t>(proto.payload_bytes());
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+void CanonicalizeBools(Tensor* tensor) {
+  if (tensor->dtype() != DT_BOOL) return;
+  auto* bytes = static_cast<unsigned char*>(tensor->raw_data());
+  const size_t n = tensor->TotalBytes();
+  for (size_t i = 0; i < n; ++i) bytes[i] = bytes[i] != 0;
+}
+
+void EncodeRecvTensorOffer(const Tensor& tensor, const SideChannelOffer& offer,
+                           int64_t send_start_micros, grpc::ByteBuffer* out) {
+  RecvTensorResponse resp;
+  RecvTensorSideChannel* side = resp.mutable_side_channel();
+  side->set_ticket(TicketBytes(offer.ticket));
+  side->set_port(offer.port);
+  side->set_payload_bytes(static_cast<int64_t>(offer.payload_bytes));
+  // Field 6 first: the reader must know, when it reaches the tensor, that
+  // the tensor has no content.
+  std::string bytes;
+  PutVarint(&bytes, Tag(6, kLengthDelimited));
+  PutVarint(&bytes, side->ByteSizeLong());
+  bytes += side->SerializeAsString();
+  resp.clear_side_channel();
+  resp.mutable_tensor()->set_dtype(tensor.dtype());
+  tensor.shape().AsProto(resp.mutable_tensor()->mutable_tensor_shape());
+  resp.set_send_start_micros(send_start_micros);
+  bytes += resp.SerializeAsString();
+  grpc::Slice slice(bytes);
+  *out = grpc::ByteBuffer(&slice, 1);
+}
 
 void EncodeRecvTensorResponse(const Tensor& tensor, bool is_dead, int64_t send_start_micros,
                               grpc::ByteBuffer* out) {
@@ -285,7 +361,10 @@ void EncodeRecvTensorResponse(const Tensor& tensor, bool is_dead, int64_t send_s
 }
 
 absl::Status DecodeRecvTensorResponse(const grpc::ByteBuffer& in, Tensor* tensor, bool* is_dead,
-                                      int64_t* send_start_micros) {
+                                      int64_t* send_start_micros,
+                                      std::optional<SideChannelOffer>* offer) {
+  if (offer != nullptr) offer->reset();
+  std::optional<SideChannelOffer> offered;
   std::vector<grpc::Slice> slices;
   if (!in.Dump(&slices).ok()) return Malformed("unreadable buffer");
   SliceReader r(std::move(slices));
@@ -300,8 +379,16 @@ absl::Status DecodeRecvTensorResponse(const grpc::ByteBuffer& in, Tensor* tensor
     uint64_t v;
     if (field == 1 && wire == kLengthDelimited) {
       if (!r.ReadVarint(&v) || v > r.remaining()) return Malformed("truncated tensor");
-      DF_RETURN_IF_ERROR(DecodeTensor(&r, v, tensor));
+      DF_RETURN_IF_ERROR(offered.has_value() ? DecodeOfferedTensor(&r, v, *offered, tensor)
+                                             : DecodeTensor(&r, v, tensor));
       have_tensor = true;
+    } else if (field == 6 && wire == kLengthDelimited) {
+      if (offer == nullptr) return Malformed("a side channel offer nobody asked for");
+      if (have_tensor || offered.has_value()) {
+        return Malformed("the side channel offer must come first, once");
+      }
+      offered.emplace();
+      DF_RETURN_IF_ERROR(DecodeOffer(&r, &*offered));
     } else if (field == 2 && wire == kVarint) {
       if (!r.ReadVarint(&v)) return Malformed("truncated is_dead");
       *is_dead = v != 0;
@@ -315,11 +402,15 @@ absl::Status DecodeRecvTensorResponse(const grpc::ByteBuffer& in, Tensor* tensor
       }
     }
   }
+  if (offered.has_value() && (*is_dead || !have_tensor)) {
+    return Malformed("a side channel offer without a live tensor");
+  }
   if (*is_dead) {
     *tensor = Tensor();
     return absl::OkStatus();
   }
   if (!have_tensor) return Malformed("no tensor");
+  if (offer != nullptr) *offer = offered;
   return absl::OkStatus();
 }
 

@@ -1,6 +1,8 @@
 #include "distflow/distributed_runtime/rpc/grpc_worker_client.h"
 
 #include <chrono>
+#include <optional>
+#include <thread>
 
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/rpc/grpc_tensor_coding.h"
@@ -73,11 +75,15 @@ bool Attach(const std::shared_ptr<CallState>& state) {
 
 }  // namespace
 
-GrpcWorkerClient::GrpcWorkerClient(std::string task, std::shared_ptr<grpc::Channel> channel)
+GrpcWorkerClient::GrpcWorkerClient(std::string task, std::shared_ptr<grpc::Channel> channel,
+                                   std::shared_ptr<SideChannelClient> side_channel,
+                                   std::string host)
     : task_(std::move(task)),
       channel_(channel),
       stub_(WorkerService::NewStub(channel)),
-      generic_(channel) {}
+      generic_(channel),
+      side_channel_(std::move(side_channel)),
+      host_(std::move(host)) {}
 
 void GrpcWorkerClient::Call(const char* name, CallOptions* opts, StatusCallback done,
                             const Invoker& invoke) {
@@ -145,16 +151,39 @@ void GrpcWorkerClient::RecvTensorAsync(int64_t step_id, const std::string& rende
     RecvTensorRequest req;
     req.set_step_id(step_id);
     req.set_rendezvous_key(rendezvous_key);
+    req.set_side_channel_ok(side_channel_ != nullptr);
     grpc::Slice slice(req.SerializeAsString());
     bufs->request = grpc::ByteBuffer(&slice, 1);
   }
-  auto wrapped = [bufs, tensor, is_dead, done = std::move(done)](const absl::Status& s) {
+  // The side channel read keeps to the call's deadline, counted from now.
+  const absl::Time deadline = opts != nullptr && opts->timeout_ms() > 0
+                                  ? absl::Now() + absl::Milliseconds(opts->timeout_ms())
+                                  : absl::InfiniteFuture();
+  auto wrapped = [side = side_channel_, host = host_, task = task_, bufs, tensor, is_dead, opts,
+                  deadline, done = std::move(done)](const absl::Status& s) {
     if (!s.ok()) {
       done(s);
       return;
     }
     int64_t send_start = 0;
-    done(DecodeRecvTensorResponse(bufs->response, tensor, is_dead, &send_start));
+    std::optional<SideChannelOffer> offer;
+    absl::Status decoded = DecodeRecvTensorResponse(bufs->response, tensor, is_dead, &send_start,
+                                                    side != nullptr ? &offer : nullptr);
+    if (!decoded.ok() || !offer.has_value()) {
+      done(decoded);
+      return;
+    }
+    // A read of many megabytes must not hold a gRPC thread.
+    std::thread([side, host, task, offer = *offer, tensor, opts, deadline, done] {
+      absl::Status fetched = side->Fetch(host, offer.port, offer.ticket, tensor->raw_data(),
+                                         offer.payload_bytes, deadline, opts, task);
+      if (fetched.ok()) {
+        CanonicalizeBools(tensor);
+      } else {
+        *tensor = Tensor();
+      }
+      done(fetched);
+    }).detach();
   };
   std::shared_ptr<CallState> state = StartCall(task_, "RecvTensor", opts, std::move(wrapped));
   if (!Attach(state)) {

@@ -3,7 +3,10 @@
 // arrives; CallOptions' deadline becomes the call's deadline and
 // StartCancel cancels the call. Transport failures come back as Unavailable
 // naming the worker's task. RecvTensor decodes the raw-bytes reply straight
-// into the tensor. Thread-safe.
+// into the tensor; with a side-channel client it lets the producer offer a
+// large tensor's bytes over its tensor side channel instead, and reads them
+// from there (side_channel_client.h) on a thread of its own, under the same
+// deadline and cancellation. Thread-safe.
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_WORKER_CLIENT_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_WORKER_CLIENT_H_
 
@@ -12,6 +15,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "distflow/distributed_runtime/rpc/side_channel_client.h"
 #include "distflow/distributed_runtime/worker_interface.h"
 #include "distflow/framework/tensor.h"
 #include "distflow/worker.pb.h"
@@ -23,7 +27,11 @@ namespace distflow {
 class GrpcWorkerClient : public WorkerInterface {
  public:
   // `task` ("/job:worker/replica:0/task:1") names the peer in errors.
-  GrpcWorkerClient(std::string task, std::shared_ptr<grpc::Channel> channel);
+  // `side_channel` (may be null: gRPC only) fetches offered payloads from
+  // `host`, the host of the task's address.
+  GrpcWorkerClient(std::string task, std::shared_ptr<grpc::Channel> channel,
+                   std::shared_ptr<SideChannelClient> side_channel = nullptr,
+                   std::string host = "");
 
   const std::string& task() const override { return task_; }
 
@@ -60,6 +68,8 @@ class GrpcWorkerClient : public WorkerInterface {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<WorkerService::Stub> stub_;
   grpc::GenericStub generic_;
+  const std::shared_ptr<SideChannelClient> side_channel_;
+  const std::string host_;
 };
 
 }  // namespace distflow

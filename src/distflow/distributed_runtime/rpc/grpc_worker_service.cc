@@ -93,12 +93,22 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerCont
     return Finished(ctx, errors::InvalidArgument("malformed RecvTensorRequest"));
   }
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  worker_->RecvTensorAsync(
-      *request, [reactor, request, resp](const absl::Status& s, const Tensor& value, bool is_dead) {
+  SideChannelServer* side = request->side_channel_ok() ? side_channel_ : nullptr;
+  worker_->RecvTensorAsync(*request, [reactor, request, resp, side](
+                                         const absl::Status& s, const Tensor& value, bool is_dead) {
+    if (s.ok()) {
+      std::optional<SideChannelTicket> ticket;
+      if (side != nullptr && !is_dead) ticket = side->Offer(value);
+      if (ticket.has_value()) {
+        EncodeRecvTensorOffer(value, {*ticket, side->port(), value.TotalBytes()}, NowMicros(),
+                              resp);
+      } else {
         // The response points at the tensor's own buffer: no copy.
-        if (s.ok()) EncodeRecvTensorResponse(value, is_dead, NowMicros(), resp);
-        reactor->Finish(ToGrpcStatus(s));
-      });
+        EncodeRecvTensorResponse(value, is_dead, NowMicros(), resp);
+      }
+    }
+    reactor->Finish(ToGrpcStatus(s));
+  });
   return reactor;
 }
 

@@ -2,13 +2,16 @@
 // Worker and finished when the Worker's callback runs, so no server thread
 // blocks on a step or a tensor. RecvTensor uses raw byte buffers so tensor
 // bytes are sent from the tensor's own memory. A RunGraph whose caller
-// cancels (or whose deadline passes) cancels the step.
+// cancels (or whose deadline passes) cancels the step. A RecvTensor whose
+// caller can take a side channel gets a large tensor's bytes offered over
+// the server's tensor side channel (side_channel_server.h), when it has one.
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_WORKER_SERVICE_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_WORKER_SERVICE_H_
 
 #include <string>
 #include <utility>
 
+#include "distflow/distributed_runtime/rpc/side_channel_server.h"
 #include "distflow/distributed_runtime/worker.h"
 #include "distflow/worker_service.grpc.pb.h"
 
@@ -18,8 +21,9 @@ class GrpcWorkerService final
     : public WorkerService::WithRawCallbackMethod_RecvTensor<WorkerService::CallbackService> {
  public:
   // Calls must carry `token` (see grpc_auth.h) unless it is empty.
-  GrpcWorkerService(Worker* worker, std::string token)
-      : worker_(worker), token_(std::move(token)) {}
+  // `side_channel` may be null (no side channel), else must outlive this.
+  GrpcWorkerService(Worker* worker, std::string token, SideChannelServer* side_channel = nullptr)
+      : worker_(worker), token_(std::move(token)), side_channel_(side_channel) {}
 
   grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext* ctx, const GetStatusRequest* req,
                                       GetStatusResponse* resp) override;
@@ -54,6 +58,7 @@ class GrpcWorkerService final
  private:
   Worker* const worker_;
   const std::string token_;
+  SideChannelServer* const side_channel_;
 };
 
 }  // namespace distflow

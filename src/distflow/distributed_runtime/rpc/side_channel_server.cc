@@ -1,0 +1,207 @@
+#include "distflow/distributed_runtime/rpc/side_channel_server.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "distflow/core/status.h"
+
+namespace distflow {
+namespace {
+
+// How often the accept loop wakes to drop lapsed tickets and join
+// finished connections when nothing else wakes it.
+constexpr int kHousekeepingMs = 1000;
+// An error reply is tiny; a peer that does not take it in this long is
+// dropped.
+constexpr absl::Duration kErrorReplyTimeout = absl::Seconds(1);
+
+// A listening socket on an ephemeral port of `host`, IPv4 first (so that
+// "localhost" listens where "127.0.0.1" dials), or -1 with *why set.
+int Listen(const std::string& host, std::string* why) {
+  const bool any = host.empty() || host == "0.0.0.0" || host == "::";
+  for (const int family : {AF_INET, AF_UNSPEC}) {
+    addrinfo hints{};
+    hints.ai_family = any ? (host == "::" ? AF_INET6 : AF_INET) : family;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    addrinfo* res = nullptr;
+    const int rc = getaddrinfo(any ? nullptr : host.c_str(), "0", &hints, &res);
+    if (rc != 0) {
+      *why = gai_strerror(rc);
+      continue;
+    }
+    for (addrinfo* a = res; a != nullptr; a = a->ai_next) {
+      const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+      if (fd < 0) {
+        *why = SideChannelErrnoText(errno);
+        continue;
+      }
+      if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, 128) == 0) {
+        freeaddrinfo(res);
+        return fd;
+      }
+      *why = SideChannelErrnoText(errno);
+      close(fd);
+    }
+    freeaddrinfo(res);
+  }
+  return -1;
+}
+
+int BoundPort(int fd) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return 0;
+  if (addr.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+  if (addr.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
+  return 0;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SideChannelServer>> SideChannelServer::Start(Options options) {
+  std::unique_ptr<SideChannelServer> s(new SideChannelServer(std::move(options)));
+  std::string why;
+  s->listen_fd_ = Listen(s->options_.host, &why);
+  if (s->listen_fd_ < 0 || (s->port_ = BoundPort(s->listen_fd_)) == 0) {
+    return errors::Unavailable("cannot listen for the tensor side channel on ", s->options_.host,
+                               ": ", why);
+  }
+  s->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (s->wake_fd_ < 0) {
+    return errors::Unavailable("eventfd for the tensor side channel: ",
+                               SideChannelErrnoText(errno));
+  }
+  SideChannelServer* raw = s.get();
+  s->acceptor_ = std::thread([raw] { raw->AcceptLoop(); });
+  return s;
+}
+
+SideChannelServer::~SideChannelServer() {
+  Stop();
+  if (acceptor_.joinable()) acceptor_.join();
+  // No thread is started once the acceptor has ended.
+  std::list<Connection> left;
+  {
+    absl::MutexLock lock(&mu_);
+    left.swap(connections_);
+  }
+  for (Connection& c : left) c.thread.join();
+  if (listen_fd_ >= 0) close(listen_fd_);
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void SideChannelServer::Stop() {
+  if (stopped_.exchange(true)) return;
+  if (wake_fd_ >= 0) {
+    const uint64_t one = 1;
+    (void)!write(wake_fd_, &one, sizeof(one));
+  }
+  absl::MutexLock lock(&mu_);
+  for (Connection& c : connections_) {
+    if (c.fd >= 0) shutdown(c.fd, SHUT_RDWR);
+  }
+}
+
+std::optional<SideChannelTicket> SideChannelServer::Offer(const Tensor& tensor) {
+  if (stopped_.load() || IsRefType(tensor.dtype()) || DataTypeSize(tensor.dtype()) == 0 ||
+      tensor.TotalBytes() < options_.min_bytes) {
+    return std::nullopt;
+  }
+  return tickets_.Issue(tensor);
+}
+
+void SideChannelServer::AcceptLoop() {
+  while (!stopped_.load()) {
+    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+    const int p = poll(fds, 2, kHousekeepingMs);
+    tickets_.Expire();
+    Reap();
+    if (p <= 0 || (fds[0].revents & POLLIN) == 0) continue;
+    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) continue;  // the peer gave up, or out of descriptors: next round
+    absl::MutexLock lock(&mu_);
+    if (stopped_.load() || live_ >= options_.max_connections || !PrepareSideChannelSocket(fd)) {
+      close(fd);
+      continue;
+    }
+    ++live_;
+    connections_.emplace_back();
+    Connection* c = &connections_.back();
+    c->fd = fd;
+    c->thread = std::thread([this, c] { Serve(c); });
+  }
+}
+
+void SideChannelServer::Reap() {
+  std::list<Connection> finished;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = connections_.begin(); it != connections_.end();) {
+      auto next = std::next(it);
+      if (it->done) finished.splice(finished.end(), connections_, it);
+      it = next;
+    }
+  }
+  for (Connection& c : finished) c.thread.join();
+}
+
+void SideChannelServer::Serve(Connection* c) {
+  const int fd = c->fd;  // stays open until this function closes it
+  absl::Duration wait = options_.first_request_timeout;
+  while (!stopped_.load()) {
+    std::array<char, kSideChannelRequestBytes> request;
+    size_t moved = 0;
+    int error = 0;
+    const absl::Time deadline = absl::Now() + wait;
+    if (ReadFully(fd, request.data(), request.size(), deadline, wait, &moved, &error) !=
+        IoOutcome::kDone) {
+      break;
+    }
+    SideChannelReplyHeader header;
+    if (!DecodeSideChannelRequest(request, &header.ticket)) break;  // not our protocol
+    absl::StatusOr<Tensor> tensor = tickets_.Redeem(header.ticket);
+    std::array<char, kSideChannelReplyHeaderBytes> head;
+    if (!tensor.ok()) {
+      const std::string message(tensor.status().message());
+      header.code = tensor.status().code();
+      header.message_bytes = static_cast<uint32_t>(message.size());
+      EncodeSideChannelReplyHeader(header, &head);
+      const absl::Time give_up = absl::Now() + kErrorReplyTimeout;
+      if (WriteFully(fd, head.data(), head.size(), give_up, kErrorReplyTimeout, &moved, &error) ==
+          IoOutcome::kDone) {
+        WriteFully(fd, message.data(), message.size(), give_up, kErrorReplyTimeout, &moved, &error);
+      }
+      break;
+    }
+    header.payload_bytes = tensor->TotalBytes();
+    EncodeSideChannelReplyHeader(header, &head);
+    // The payload goes from the tensor's own buffer; a receiver that stops
+    // reading is dropped after the stall time, however large the tensor.
+    const absl::Time no_deadline = absl::InfiniteFuture();
+    if (WriteFully(fd, head.data(), head.size(), no_deadline, options_.stall_timeout, &moved,
+                   &error) != IoOutcome::kDone ||
+        WriteFully(fd, tensor->raw_data(), header.payload_bytes, no_deadline,
+                   options_.stall_timeout, &moved, &error) != IoOutcome::kDone) {
+      break;
+    }
+    fetches_served_.fetch_add(1);
+    wait = options_.idle_timeout;
+  }
+  absl::MutexLock lock(&mu_);
+  close(fd);
+  c->fd = -1;
+  c->done = true;
+  --live_;
+}
+
+}  // namespace distflow

@@ -1,0 +1,106 @@
+// The producer's end of the tensor side channel (wire format in
+// side_channel_wire.h): a TCP listener on an ephemeral port of the host the
+// gRPC server binds, serving the tensors its ticket table holds. The gRPC
+// RecvTensor handler calls Offer() for a large tensor and sends the ticket
+// instead of the bytes; whoever presents the ticket here gets the bytes,
+// sent straight from the tensor's buffer.
+//
+// Guarantees: a connection that sends no well-formed request within
+// `first_request_timeout` (or within `idle_timeout` between fetches) is
+// closed; a bad magic closes it with nothing sent; an unknown, used or
+// lapsed ticket gets a NotFound reply and the connection is closed; a
+// receiver that takes nothing for `stall_timeout` is dropped. At most
+// `max_connections` connections are served at once (more are closed on
+// accept). Nothing a peer sends can crash the process or hold a thread
+// without a bound.
+//
+// The side channel is plaintext: a server speaking TLS must not start one
+// (GrpcServer does not), or tensors would leave the process unencrypted.
+// Thread-safe.
+#ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_SIDE_CHANNEL_SERVER_H_
+#define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_SIDE_CHANNEL_SERVER_H_
+
+#include <atomic>
+#include <list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "distflow/distributed_runtime/rpc/side_channel_tickets.h"
+#include "distflow/framework/tensor.h"
+
+namespace distflow {
+
+class SideChannelServer {
+ public:
+  struct Options {
+    // The host to listen on, as the gRPC server's ("0.0.0.0", "::" or
+    // empty: every interface).
+    std::string host;
+    // Smaller tensors are not offered: gRPC carries them as fast.
+    uint64_t min_bytes = 512 << 10;
+    SideChannelTickets::Limits tickets;
+    int max_connections = 64;
+    absl::Duration first_request_timeout = absl::Seconds(5);
+    absl::Duration idle_timeout = absl::Seconds(30);
+    absl::Duration stall_timeout = absl::Seconds(30);
+  };
+
+  // Listens on an ephemeral port of options.host. Unavailable naming the
+  // host when it cannot.
+  static absl::StatusOr<std::unique_ptr<SideChannelServer>> Start(Options options);
+  // Stops and joins every thread.
+  ~SideChannelServer();
+  SideChannelServer(const SideChannelServer&) = delete;
+  SideChannelServer& operator=(const SideChannelServer&) = delete;
+
+  // Closes the listener and every connection (transfers in flight fail on
+  // their receivers' side). Later Offers decline. Idempotent.
+  void Stop();
+
+  int port() const { return port_; }
+
+  // A ticket under which `tensor`'s bytes wait to be fetched; nothing (send
+  // the bytes over gRPC then) when the tensor is smaller than min_bytes or
+  // its elements have no fixed size (strings), the ticket table is full or
+  // the server is stopped.
+  std::optional<SideChannelTicket> Offer(const Tensor& tensor);
+
+  SideChannelTickets& tickets() { return tickets_; }
+  // Payloads sent in full since Start.
+  int64_t fetches_served() const { return fetches_served_.load(); }
+
+ private:
+  struct Connection {
+    int fd = -1;  // closed by its thread, under mu_
+    std::thread thread;
+    bool done = false;
+  };
+
+  explicit SideChannelServer(Options options)
+      : options_(std::move(options)), tickets_(options_.tickets) {}
+  void AcceptLoop();
+  void Serve(Connection* c);
+  // Joins the connection threads that have finished.
+  void Reap() ABSL_LOCKS_EXCLUDED(mu_);
+
+  const Options options_;
+  SideChannelTickets tickets_;
+  int listen_fd_ = -1;
+  int wake_fd_ = -1;  // an eventfd that ends AcceptLoop
+  int port_ = 0;
+  std::thread acceptor_;
+  std::atomic<bool> stopped_{false};
+  std::atomic<int64_t> fetches_served_{0};
+  absl::Mutex mu_;
+  std::list<Connection> connections_ ABSL_GUARDED_BY(mu_);
+  int live_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace distflow
+
+#endif  // DISTFLOW_DISTRIBUTED_RUNTIME_RPC_SIDE_CHANNEL_SERVER_H_

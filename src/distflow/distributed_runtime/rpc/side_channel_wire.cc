@@ -1,0 +1,181 @@
+#include "distflow/distributed_runtime/rpc/side_channel_wire.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+#include "distflow/core/status.h"
+
+namespace distflow {
+namespace {
+
+constexpr char kRequestMagic[8] = {'d', 'f', 's', 'c', 'R', 'E', 'Q', '1'};
+constexpr char kReplyMagic[8] = {'d', 'f', 's', 'c', 'R', 'E', 'P', '1'};
+
+template <typename T>
+void PutLe(char* p, T v) {
+  for (size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+template <typename T>
+T GetLe(const char* p) {
+  T v = 0;
+  for (size_t i = 0; i < sizeof(T); ++i) v |= static_cast<T>(static_cast<uint8_t>(p[i])) << (8 * i);
+  return v;
+}
+
+// Milliseconds poll() may wait: until the deadline, and no longer than the
+// stall time measured from the last byte moved. Negative when either passed.
+int PollBudgetMs(absl::Time now, absl::Time deadline, absl::Time stall_at) {
+  const absl::Time until = std::min(deadline, stall_at);
+  if (now >= until) return -1;
+  const int64_t ms = absl::ToInt64Milliseconds(absl::Ceil(until - now, absl::Milliseconds(1)));
+  return static_cast<int>(std::min<int64_t>(ms, INT_MAX));
+}
+
+// The loop of ReadFully and WriteFully: try the call, wait for readiness
+// only when the socket has nothing for it.
+template <typename Op>
+IoOutcome MoveFully(int fd, size_t n, short events, absl::Time deadline, absl::Duration stall,
+                    size_t* moved, int* error, Op op) {
+  *moved = 0;
+  *error = 0;
+  absl::Time stall_at = absl::Now() + stall;
+  while (*moved < n) {
+    const ssize_t r = op(*moved, n - *moved);
+    if (r > 0) {
+      *moved += static_cast<size_t>(r);
+      stall_at = absl::Now() + stall;
+      continue;
+    }
+    if (r == 0) return IoOutcome::kClosed;  // reads only: orderly close
+    if (errno == EINTR) continue;
+    if (errno == ECONNRESET || errno == EPIPE || errno == ENOTCONN) {
+      *error = errno;
+      return IoOutcome::kClosed;
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      *error = errno;
+      return IoOutcome::kError;
+    }
+    for (;;) {
+      const absl::Time now = absl::Now();
+      const int budget = PollBudgetMs(now, deadline, stall_at);
+      if (budget < 0) return now >= deadline ? IoOutcome::kDeadline : IoOutcome::kStalled;
+      pollfd pfd{fd, events, 0};
+      const int p = poll(&pfd, 1, budget);
+      if (p > 0) break;  // ready, hung up or in error: the next call says which
+      if (p < 0 && errno != EINTR) {
+        *error = errno;
+        return IoOutcome::kError;
+      }
+    }
+  }
+  return IoOutcome::kDone;
+}
+
+}  // namespace
+
+absl::StatusOr<SideChannelTicket> NewSideChannelTicket() {
+  SideChannelTicket t;
+  size_t got = 0;
+  while (got < t.size()) {
+    const ssize_t r = getrandom(t.data() + got, t.size() - got, 0);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return errors::Internal("getrandom: ", SideChannelErrnoText(errno));
+    }
+    got += static_cast<size_t>(r);
+  }
+  return t;
+}
+
+std::string TicketBytes(const SideChannelTicket& ticket) {
+  return std::string(reinterpret_cast<const char*>(ticket.data()), ticket.size());
+}
+
+bool TicketFromBytes(const std::string& bytes, SideChannelTicket* ticket) {
+  if (bytes.size() != ticket->size()) return false;
+  std::memcpy(ticket->data(), bytes.data(), ticket->size());
+  return true;
+}
+
+void EncodeSideChannelRequest(const SideChannelTicket& ticket,
+                              std::array<char, kSideChannelRequestBytes>* out) {
+  std::memcpy(out->data(), kRequestMagic, 8);
+  std::memcpy(out->data() + 8, ticket.data(), ticket.size());
+}
+
+bool DecodeSideChannelRequest(const std::array<char, kSideChannelRequestBytes>& in,
+                              SideChannelTicket* ticket) {
+  if (std::memcmp(in.data(), kRequestMagic, 8) != 0) return false;
+  std::memcpy(ticket->data(), in.data() + 8, ticket->size());
+  return true;
+}
+
+void EncodeSideChannelReplyHeader(const SideChannelReplyHeader& header,
+                                  std::array<char, kSideChannelReplyHeaderBytes>* out) {
+  char* p = out->data();
+  std::memcpy(p, kReplyMagic, 8);
+  std::memcpy(p + 8, header.ticket.data(), header.ticket.size());
+  PutLe<uint32_t>(p + 24, static_cast<uint32_t>(header.code));
+  PutLe<uint32_t>(p + 28, header.message_bytes);
+  PutLe<uint64_t>(p + 32, header.payload_bytes);
+}
+
+bool DecodeSideChannelReplyHeader(const std::array<char, kSideChannelReplyHeaderBytes>& in,
+                                  SideChannelReplyHeader* header) {
+  const char* p = in.data();
+  if (std::memcmp(p, kReplyMagic, 8) != 0) return false;
+  std::memcpy(header->ticket.data(), p + 8, header->ticket.size());
+  const uint32_t code = GetLe<uint32_t>(p + 24);
+  // absl::StatusCode runs 0 (kOk) to 16 (kUnauthenticated).
+  if (code > static_cast<uint32_t>(absl::StatusCode::kUnauthenticated)) return false;
+  header->code = static_cast<absl::StatusCode>(code);
+  header->message_bytes = GetLe<uint32_t>(p + 28);
+  header->payload_bytes = GetLe<uint64_t>(p + 32);
+  return header->message_bytes <= kSideChannelMaxMessage;
+}
+
+IoOutcome ReadFully(int fd, void* buf, size_t n, absl::Time deadline, absl::Duration stall,
+                    size_t* moved, int* error) {
+  char* p = static_cast<char*>(buf);
+  return MoveFully(fd, n, POLLIN, deadline, stall, moved, error, [fd, p](size_t off, size_t len) {
+    return recv(fd, p + off, len, MSG_DONTWAIT);
+  });
+}
+
+IoOutcome WriteFully(int fd, const void* buf, size_t n, absl::Time deadline, absl::Duration stall,
+                     size_t* moved, int* error) {
+  const char* p = static_cast<const char*>(buf);
+  return MoveFully(fd, n, POLLOUT, deadline, stall, moved, error,
+                   [fd, p](size_t off, size_t len) -> ssize_t {
+                     const ssize_t r = send(fd, p + off, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+                     // A send never returns 0 for a nonzero length; keep 0
+                     // meaning "closed" for reads only.
+                     if (r == 0) errno = EAGAIN;
+                     return r == 0 ? -1 : r;
+                   });
+}
+
+bool PrepareSideChannelSocket(int fd) {
+  const int one = 1;
+  if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0) return false;
+  const int flags = fcntl(fd, F_GETFL, 0);
+  return flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
+}
+
+std::string SideChannelErrnoText(int error) {
+  char buf[128];
+  return strerror_r(error, buf, sizeof(buf));
+}
+
+}  // namespace distflow

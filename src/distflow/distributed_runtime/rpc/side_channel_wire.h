@@ -1,0 +1,91 @@
+// The tensor side channel's wire format and the socket I/O both of its ends
+// share. The side channel moves a large RecvTensor payload over a plain TCP
+// stream beside gRPC: the producer's RecvTensor reply carries a ticket
+// (side_channel_server.h), the receiver (side_channel_client.h) presents it
+// on a connection to the producer and reads the tensor's bytes. One fetch is
+// one request and one reply; a connection carries fetches one after another.
+//
+//   request = "dfscREQ1" | ticket (16 bytes)                       24 bytes
+//   reply   = "dfscREP1" | ticket echo (16) | code (u32) |
+//             message length (u32, <= kSideChannelMaxMessage) |
+//             payload length (u64)                                 40 bytes
+//             then the message, then the payload (code 0 only)
+//
+// Integers are little-endian; `code` is an absl::StatusCode. After a reply
+// with a nonzero code the producer closes the connection.
+//
+// The I/O functions work on non-blocking sockets and never wait past their
+// deadline, nor longer than their stall time without moving a byte; a
+// shutdown() of the socket from another thread wakes them. Thread-safe.
+#ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_SIDE_CHANNEL_WIRE_H_
+#define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_SIDE_CHANNEL_WIRE_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace distflow {
+
+// 128 bits from the kernel's CSPRNG: whoever holds one may fetch one tensor.
+using SideChannelTicket = std::array<uint8_t, 16>;
+
+inline constexpr size_t kSideChannelRequestBytes = 24;
+inline constexpr size_t kSideChannelReplyHeaderBytes = 40;
+// The longest error message a reply may carry.
+inline constexpr uint32_t kSideChannelMaxMessage = 1024;
+
+// A fresh ticket; Internal when the kernel gives no random bytes.
+absl::StatusOr<SideChannelTicket> NewSideChannelTicket();
+// The ticket as it travels in RecvTensorSideChannel.ticket, and back;
+// false when `bytes` is not 16 bytes long.
+std::string TicketBytes(const SideChannelTicket& ticket);
+bool TicketFromBytes(const std::string& bytes, SideChannelTicket* ticket);
+
+struct SideChannelReplyHeader {
+  SideChannelTicket ticket{};
+  absl::StatusCode code = absl::StatusCode::kOk;
+  uint32_t message_bytes = 0;
+  uint64_t payload_bytes = 0;
+};
+
+void EncodeSideChannelRequest(const SideChannelTicket& ticket,
+                              std::array<char, kSideChannelRequestBytes>* out);
+// False when the bytes do not start with the request magic.
+bool DecodeSideChannelRequest(const std::array<char, kSideChannelRequestBytes>& in,
+                              SideChannelTicket* ticket);
+void EncodeSideChannelReplyHeader(const SideChannelReplyHeader& header,
+                                  std::array<char, kSideChannelReplyHeaderBytes>* out);
+// False when the magic is wrong, the code is not a status code or the
+// message is longer than kSideChannelMaxMessage.
+bool DecodeSideChannelReplyHeader(const std::array<char, kSideChannelReplyHeaderBytes>& in,
+                                  SideChannelReplyHeader* header);
+
+// How a socket read or write ended.
+enum class IoOutcome {
+  kDone,      // every byte moved
+  kClosed,    // the peer closed or reset the connection, or it was shut down
+  kDeadline,  // `deadline` passed
+  kStalled,   // `stall` passed without a byte moving
+  kError,     // another socket error (errno in *error)
+};
+
+// Move exactly `n` bytes; *moved says how many did. `error` gets errno for
+// kError (and for kClosed when the connection was reset).
+IoOutcome ReadFully(int fd, void* buf, size_t n, absl::Time deadline, absl::Duration stall,
+                    size_t* moved, int* error);
+IoOutcome WriteFully(int fd, const void* buf, size_t n, absl::Time deadline, absl::Duration stall,
+                     size_t* moved, int* error);
+
+// TCP_NODELAY and non-blocking mode; false (errno set) on failure.
+bool PrepareSideChannelSocket(int fd);
+
+std::string SideChannelErrnoText(int error);
+
+}  // namespace distflow
+
+#endif  // DISTFLOW_DISTRIBUTED_RUNTIME_RPC_SIDE_CHANNEL_WIRE_H_
