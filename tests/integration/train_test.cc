@@ -246,6 +246,8 @@ TEST_F(TrainTest, MainJobReachesAccuracyWhileWorkersAreKilled) {
   std::cerr << j.dump() << "\n";
   EXPECT_EQ(j["model"], "mlp");
   EXPECT_EQ(j["epochs"], 2);
+  // Adam's default rate, divided between the two asynchronous workers.
+  EXPECT_THAT(o.err, HasSubstr("learning rate 0.0005"));
   EXPECT_GE(j["test_accuracy"].get<double>(), 0.85);
   // 938 steps per epoch; a closure re-run after its worker died may have
   // applied its update before the worker went.
