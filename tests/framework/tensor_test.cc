@@ -43,6 +43,26 @@ TEST(TensorTest, SmallBuffersAreReusedWithoutSharing) {
   }
 }
 
+// Freed buffers of 32 MiB and more are kept mapped for the next tensor of
+// about their size; a kept buffer serves a request no larger than it holds,
+// and each new tensor owns its bytes.
+TEST(TensorTest, LargeBuffersAreReusedForTensorsThatFit) {
+  const int64_t n = int64_t{40} << 20 >> 2;  // 40 MiB of float
+  for (int round = 0; round < 3; ++round) {
+    Tensor a(DT_FLOAT, TensorShape({n}));
+    Tensor b(DT_FLOAT, TensorShape({n - 1000}));
+    a.flat<float>()[n - 1] = 1.0f + round;
+    b.flat<float>()[n - 1001] = 2.0f + round;
+    EXPECT_NE(a.raw_data(), b.raw_data());
+    EXPECT_EQ(a.flat<float>()[n - 1], 1.0f + round);
+    EXPECT_EQ(b.flat<float>()[n - 1001], 2.0f + round);
+  }
+  // Larger than any kept buffer: a fresh one, written end to end.
+  Tensor c(DT_FLOAT, TensorShape({2 * n}));
+  c.flat<float>()[2 * n - 1] = 3.0f;
+  EXPECT_EQ(c.flat<float>()[2 * n - 1], 3.0f);
+}
+
 TEST(TensorShapeTest, BasicsAndDebugString) {
   TensorShape s({2, 3, 4});
   EXPECT_EQ(s.dims(), 3);

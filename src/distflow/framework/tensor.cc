@@ -8,9 +8,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "distflow/core/checked_math.h"
 #include "distflow/core/memory_budget.h"
 #include "distflow/core/status.h"
@@ -47,9 +50,9 @@ constexpr size_t kSmallBlock = kBlockOverhead + kSmallBytes;
 constexpr int kMaxCachedBlocks = 8192;
 
 #if defined(__SANITIZE_ADDRESS__)
-constexpr bool kCacheSmallBlocks = false;
+constexpr bool kCacheBlocks = false;
 #else
-constexpr bool kCacheSmallBlocks = true;
+constexpr bool kCacheBlocks = true;
 #endif
 
 class SmallBlockCache {
@@ -93,18 +96,80 @@ size_t SmallUsableSize() {
   return usable;
 }
 
+// Blocks of kBigBlock bytes or more are what malloc maps afresh for each
+// request and unmaps on free, so every byte of a new one costs a page fault
+// and the kernel's zeroing: about as much as the memcpy of a tensor
+// received from another task. Up to kMaxBigBlocks freed ones, at most
+// kMaxBigBytes in all, are kept process-wide, still mapped, for a request
+// of their size or up to a quarter smaller. Not while a memory budget is set
+// (the budget counts tensors; memory kept here would go uncounted), and off
+// under AddressSanitizer.
+constexpr size_t kBigBlock = size_t{32} << 20;
+constexpr int kMaxBigBlocks = 4;
+constexpr size_t kMaxBigBytes = size_t{512} << 20;
+
+class BigBlockCache {
+ public:
+  // A kept block of `bytes` to `bytes` * 4/3 usable bytes, or nullptr.
+  void* Take(size_t bytes) {
+    absl::MutexLock lock(&mu_);
+    for (size_t i = 0; i < blocks_.size(); ++i) {
+      const size_t usable = blocks_[i].second;
+      if (usable >= bytes && usable - bytes <= bytes / 3) {
+        void* block = blocks_[i].first;
+        kept_bytes_ -= usable;
+        blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(i));
+        return block;
+      }
+    }
+    return nullptr;
+  }
+  // Keeps `block` (the newest first); false when it does not fit.
+  bool Keep(void* block, size_t usable) {
+    absl::MutexLock lock(&mu_);
+    if (usable > kMaxBigBytes) return false;
+    std::vector<void*> evicted;
+    while (!blocks_.empty() && (static_cast<int>(blocks_.size()) >= kMaxBigBlocks ||
+                                kept_bytes_ + usable > kMaxBigBytes)) {
+      evicted.push_back(blocks_.back().first);
+      kept_bytes_ -= blocks_.back().second;
+      blocks_.pop_back();
+    }
+    blocks_.insert(blocks_.begin(), {block, usable});
+    kept_bytes_ += usable;
+    for (void* old : evicted) std::free(old);  // munmap under the lock: rare
+    return true;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::pair<void*, size_t>> blocks_ ABSL_GUARDED_BY(mu_);
+  size_t kept_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+BigBlockCache& BigBlocks() {
+  static BigBlockCache* cache = new BigBlockCache;
+  return *cache;
+}
+
 void* AllocateBlock(size_t bytes) {
-  if (kCacheSmallBlocks && bytes <= kSmallBlock) {
+  if (kCacheBlocks && bytes <= kSmallBlock) {
     if (void* block = small_blocks.Pop()) return block;
     return std::malloc(kSmallBlock);
+  }
+  if (kCacheBlocks && bytes >= kBigBlock) {
+    if (void* block = BigBlocks().Take(bytes)) return block;
   }
   return std::malloc(bytes);
 }
 
 void FreeBlock(void* block) {
-  if (kCacheSmallBlocks && block != nullptr && malloc_usable_size(block) == SmallUsableSize() &&
-      small_blocks.Push(block)) {
-    return;
+  if (kCacheBlocks && block != nullptr) {
+    const size_t usable = malloc_usable_size(block);
+    if (usable == SmallUsableSize() && small_blocks.Push(block)) return;
+    if (usable >= kBigBlock && memory_budget::Limit() <= 0 && BigBlocks().Keep(block, usable)) {
+      return;
+    }
   }
   std::free(block);
 }
