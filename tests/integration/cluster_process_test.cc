@@ -288,7 +288,7 @@ TEST_F(ClusterProcessTest, FrozenWorkerFailsTheStepNamingIt) {
   ASSERT_TRUE(session->Run({{"a", a}}, {"c"}, {}, &out).ok());
   // A frozen process keeps its sockets open: only the keepalive pings on
   // the master's channel notice that nothing answers any more.
-  w1_->Signal(SIGSTOP);
+  w1_->Freeze();
   absl::Status s = session->Run({{"a", a}}, {"c"}, {}, &out);
   w1_->Kill(SIGKILL);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
@@ -353,7 +353,7 @@ TEST_F(StuckStepClusterTest, DeadlineAndLogNameTheTensorAFrozenTaskOwes) {
   Tensor a = Tensor::FromVector<float>({1, 2, 3, 4}, TensorShape({2, 2}));
   std::vector<Tensor> out;
   ASSERT_TRUE(session->Run({{"a", a}}, {"c"}, {}, &out).ok());
-  w0_->Signal(SIGSTOP);
+  w0_->Freeze();
   RunOptions options;
   options.set_timeout_in_ms(2500);
   s = session->Run(options, {{"a", a}}, {"c"}, {}, &out, nullptr);

@@ -362,7 +362,7 @@ TEST_F(CoordinatorProcessTest, FrozenWorkerPastTheDeadlineLosesNoClosure) {
   StartCoordinator(Options());
   std::vector<RemoteValue> values = ScheduleSteps(100);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  workers_[1]->Signal(SIGSTOP);
+  workers_[1]->Freeze();
   std::vector<RemoteValue> more = ScheduleSteps(100);
   ASSERT_TRUE(coord_->Join(absl::Seconds(60)).ok());
   ExpectAllReady(values);

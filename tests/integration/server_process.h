@@ -77,6 +77,15 @@ class ServerProcess {
   void Signal(int sig) {
     if (pid_ > 0) kill(pid_, sig);
   }
+  // Stops the process with SIGSTOP and returns once every thread of it has
+  // stopped (kill() returns before that, and a step started at once may
+  // still be served).
+  void Freeze() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGSTOP);
+    int status = 0;
+    if (waitpid(pid_, &status, WUNTRACED) == pid_ && !WIFSTOPPED(status)) pid_ = -1;  // it died
+  }
   // Sends `sig` and reaps the process; returns its wait status. A stopped
   // process is continued first so that SIGTERM can end it.
   int Kill(int sig) {

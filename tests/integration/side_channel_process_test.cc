@@ -315,7 +315,7 @@ TEST(SideChannelProcessTest, StepWithAFrozenProducerEndsAtItsDeadline) {
     }
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  cluster.w0()->Signal(SIGSTOP);
+  cluster.w0()->Freeze();
   runner.join();
   cluster.w0()->Signal(SIGCONT);
   ASSERT_FALSE(s.ok());
