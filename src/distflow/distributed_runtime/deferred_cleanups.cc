@@ -48,6 +48,10 @@ std::vector<int64_t> DeferredCleanups::Take(const std::string& task) {
 
 void DeferredCleanups::Flush() { FlushState(state_); }
 
+void DeferredCleanups::SendNow(const std::string& task, int64_t step_id) {
+  SendCleanups(state_, task, {step_id});
+}
+
 void DeferredCleanups::FlushState(const std::shared_ptr<State>& state) {
   absl::flat_hash_map<std::string, std::vector<int64_t>> owed;
   {

@@ -41,6 +41,9 @@ class DeferredCleanups {
   std::vector<int64_t> Take(const std::string& task);
   // Sends every owed id as CleanupGraph calls now (without waiting for them).
   void Flush();
+  // Sends `task` a CleanupGraph for `step_id` now, owed or not (a failed
+  // step's), without waiting for it.
+  void SendNow(const std::string& task, int64_t step_id);
 
  private:
   struct State;

@@ -370,18 +370,7 @@ void MasterSession::FinishStep(const std::shared_ptr<StepCall>& call) {
   if (first_error.ok() && (!call->is_partial || call->is_last_partial)) {
     for (const MasterPart& part : rg.parts) cleanups_.Owe(part.task, call->step_id);
   } else if (!first_error.ok()) {
-    for (const MasterPart& part : rg.parts) {
-      struct Cleanup {
-        CleanupGraphRequest req;
-        CleanupGraphResponse resp;
-        CallOptions opts;
-      };
-      auto cleanup = std::make_shared<Cleanup>();
-      cleanup->req.set_step_id(call->step_id);
-      cleanup->opts.set_timeout_ms(10000);
-      part.worker->CleanupGraphAsync(&cleanup->req, &cleanup->resp, &cleanup->opts,
-                                     [cleanup](const absl::Status&) {});
-    }
+    for (const MasterPart& part : rg.parts) cleanups_.SendNow(part.task, call->step_id);
   }
   if (!first_error.ok()) {
     WorkerErrorAsync(failed_task, errors::StripDerived(first_error),

@@ -126,22 +126,26 @@ class BigBlockCache {
   }
   // Keeps `block` (the newest first); false when it does not fit.
   bool Keep(void* block, size_t usable) {
-    absl::MutexLock lock(&mu_);
     if (usable > kMaxBigBytes) return false;
     std::vector<void*> evicted;
+    InsertEvicting(block, usable, &evicted);
+    for (void* old : evicted) std::free(old);  // unmapped outside the lock
+    return true;
+  }
+
+ private:
+  void InsertEvicting(void* block, size_t usable, std::vector<void*>* evicted) {
+    absl::MutexLock lock(&mu_);
     while (!blocks_.empty() && (static_cast<int>(blocks_.size()) >= kMaxBigBlocks ||
                                 kept_bytes_ + usable > kMaxBigBytes)) {
-      evicted.push_back(blocks_.back().first);
+      evicted->push_back(blocks_.back().first);
       kept_bytes_ -= blocks_.back().second;
       blocks_.pop_back();
     }
     blocks_.insert(blocks_.begin(), {block, usable});
     kept_bytes_ += usable;
-    for (void* old : evicted) std::free(old);  // munmap under the lock: rare
-    return true;
   }
 
- private:
   absl::Mutex mu_;
   std::vector<std::pair<void*, size_t>> blocks_ ABSL_GUARDED_BY(mu_);
   size_t kept_bytes_ ABSL_GUARDED_BY(mu_) = 0;
