@@ -84,7 +84,7 @@ void SetProcessToken(std::string token) {
   process_token = new std::string(std::move(token));
 }
 
-grpc::Status CheckToken(const grpc::CallbackServerContext* ctx, const std::string& expected) {
+grpc::Status CheckToken(const grpc::ServerContextBase* ctx, const std::string& expected) {
   if (expected.empty()) return grpc::Status::OK;
   const auto& metadata = ctx->client_metadata();
   auto it = metadata.find(kTokenMetadataKey);

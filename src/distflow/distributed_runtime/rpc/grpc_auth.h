@@ -34,7 +34,7 @@ void SetProcessToken(std::string token);
 
 // OK when `expected` is empty or the call carries it; Unauthenticated
 // otherwise. Compares in time independent of where the tokens differ.
-grpc::Status CheckToken(const grpc::CallbackServerContext* ctx, const std::string& expected);
+grpc::Status CheckToken(const grpc::ServerContextBase* ctx, const std::string& expected);
 
 // For service methods: when the call fails CheckToken, finishes it with
 // that status and returns its reactor; nullptr when the call may go on.

@@ -40,16 +40,6 @@ grpc::ServerUnaryReactor* GrpcMasterService::PartialRunSetup(grpc::CallbackServe
   return reactor;
 }
 
-grpc::ServerUnaryReactor* GrpcMasterService::RunStep(grpc::CallbackServerContext* ctx,
-                                                     const RunStepRequest* req,
-                                                     RunStepResponse* resp) {
-  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
-  // A client that cancels or goes away cancels its step.
-  auto* reactor = new CancellableReactor;
-  master_->RunStep(req, resp, reactor->cm(), FinishWith(reactor));
-  return reactor;
-}
-
 grpc::ServerUnaryReactor* GrpcMasterService::CloseSession(grpc::CallbackServerContext* ctx,
                                                           const CloseSessionRequest* req,
                                                           CloseSessionResponse* resp) {
@@ -85,16 +75,6 @@ grpc::ServerUnaryReactor* GrpcMasterService::MakeCallable(grpc::CallbackServerCo
   return reactor;
 }
 
-grpc::ServerUnaryReactor* GrpcMasterService::RunCallable(grpc::CallbackServerContext* ctx,
-                                                         const RunCallableRequest* req,
-                                                         RunCallableResponse* resp) {
-  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
-  // A client that cancels or goes away cancels its step.
-  auto* reactor = new CancellableReactor;
-  master_->RunCallable(req, resp, reactor->cm(), FinishWith(reactor));
-  return reactor;
-}
-
 grpc::ServerUnaryReactor* GrpcMasterService::ReleaseCallable(grpc::CallbackServerContext* ctx,
                                                              const ReleaseCallableRequest* req,
                                                              ReleaseCallableResponse* resp) {
@@ -102,6 +82,37 @@ grpc::ServerUnaryReactor* GrpcMasterService::ReleaseCallable(grpc::CallbackServe
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   master_->ReleaseCallable(req, resp, FinishWith(reactor));
   return reactor;
+}
+
+void GrpcMasterService::ServeOn(ServerCallQueues* queues) {
+  using Done = ServerCallQueues::Done;
+  // A client that cancels or goes away cancels its step.
+  queues->Add<RunStepRequest, RunStepResponse>(
+      [this](auto... args) { RequestRunStep(args...); },
+      [this](grpc::ServerContext* ctx, const RunStepRequest* req, RunStepResponse* resp,
+             CancellationManager* cm, Done done) {
+        grpc::Status auth = CheckToken(ctx, token_);
+        if (!auth.ok()) {
+          done(auth);
+          return;
+        }
+        master_->RunStep(req, resp, cm, [done = std::move(done)](const absl::Status& s) {
+          done(ToGrpcStatus(s));
+        });
+      });
+  queues->Add<RunCallableRequest, RunCallableResponse>(
+      [this](auto... args) { RequestRunCallable(args...); },
+      [this](grpc::ServerContext* ctx, const RunCallableRequest* req, RunCallableResponse* resp,
+             CancellationManager* cm, Done done) {
+        grpc::Status auth = CheckToken(ctx, token_);
+        if (!auth.ok()) {
+          done(auth);
+          return;
+        }
+        master_->RunCallable(req, resp, cm, [done = std::move(done)](const absl::Status& s) {
+          done(ToGrpcStatus(s));
+        });
+      });
 }
 
 }  // namespace distflow

@@ -1,6 +1,8 @@
-// The MasterService over gRPC (callback API): each call is handed to the
-// Master with a callback that finishes the call, so no gRPC thread waits for
-// a session to be made or a step to run.
+// The MasterService over gRPC: each call is handed to the Master with a
+// callback that finishes the call, so no gRPC thread waits for a session to
+// be made or a step to run. RunStep and RunCallable are served on the
+// server's completion queues (grpc_call_queues.h), the rest through the
+// callback API.
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_MASTER_SERVICE_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_MASTER_SERVICE_H_
 
@@ -8,11 +10,26 @@
 #include <utility>
 
 #include "distflow/distributed_runtime/master.h"
+#include "distflow/distributed_runtime/rpc/grpc_call_queues.h"
 #include "distflow/master_service.grpc.pb.h"
 
 namespace distflow {
 
-class GrpcMasterService final : public MasterService::CallbackService {
+// Each method is marked exactly once, from the innermost wrapper out: the
+// queue-served ones async, the rest callback.
+using MasterServiceBase =
+    MasterService::WithCallbackMethod_CreateSession<MasterService::WithCallbackMethod_ExtendSession<
+        MasterService::WithCallbackMethod_PartialRunSetup<
+            MasterService::WithCallbackMethod_CloseSession<
+                MasterService::WithCallbackMethod_ListDevices<
+                    MasterService::WithCallbackMethod_Reset<
+                        MasterService::WithCallbackMethod_MakeCallable<
+                            MasterService::WithCallbackMethod_ReleaseCallable<
+                                MasterService::WithAsyncMethod_RunStep<
+                                    MasterService::WithAsyncMethod_RunCallable<
+                                        MasterService::Service>>>>>>>>>>;
+
+class GrpcMasterService final : public MasterServiceBase {
  public:
   // Calls must carry `token` (see grpc_auth.h) unless it is empty.
   GrpcMasterService(Master* master, std::string token)
@@ -27,8 +44,6 @@ class GrpcMasterService final : public MasterService::CallbackService {
   grpc::ServerUnaryReactor* PartialRunSetup(grpc::CallbackServerContext* ctx,
                                             const PartialRunSetupRequest* req,
                                             PartialRunSetupResponse* resp) override;
-  grpc::ServerUnaryReactor* RunStep(grpc::CallbackServerContext* ctx, const RunStepRequest* req,
-                                    RunStepResponse* resp) override;
   grpc::ServerUnaryReactor* CloseSession(grpc::CallbackServerContext* ctx,
                                          const CloseSessionRequest* req,
                                          CloseSessionResponse* resp) override;
@@ -40,12 +55,12 @@ class GrpcMasterService final : public MasterService::CallbackService {
   grpc::ServerUnaryReactor* MakeCallable(grpc::CallbackServerContext* ctx,
                                          const MakeCallableRequest* req,
                                          MakeCallableResponse* resp) override;
-  grpc::ServerUnaryReactor* RunCallable(grpc::CallbackServerContext* ctx,
-                                        const RunCallableRequest* req,
-                                        RunCallableResponse* resp) override;
   grpc::ServerUnaryReactor* ReleaseCallable(grpc::CallbackServerContext* ctx,
                                             const ReleaseCallableRequest* req,
                                             ReleaseCallableResponse* resp) override;
+
+  // Adds RunStep and RunCallable to `queues` (before they start).
+  void ServeOn(ServerCallQueues* queues);
 
  private:
   Master* const master_;

@@ -11,6 +11,7 @@
 #include "distflow/distributed_runtime/master.h"
 #include "distflow/distributed_runtime/rendezvous_mgr.h"
 #include "distflow/distributed_runtime/rpc/grpc_auth.h"
+#include "distflow/distributed_runtime/rpc/grpc_call_queues.h"
 #include "distflow/distributed_runtime/rpc/grpc_master_service.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
 #include "distflow/distributed_runtime/rpc/grpc_verbs_service.h"
@@ -26,6 +27,13 @@
 #include "grpcpp/grpcpp.h"
 
 namespace distflow {
+namespace {
+
+// Threads polling the per-step calls: two let one call's handler run while
+// another arrives, without crowding small machines.
+constexpr int kCallQueueThreads = 2;
+
+}  // namespace
 
 struct GrpcServer::Impl {
   WorkerEnv env;
@@ -38,6 +46,8 @@ struct GrpcServer::Impl {
   std::unique_ptr<GrpcWorkerService> worker_service;
   std::unique_ptr<GrpcMasterService> master_service;
   std::unique_ptr<GrpcVerbsService> verbs_service;
+  // Declared before the server, which must go first.
+  std::unique_ptr<ServerCallQueues> queues;
   std::unique_ptr<grpc::Server> server;
   absl::Mutex mu;
   bool stopped ABSL_GUARDED_BY(mu) = false;
@@ -196,14 +206,22 @@ absl::Status GrpcServer::Start() {
   builder.RegisterService(impl_->worker_service.get());
   builder.RegisterService(impl_->master_service.get());
   if (impl_->verbs_service != nullptr) builder.RegisterService(impl_->verbs_service.get());
+  // The per-step calls are polled by threads of their own.
+  impl_->queues = std::make_unique<ServerCallQueues>(&builder, kCallQueueThreads);
+  impl_->worker_service->ServeOn(impl_->queues.get());
+  impl_->master_service->ServeOn(impl_->queues.get());
   impl_->server = builder.BuildAndStart();
   if (impl_->server == nullptr || bound_port_ == 0) {
+    if (impl_->server != nullptr) impl_->server->Shutdown();
+    impl_->server.reset();
+    impl_->queues.reset();
     return errors::Unavailable(
         "cannot listen on ", listen, " for ", task_name_,
         " (is the port taken by another process, or is ", host,
         " not an address of this machine? --bind overrides it",
         options_.tls.enabled() ? "; do the TLS certificate and key load and match?" : "", ")");
   }
+  impl_->queues->Start();
   if (port == 0) {
     // Peers in this process (the master) must reach the port really bound.
     const bool any = host == "0.0.0.0" || host == "::" || host.empty();
@@ -224,6 +242,8 @@ void GrpcServer::Stop(absl::Duration grace) {
   // Fail every waiting step first so in-flight calls can finish.
   rendezvous_mgr_->CleanupAll();
   impl_->server->Shutdown(absl::ToChronoTime(absl::Now() + grace));
+  // Every call has finished: the queues can go.
+  impl_->queues->Shutdown();
   if (impl_->side_channel != nullptr) impl_->side_channel->Stop();
 }
 

@@ -9,7 +9,6 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "distflow/framework/cancellation.h"
 #include "grpcpp/grpcpp.h"
 
 namespace distflow {
@@ -37,19 +36,6 @@ void ConfigureServerBuilder(grpc::ServerBuilder* builder);
 // (grpc_auth.h) when there is one, as they are when the channel is made.
 // The error of bad DISTFLOW_TLS_* settings.
 absl::StatusOr<std::shared_ptr<grpc::Channel>> NewGrpcChannel(const std::string& address);
-
-// A server reactor that turns the caller's cancellation (a cancelled call,
-// a passed deadline, a client gone away) into a CancellationManager the
-// service's logic watches; it deletes itself once finished.
-class CancellableReactor : public grpc::ServerUnaryReactor {
- public:
-  CancellationManager* cm() { return &cm_; }
-  void OnCancel() override { cm_.StartCancel(); }
-  void OnDone() override { delete this; }
-
- private:
-  CancellationManager cm_;
-};
 
 }  // namespace distflow
 

@@ -1,6 +1,8 @@
 #include "distflow/distributed_runtime/rpc/grpc_worker_service.h"
 
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "distflow/core/env.h"
 #include "distflow/core/status.h"
@@ -18,14 +20,6 @@ grpc::ServerUnaryReactor* Finished(grpc::CallbackServerContext* ctx, const absl:
 }
 
 }  // namespace
-
-grpc::ServerUnaryReactor* GrpcWorkerService::GetStatus(grpc::CallbackServerContext* ctx,
-                                                       const GetStatusRequest* req,
-                                                       GetStatusResponse* resp) {
-  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
-  worker_->GetStatus(*req, resp);
-  return Finished(ctx, absl::OkStatus());
-}
 
 grpc::ServerUnaryReactor* GrpcWorkerService::CreateWorkerSession(
     grpc::CallbackServerContext* ctx, const CreateWorkerSessionRequest* req,
@@ -55,16 +49,6 @@ grpc::ServerUnaryReactor* GrpcWorkerService::DeregisterGraph(grpc::CallbackServe
   return Finished(ctx, worker_->DeregisterGraph(*req));
 }
 
-grpc::ServerUnaryReactor* GrpcWorkerService::RunGraph(grpc::CallbackServerContext* ctx,
-                                                      const RunGraphRequest* req,
-                                                      RunGraphResponse* resp) {
-  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
-  auto* reactor = new CancellableReactor;
-  worker_->RunGraphAsync(reactor->cm(), req, resp,
-                         [reactor](const absl::Status& s) { reactor->Finish(ToGrpcStatus(s)); });
-  return reactor;
-}
-
 grpc::ServerUnaryReactor* GrpcWorkerService::CleanupGraph(grpc::CallbackServerContext* ctx,
                                                           const CleanupGraphRequest* req,
                                                           CleanupGraphResponse* /*resp*/) {
@@ -79,39 +63,6 @@ grpc::ServerUnaryReactor* GrpcWorkerService::CleanupAll(grpc::CallbackServerCont
   return Finished(ctx, worker_->CleanupAll(*req));
 }
 
-grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerContext* ctx,
-                                                        const grpc::ByteBuffer* req,
-                                                        grpc::ByteBuffer* resp) {
-  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
-  auto request = std::make_shared<RecvTensorRequest>();
-  std::vector<grpc::Slice> slices;
-  std::string bytes;
-  if (req->Dump(&slices).ok()) {
-    for (const auto& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  }
-  if (!request->ParseFromString(bytes)) {
-    return Finished(ctx, errors::InvalidArgument("malformed RecvTensorRequest"));
-  }
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  SideChannelServer* side = request->side_channel_ok() ? side_channel_ : nullptr;
-  worker_->RecvTensorAsync(*request, [reactor, request, resp, side](
-                                         const absl::Status& s, const Tensor& value, bool is_dead) {
-    if (s.ok()) {
-      std::optional<SideChannelTicket> ticket;
-      if (side != nullptr && !is_dead) ticket = side->Offer(value);
-      if (ticket.has_value()) {
-        EncodeRecvTensorOffer(value, {*ticket, side->port(), value.TotalBytes()}, NowMicros(),
-                              resp);
-      } else {
-        // The response points at the tensor's own buffer: no copy.
-        EncodeRecvTensorResponse(value, is_dead, NowMicros(), resp);
-      }
-    }
-    reactor->Finish(ToGrpcStatus(s));
-  });
-  return reactor;
-}
-
 grpc::ServerUnaryReactor* GrpcWorkerService::Logging(grpc::CallbackServerContext* ctx,
                                                      const LoggingRequest* /*req*/,
                                                      LoggingResponse* /*resp*/) {
@@ -124,6 +75,72 @@ grpc::ServerUnaryReactor* GrpcWorkerService::Tracing(grpc::CallbackServerContext
                                                      TracingResponse* /*resp*/) {
   if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
   return Finished(ctx, errors::Unimplemented("Tracing is not supported"));
+}
+
+void GrpcWorkerService::ServeOn(ServerCallQueues* queues) {
+  using Done = ServerCallQueues::Done;
+  queues->Add<GetStatusRequest, GetStatusResponse>(
+      [this](auto... args) { RequestGetStatus(args...); },
+      [this](grpc::ServerContext* ctx, const GetStatusRequest* req, GetStatusResponse* resp,
+             CancellationManager* /*cm*/, Done done) {
+        grpc::Status auth = CheckToken(ctx, token_);
+        if (auth.ok()) worker_->GetStatus(*req, resp);
+        done(auth);
+      },
+      1);
+  queues->Add<RunGraphRequest, RunGraphResponse>(
+      [this](auto... args) { RequestRunGraph(args...); },
+      [this](grpc::ServerContext* ctx, const RunGraphRequest* req, RunGraphResponse* resp,
+             CancellationManager* cm, Done done) {
+        grpc::Status auth = CheckToken(ctx, token_);
+        if (!auth.ok()) {
+          done(auth);
+          return;
+        }
+        worker_->RunGraphAsync(cm, req, resp, [done = std::move(done)](const absl::Status& s) {
+          done(ToGrpcStatus(s));
+        });
+      });
+  queues->Add<grpc::ByteBuffer, grpc::ByteBuffer>(
+      [this](auto... args) { RequestRecvTensor(args...); },
+      [this](grpc::ServerContext* ctx, const grpc::ByteBuffer* req, grpc::ByteBuffer* resp,
+             CancellationManager* /*cm*/, Done done) {
+        grpc::Status auth = CheckToken(ctx, token_);
+        if (!auth.ok()) {
+          done(auth);
+          return;
+        }
+        auto request = std::make_shared<RecvTensorRequest>();
+        std::vector<grpc::Slice> slices;
+        std::string bytes;
+        if (req->Dump(&slices).ok()) {
+          for (const auto& s : slices) {
+            bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+          }
+        }
+        if (!request->ParseFromString(bytes)) {
+          done(ToGrpcStatus(errors::InvalidArgument("malformed RecvTensorRequest")));
+          return;
+        }
+        SideChannelServer* side = request->side_channel_ok() ? side_channel_ : nullptr;
+        worker_->RecvTensorAsync(
+            *request, [request, resp, side, done = std::move(done)](
+                          const absl::Status& s, const Tensor& value, bool is_dead) {
+              if (s.ok()) {
+                std::optional<SideChannelTicket> ticket;
+                if (side != nullptr && !is_dead) ticket = side->Offer(value);
+                if (ticket.has_value()) {
+                  EncodeRecvTensorOffer(value, {*ticket, side->port(), value.TotalBytes()},
+                                        NowMicros(), resp);
+                } else {
+                  // The response points at the tensor's own buffer: no copy.
+                  EncodeRecvTensorResponse(value, is_dead, NowMicros(), resp);
+                }
+              }
+              done(ToGrpcStatus(s));
+            });
+      },
+      8);
 }
 
 }  // namespace distflow
