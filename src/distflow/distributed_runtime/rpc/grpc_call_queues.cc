@@ -9,7 +9,10 @@ ServerCallQueues::ServerCallQueues(grpc::ServerBuilder* builder, int threads) {
 ServerCallQueues::~ServerCallQueues() { Shutdown(); }
 
 void ServerCallQueues::Start() {
-  started_ = true;
+  {
+    absl::MutexLock lock(&mu_);
+    started_ = true;
+  }
   for (auto& cq : queues_) {
     for (auto& method : methods_) {
       for (int i = 0; i < method->pending; ++i) method->Post(this, cq.get());
@@ -39,11 +42,14 @@ void ServerCallQueues::Shutdown() {
     absl::MutexLock lock(&mu_);
     if (shutdown_) return;
     shutdown_ = true;
+    // Their completions must come before the queues can drain.
+    for (grpc::ClientContext* ctx : client_calls_) ctx->TryCancel();
     for (auto& cq : queues_) cq->Shutdown();
   }
   for (std::thread& t : threads_) t.join();
+  const bool polled = !threads_.empty();
   threads_.clear();
-  if (!started_) {
+  if (!polled) {
     // Nothing was posted, but the queues must still be drained.
     for (auto& cq : queues_) {
       void* tag = nullptr;

@@ -6,86 +6,58 @@
 namespace distflow {
 namespace {
 
-// The callback that finishes a call with the Master's status.
-Master::Done FinishWith(grpc::ServerUnaryReactor* reactor) {
-  return [reactor](const absl::Status& s) { reactor->Finish(ToGrpcStatus(s)); };
+using Done = ServerCallQueues::Done;
+
+// A Master method: (request, response, callback).
+template <class Req, class Resp>
+using MasterMethod = void (Master::*)(const Req*, Resp*, Master::Done);
+
+// Adds a method of the Master that takes no cancellation, run on `pool`.
+template <class Req, class Resp>
+void AddOnPool(ServerCallQueues* queues, ThreadPool* pool, Master* master, const std::string* token,
+               ServerCallQueues::RequestFn<Req, Resp> request, MasterMethod<Req, Resp> method) {
+  queues->Add<Req, Resp>(
+      std::move(request),
+      [master, token, method](grpc::ServerContext* ctx, const Req* req, Resp* resp,
+                              CancellationManager* /*cm*/, Done done) {
+        grpc::Status auth = CheckToken(ctx, *token);
+        if (!auth.ok()) {
+          done(auth);
+          return;
+        }
+        (master->*method)(
+            req, resp, [done = std::move(done)](const absl::Status& s) { done(ToGrpcStatus(s)); });
+      },
+      1, pool);
 }
 
 }  // namespace
 
-grpc::ServerUnaryReactor* GrpcMasterService::CreateSession(grpc::CallbackServerContext* ctx,
-                                                           const CreateSessionRequest* req,
-                                                           CreateSessionResponse* resp) {
-  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  master_->CreateSession(req, resp, FinishWith(reactor));
-  return reactor;
-}
-
-grpc::ServerUnaryReactor* GrpcMasterService::ExtendSession(grpc::CallbackServerContext* ctx,
-                                                           const ExtendSessionRequest* req,
-                                                           ExtendSessionResponse* resp) {
-  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  master_->ExtendSession(req, resp, FinishWith(reactor));
-  return reactor;
-}
-
-grpc::ServerUnaryReactor* GrpcMasterService::PartialRunSetup(grpc::CallbackServerContext* ctx,
-                                                             const PartialRunSetupRequest* req,
-                                                             PartialRunSetupResponse* resp) {
-  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  master_->PartialRunSetup(req, resp, FinishWith(reactor));
-  return reactor;
-}
-
-grpc::ServerUnaryReactor* GrpcMasterService::CloseSession(grpc::CallbackServerContext* ctx,
-                                                          const CloseSessionRequest* req,
-                                                          CloseSessionResponse* resp) {
-  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  master_->CloseSession(req, resp, FinishWith(reactor));
-  return reactor;
-}
-
-grpc::ServerUnaryReactor* GrpcMasterService::ListDevices(grpc::CallbackServerContext* ctx,
-                                                         const ListDevicesRequest* req,
-                                                         ListDevicesResponse* resp) {
-  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  master_->ListDevices(req, resp, FinishWith(reactor));
-  return reactor;
-}
-
-grpc::ServerUnaryReactor* GrpcMasterService::Reset(grpc::CallbackServerContext* ctx,
-                                                   const ResetRequest* req, ResetResponse* resp) {
-  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  master_->Reset(req, resp, FinishWith(reactor));
-  return reactor;
-}
-
-grpc::ServerUnaryReactor* GrpcMasterService::MakeCallable(grpc::CallbackServerContext* ctx,
-                                                          const MakeCallableRequest* req,
-                                                          MakeCallableResponse* resp) {
-  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  master_->MakeCallable(req, resp, FinishWith(reactor));
-  return reactor;
-}
-
-grpc::ServerUnaryReactor* GrpcMasterService::ReleaseCallable(grpc::CallbackServerContext* ctx,
-                                                             const ReleaseCallableRequest* req,
-                                                             ReleaseCallableResponse* resp) {
-  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  master_->ReleaseCallable(req, resp, FinishWith(reactor));
-  return reactor;
-}
-
-void GrpcMasterService::ServeOn(ServerCallQueues* queues) {
-  using Done = ServerCallQueues::Done;
+void GrpcMasterService::ServeOn(ServerCallQueues* queues, ThreadPool* pool) {
+  AddOnPool<CreateSessionRequest, CreateSessionResponse>(
+      queues, pool, master_, &token_, [this](auto... args) { RequestCreateSession(args...); },
+      &Master::CreateSession);
+  AddOnPool<ExtendSessionRequest, ExtendSessionResponse>(
+      queues, pool, master_, &token_, [this](auto... args) { RequestExtendSession(args...); },
+      &Master::ExtendSession);
+  AddOnPool<PartialRunSetupRequest, PartialRunSetupResponse>(
+      queues, pool, master_, &token_, [this](auto... args) { RequestPartialRunSetup(args...); },
+      &Master::PartialRunSetup);
+  AddOnPool<CloseSessionRequest, CloseSessionResponse>(
+      queues, pool, master_, &token_, [this](auto... args) { RequestCloseSession(args...); },
+      &Master::CloseSession);
+  AddOnPool<ListDevicesRequest, ListDevicesResponse>(
+      queues, pool, master_, &token_, [this](auto... args) { RequestListDevices(args...); },
+      &Master::ListDevices);
+  AddOnPool<ResetRequest, ResetResponse>(
+      queues, pool, master_, &token_, [this](auto... args) { RequestReset(args...); },
+      &Master::Reset);
+  AddOnPool<MakeCallableRequest, MakeCallableResponse>(
+      queues, pool, master_, &token_, [this](auto... args) { RequestMakeCallable(args...); },
+      &Master::MakeCallable);
+  AddOnPool<ReleaseCallableRequest, ReleaseCallableResponse>(
+      queues, pool, master_, &token_, [this](auto... args) { RequestReleaseCallable(args...); },
+      &Master::ReleaseCallable);
   // A client that cancels or goes away cancels its step.
   queues->Add<RunStepRequest, RunStepResponse>(
       [this](auto... args) { RequestRunStep(args...); },

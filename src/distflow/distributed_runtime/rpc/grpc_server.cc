@@ -29,9 +29,11 @@
 namespace distflow {
 namespace {
 
-// Threads polling the per-step calls: two let one call's handler run while
-// another arrives, without crowding small machines.
-constexpr int kCallQueueThreads = 2;
+// One polling thread: each more would take turns with it at polling and
+// hand it what it polled (grpc_call_queues.h).
+constexpr int kCallQueueThreads = 1;
+// Threads for the calls that may wait (sessions, graph registration).
+constexpr int kControlThreads = 4;
 
 }  // namespace
 
@@ -46,8 +48,12 @@ struct GrpcServer::Impl {
   std::unique_ptr<GrpcWorkerService> worker_service;
   std::unique_ptr<GrpcMasterService> master_service;
   std::unique_ptr<GrpcVerbsService> verbs_service;
-  // Declared before the server, which must go first.
-  std::unique_ptr<ServerCallQueues> queues;
+  // Runs the calls that may wait; declared before the queues, which use it
+  // until their Shutdown.
+  std::unique_ptr<ThreadPool> control_pool;
+  // Declared before the server, which must go first. Clients of other tasks
+  // share them, and fail their calls once they are shut down.
+  std::shared_ptr<ServerCallQueues> queues;
   std::unique_ptr<grpc::Server> server;
   absl::Mutex mu;
   bool stopped ABSL_GUARDED_BY(mu) = false;
@@ -126,8 +132,10 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
           if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
             host = host.substr(1, host.size() - 2);
           }
-          auto client = std::make_unique<GrpcWorkerClient>(
-              task, channel, server->impl_->side_channel_client, std::move(host));
+          // Calls complete on the server's queue once it runs.
+          auto client =
+              std::make_unique<GrpcWorkerClient>(task, channel, server->impl_->side_channel_client,
+                                                 std::move(host), server->call_queues());
           if (server->rdma_mgr_ == nullptr) return client;
           return std::make_unique<VerbsWorker>(std::move(client), server->rdma_mgr_.get(),
                                                GrpcRemoteAddressExchange(std::move(channel)));
@@ -175,6 +183,15 @@ GrpcServer::~GrpcServer() {
     impl_->worker.reset();
   }
   if (rendezvous_mgr_ != nullptr) rendezvous_mgr_->CleanupAll();
+  // Nothing of this server calls other tasks any more; a client that lives
+  // on in a shared worker cache gets Unavailable.
+  if (std::shared_ptr<ServerCallQueues> queues = call_queues()) queues->Shutdown();
+}
+
+std::shared_ptr<ServerCallQueues> GrpcServer::call_queues() const {
+  if (impl_ == nullptr) return nullptr;
+  absl::MutexLock lock(&impl_->mu);
+  return impl_->queues;
 }
 
 absl::Status GrpcServer::Start() {
@@ -207,21 +224,26 @@ absl::Status GrpcServer::Start() {
   builder.RegisterService(impl_->master_service.get());
   if (impl_->verbs_service != nullptr) builder.RegisterService(impl_->verbs_service.get());
   // The per-step calls are polled by threads of their own.
-  impl_->queues = std::make_unique<ServerCallQueues>(&builder, kCallQueueThreads);
-  impl_->worker_service->ServeOn(impl_->queues.get());
-  impl_->master_service->ServeOn(impl_->queues.get());
+  auto queues = std::make_shared<ServerCallQueues>(&builder, kCallQueueThreads);
+  impl_->control_pool = std::make_unique<ThreadPool>("rpc_control", kControlThreads);
+  impl_->worker_service->ServeOn(queues.get(), impl_->control_pool.get());
+  impl_->master_service->ServeOn(queues.get(), impl_->control_pool.get());
   impl_->server = builder.BuildAndStart();
   if (impl_->server == nullptr || bound_port_ == 0) {
     if (impl_->server != nullptr) impl_->server->Shutdown();
     impl_->server.reset();
-    impl_->queues.reset();
+    queues->Shutdown();
     return errors::Unavailable(
         "cannot listen on ", listen, " for ", task_name_,
         " (is the port taken by another process, or is ", host,
         " not an address of this machine? --bind overrides it",
         options_.tls.enabled() ? "; do the TLS certificate and key load and match?" : "", ")");
   }
-  impl_->queues->Start();
+  queues->Start();
+  {
+    absl::MutexLock lock(&impl_->mu);
+    impl_->queues = std::move(queues);
+  }
   if (port == 0) {
     // Peers in this process (the master) must reach the port really bound.
     const bool any = host == "0.0.0.0" || host == "::" || host.empty();
@@ -242,8 +264,6 @@ void GrpcServer::Stop(absl::Duration grace) {
   // Fail every waiting step first so in-flight calls can finish.
   rendezvous_mgr_->CleanupAll();
   impl_->server->Shutdown(absl::ToChronoTime(absl::Now() + grace));
-  // Every call has finished: the queues can go.
-  impl_->queues->Shutdown();
   if (impl_->side_channel != nullptr) impl_->side_channel->Stop();
 }
 

@@ -32,6 +32,7 @@ class GrpcWorkerService;
 class Master;
 class RdmaMgr;
 class RendezvousMgr;
+class ServerCallQueues;
 class SideChannelServer;
 class ThreadPool;
 class Worker;
@@ -88,6 +89,9 @@ class GrpcServer {
   // The tensor side channel this server serves, or null (off, TLS, or not
   // started).
   const SideChannelServer* side_channel() const;
+  // The completion queue the server's calls and its calls to other tasks
+  // use (grpc_call_queues.h); null before Start.
+  std::shared_ptr<ServerCallQueues> call_queues() const;
 
  private:
   GrpcServer() = default;

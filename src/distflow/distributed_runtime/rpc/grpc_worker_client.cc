@@ -3,6 +3,7 @@
 #include <chrono>
 #include <optional>
 #include <thread>
+#include <type_traits>
 
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/rpc/grpc_tensor_coding.h"
@@ -77,13 +78,14 @@ bool Attach(const std::shared_ptr<CallState>& state) {
 
 GrpcWorkerClient::GrpcWorkerClient(std::string task, std::shared_ptr<grpc::Channel> channel,
                                    std::shared_ptr<SideChannelClient> side_channel,
-                                   std::string host)
+                                   std::string host, std::shared_ptr<ServerCallQueues> queues)
     : task_(std::move(task)),
       channel_(channel),
       stub_(WorkerService::NewStub(channel)),
       generic_(channel),
       side_channel_(std::move(side_channel)),
-      host_(std::move(host)) {}
+      host_(std::move(host)),
+      queues_(std::move(queues)) {}
 
 void GrpcWorkerClient::Call(const char* name, CallOptions* opts, StatusCallback done,
                             const Invoker& invoke) {
@@ -95,7 +97,27 @@ void GrpcWorkerClient::Call(const char* name, CallOptions* opts, StatusCallback 
   invoke(stub_->async(), &state->ctx, [state](grpc::Status s) { FinishCall(state, s); });
 }
 
+template <class Resp>
+void GrpcWorkerClient::CallOnQueue(const char* name, CallOptions* opts, StatusCallback done,
+                                   Resp* resp, const ServerCallQueues::Prepare<Resp>& prepare) {
+  std::shared_ptr<CallState> state = StartCall(task_, name, opts, std::move(done));
+  if (!Attach(state)) {
+    FinishCall(state, grpc::Status(grpc::StatusCode::CANCELLED, "Cancelled"));
+    return;
+  }
+  queues_->StartClientCall<Resp>(&state->ctx, resp, prepare,
+                                 [state](const grpc::Status& s) { FinishCall(state, s); });
+}
+
 #define DF_WORKER_CALL(METHOD)                                                                     \
+  if (queues_ != nullptr) {                                                                        \
+    CallOnQueue(#METHOD, opts, std::move(done), resp,                                              \
+                ServerCallQueues::Prepare<std::remove_pointer_t<decltype(resp)>>(                  \
+                    [this, req](grpc::ClientContext* ctx, grpc::CompletionQueue* cq) {             \
+                      return stub_->PrepareAsync##METHOD(ctx, *req, cq);                           \
+                    }));                                                                           \
+    return;                                                                                        \
+  }                                                                                                \
   Call(#METHOD, opts, std::move(done),                                                             \
        [req, resp](WorkerService::StubInterface::async_interface* async, grpc::ClientContext* ctx, \
                    std::function<void(grpc::Status)> cb) {                                         \
@@ -188,6 +210,16 @@ void GrpcWorkerClient::RecvTensorAsync(int64_t step_id, const std::string& rende
   std::shared_ptr<CallState> state = StartCall(task_, "RecvTensor", opts, std::move(wrapped));
   if (!Attach(state)) {
     FinishCall(state, grpc::Status(grpc::StatusCode::CANCELLED, "Cancelled"));
+    return;
+  }
+  if (queues_ != nullptr) {
+    queues_->StartClientCall<grpc::ByteBuffer>(
+        &state->ctx, &bufs->response,
+        [this, bufs](grpc::ClientContext* ctx, grpc::CompletionQueue* cq) {
+          return generic_.PrepareUnaryCall(ctx, "/distflow.WorkerService/RecvTensor", bufs->request,
+                                           cq);
+        },
+        [state](const grpc::Status& s) { FinishCall(state, s); });
     return;
   }
   generic_.UnaryCall(&state->ctx, "/distflow.WorkerService/RecvTensor", grpc::StubOptions(),

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "distflow/distributed_runtime/rpc/grpc_call_queues.h"
 #include "distflow/distributed_runtime/rpc/side_channel_client.h"
 #include "distflow/distributed_runtime/worker_interface.h"
 #include "distflow/framework/tensor.h"
@@ -30,8 +31,8 @@ class GrpcWorkerClient : public WorkerInterface {
   // `side_channel` (may be null: gRPC only) fetches offered payloads from
   // `host`, the host of the task's address.
   GrpcWorkerClient(std::string task, std::shared_ptr<grpc::Channel> channel,
-                   std::shared_ptr<SideChannelClient> side_channel = nullptr,
-                   std::string host = "");
+                   std::shared_ptr<SideChannelClient> side_channel = nullptr, std::string host = "",
+                   std::shared_ptr<ServerCallQueues> queues = nullptr);
 
   const std::string& task() const override { return task_; }
 
@@ -63,6 +64,10 @@ class GrpcWorkerClient : public WorkerInterface {
   using Invoker = std::function<void(WorkerService::StubInterface::async_interface*,
                                      grpc::ClientContext*, std::function<void(grpc::Status)>)>;
   void Call(const char* name, CallOptions* opts, StatusCallback done, const Invoker& invoke);
+  // The same call on the queues: `prepare` is the stub's PrepareAsyncX.
+  template <class Resp>
+  void CallOnQueue(const char* name, CallOptions* opts, StatusCallback done, Resp* resp,
+                   const ServerCallQueues::Prepare<Resp>& prepare);
 
   const std::string task_;
   std::shared_ptr<grpc::Channel> channel_;
@@ -70,6 +75,7 @@ class GrpcWorkerClient : public WorkerInterface {
   grpc::GenericStub generic_;
   const std::shared_ptr<SideChannelClient> side_channel_;
   const std::string host_;
+  const std::shared_ptr<ServerCallQueues> queues_;
 };
 
 }  // namespace distflow

@@ -13,72 +13,65 @@
 namespace distflow {
 namespace {
 
-grpc::ServerUnaryReactor* Finished(grpc::CallbackServerContext* ctx, const absl::Status& s) {
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  reactor->Finish(ToGrpcStatus(s));
-  return reactor;
+using Done = ServerCallQueues::Done;
+
+// Adds a method whose Worker call is synchronous, run on `pool`.
+template <class Req, class Resp>
+void AddSync(ServerCallQueues* queues, ThreadPool* pool, const std::string* token,
+             ServerCallQueues::RequestFn<Req, Resp> request,
+             std::function<absl::Status(const Req&, Resp*)> call) {
+  queues->Add<Req, Resp>(
+      std::move(request),
+      [token, call = std::move(call)](grpc::ServerContext* ctx, const Req* req, Resp* resp,
+                                      CancellationManager* /*cm*/, Done done) {
+        grpc::Status auth = CheckToken(ctx, *token);
+        done(auth.ok() ? ToGrpcStatus(call(*req, resp)) : auth);
+      },
+      1, pool);
 }
 
 }  // namespace
 
-grpc::ServerUnaryReactor* GrpcWorkerService::CreateWorkerSession(
-    grpc::CallbackServerContext* ctx, const CreateWorkerSessionRequest* req,
-    CreateWorkerSessionResponse* /*resp*/) {
-  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
-  return Finished(ctx, worker_->CreateWorkerSession(*req));
-}
-
-grpc::ServerUnaryReactor* GrpcWorkerService::DeleteWorkerSession(
-    grpc::CallbackServerContext* ctx, const DeleteWorkerSessionRequest* req,
-    DeleteWorkerSessionResponse* /*resp*/) {
-  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
-  return Finished(ctx, worker_->DeleteWorkerSession(*req));
-}
-
-grpc::ServerUnaryReactor* GrpcWorkerService::RegisterGraph(grpc::CallbackServerContext* ctx,
-                                                           const RegisterGraphRequest* req,
-                                                           RegisterGraphResponse* resp) {
-  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
-  return Finished(ctx, worker_->RegisterGraph(*req, resp));
-}
-
-grpc::ServerUnaryReactor* GrpcWorkerService::DeregisterGraph(grpc::CallbackServerContext* ctx,
-                                                             const DeregisterGraphRequest* req,
-                                                             DeregisterGraphResponse* /*resp*/) {
-  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
-  return Finished(ctx, worker_->DeregisterGraph(*req));
-}
-
-grpc::ServerUnaryReactor* GrpcWorkerService::CleanupGraph(grpc::CallbackServerContext* ctx,
-                                                          const CleanupGraphRequest* req,
-                                                          CleanupGraphResponse* /*resp*/) {
-  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
-  return Finished(ctx, worker_->CleanupGraph(*req));
-}
-
-grpc::ServerUnaryReactor* GrpcWorkerService::CleanupAll(grpc::CallbackServerContext* ctx,
-                                                        const CleanupAllRequest* req,
-                                                        CleanupAllResponse* /*resp*/) {
-  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
-  return Finished(ctx, worker_->CleanupAll(*req));
-}
-
-grpc::ServerUnaryReactor* GrpcWorkerService::Logging(grpc::CallbackServerContext* ctx,
-                                                     const LoggingRequest* /*req*/,
-                                                     LoggingResponse* /*resp*/) {
-  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
-  return Finished(ctx, absl::OkStatus());
-}
-
-grpc::ServerUnaryReactor* GrpcWorkerService::Tracing(grpc::CallbackServerContext* ctx,
-                                                     const TracingRequest* /*req*/,
-                                                     TracingResponse* /*resp*/) {
-  if (grpc::ServerUnaryReactor* r = RejectUnauthenticated(ctx, token_)) return r;
-  return Finished(ctx, errors::Unimplemented("Tracing is not supported"));
-}
-
-void GrpcWorkerService::ServeOn(ServerCallQueues* queues) {
-  using Done = ServerCallQueues::Done;
+void GrpcWorkerService::ServeOn(ServerCallQueues* queues, ThreadPool* pool) {
+  Worker* worker = worker_;
+  AddSync<CreateWorkerSessionRequest, CreateWorkerSessionResponse>(
+      queues, pool, &token_, [this](auto... args) { RequestCreateWorkerSession(args...); },
+      [worker](const CreateWorkerSessionRequest& req, CreateWorkerSessionResponse*) {
+        return worker->CreateWorkerSession(req);
+      });
+  AddSync<DeleteWorkerSessionRequest, DeleteWorkerSessionResponse>(
+      queues, pool, &token_, [this](auto... args) { RequestDeleteWorkerSession(args...); },
+      [worker](const DeleteWorkerSessionRequest& req, DeleteWorkerSessionResponse*) {
+        return worker->DeleteWorkerSession(req);
+      });
+  AddSync<RegisterGraphRequest, RegisterGraphResponse>(
+      queues, pool, &token_, [this](auto... args) { RequestRegisterGraph(args...); },
+      [worker](const RegisterGraphRequest& req, RegisterGraphResponse* resp) {
+        return worker->RegisterGraph(req, resp);
+      });
+  AddSync<DeregisterGraphRequest, DeregisterGraphResponse>(
+      queues, pool, &token_, [this](auto... args) { RequestDeregisterGraph(args...); },
+      [worker](const DeregisterGraphRequest& req, DeregisterGraphResponse*) {
+        return worker->DeregisterGraph(req);
+      });
+  AddSync<CleanupGraphRequest, CleanupGraphResponse>(
+      queues, pool, &token_, [this](auto... args) { RequestCleanupGraph(args...); },
+      [worker](const CleanupGraphRequest& req, CleanupGraphResponse*) {
+        return worker->CleanupGraph(req);
+      });
+  AddSync<CleanupAllRequest, CleanupAllResponse>(
+      queues, pool, &token_, [this](auto... args) { RequestCleanupAll(args...); },
+      [worker](const CleanupAllRequest& req, CleanupAllResponse*) {
+        return worker->CleanupAll(req);
+      });
+  AddSync<LoggingRequest, LoggingResponse>(
+      queues, pool, &token_, [this](auto... args) { RequestLogging(args...); },
+      [](const LoggingRequest&, LoggingResponse*) { return absl::OkStatus(); });
+  AddSync<TracingRequest, TracingResponse>(
+      queues, pool, &token_, [this](auto... args) { RequestTracing(args...); },
+      [](const TracingRequest&, TracingResponse*) {
+        return errors::Unimplemented("Tracing is not supported");
+      });
   queues->Add<GetStatusRequest, GetStatusResponse>(
       [this](auto... args) { RequestGetStatus(args...); },
       [this](grpc::ServerContext* ctx, const GetStatusRequest* req, GetStatusResponse* resp,
