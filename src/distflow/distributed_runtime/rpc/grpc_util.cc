@@ -40,6 +40,10 @@ grpc::ChannelArguments DistflowChannelArguments() {
   // Each channel gets its own connection, so one peer's traffic does not
   // queue behind another's on a shared subchannel.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  // No retry machinery on each call (it holds every sent message for a
+  // replay distflow never asks for): a failed call is reported, naming the
+  // peer, and the caller decides.
+  args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
   // While calls are in flight, ping the peer every kKeepaliveMs: a peer
   // that stops answering (a frozen process, a dead host) fails its calls
   // with Unavailable within three periods instead of leaving them waiting.
