@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "distflow/distributed_runtime/cluster_spec.h"
+#include "distflow/distributed_runtime/rpc/grpc_auth.h"
 #include "distflow/distributed_runtime/rpc/grpc_server.h"
 #include "distflow/framework/tensor_proto.h"
 #include "distflow/graph/graph_io.h"
@@ -76,6 +77,13 @@ constexpr char kQueueGraph[] = R"pb(
 
 class CallQueuesTest : public ::testing::Test {
  protected:
+  // A server given a token makes it the process's: take it back, so the
+  // tests after this one in the same process start without one.
+  void TearDown() override {
+    server_.reset();
+    SetProcessToken("");
+  }
+
   void StartServer(std::string token = "") {
     ServerDef def;
     *def.mutable_cluster() = ClusterSpec::FromFlag("worker=127.0.0.1:0")->def();

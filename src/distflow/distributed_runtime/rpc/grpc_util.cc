@@ -35,15 +35,15 @@ grpc::ChannelArguments DistflowChannelArguments() {
   args.SetMaxSendMessageSize(kMaxMessageBytes);
   // Reconnect quickly to a restarted peer instead of backing off for minutes.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  // gRPC reads this one as the time a connection attempt (TCP connect and
+  // HTTP/2 handshake) gets. A refused connect fails at once whatever it is;
+  // 100 ms, as it was, failed first calls to a server whose one polling
+  // thread was busy for longer than that (grpc_call_queues.h).
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 5000);
   // Each channel gets its own connection, so one peer's traffic does not
   // queue behind another's on a shared subchannel.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  // No retry machinery on each call (it holds every sent message for a
-  // replay distflow never asks for): a failed call is reported, naming the
-  // peer, and the caller decides.
-  args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
   // While calls are in flight, ping the peer every kKeepaliveMs: a peer
   // that stops answering (a frozen process, a dead host) fails its calls
   // with Unavailable within three periods instead of leaving them waiting.
