@@ -45,10 +45,10 @@
 #include "distflow/common_runtime/session.h"
 #include "distflow/distributed_runtime/cluster_spec.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
-#include "distflow/distributed_runtime/rpc/grpc_worker_client.h"
 #include "distflow/distributed_runtime/verbs/rdma_channel.h"
 #include "distflow/distributed_runtime/verbs/shm_provider.h"
 #include "distflow/graph/graph_io.h"
+#include "distflow/worker_service.grpc.pb.h"
 
 namespace distflow {
 namespace {
@@ -405,25 +405,20 @@ void TimeVerbsChannel(int reps) {
 // Median round trip of a GetStatus call (nothing to do on the server) to the
 // task at 127.0.0.1:`port` through the gRPC worker client: the floor under
 // every RPC a step makes.
+// A bare GetStatus round trip through a blocking stub: the calling thread
+// polls for its own reply, as GrpcSession's RunStep does.
 double TimeGetStatus(int port, int reps) {
   auto channel = NewGrpcChannel(absl::StrCat("127.0.0.1:", port));
   if (!channel.ok()) return -1;
-  GrpcWorkerClient client("/job:worker/replica:0/task:0", *channel);
+  std::unique_ptr<WorkerService::Stub> stub = WorkerService::NewStub(*channel);
   std::vector<double> times;
   for (int r = 0; r < reps + 10; ++r) {
     GetStatusRequest req;
     GetStatusResponse resp;
-    CallOptions opts;
-    opts.set_timeout_ms(10000);
-    absl::Notification done;
-    absl::Status status;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     const auto t0 = Clock::now();
-    client.GetStatusAsync(&req, &resp, &opts, [&](const absl::Status& s) {
-      status = s;
-      done.Notify();
-    });
-    done.WaitForNotification();
-    if (!status.ok()) return -1;
+    if (!stub->GetStatus(&ctx, req, &resp).ok()) return -1;
     if (r >= 10) times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
   }
   return bench::Median(times);
@@ -493,8 +488,7 @@ int Main(int argc, char** argv) {
         protocol.c_str(), side.c_str(), reps);
     std::printf("%10s %12s %12s %12s %12s %12s %8s\n", "size", "step_remote", "step_local",
                 "transfer", "tcp", "memcpy", "ratio");
-    for (size_t kib = std::max(1, min_kib); kib <= static_cast<size_t>(max_mib) * 1024;
-         kib *= 4) {
+    for (size_t kib = std::max(1, min_kib); kib <= static_cast<size_t>(max_mib) * 1024; kib *= 4) {
       const int64_t elements = static_cast<int64_t>(kib) * 1024 / 4;
       auto remote = NewSession(opts);
       auto local = NewSession(opts);
