@@ -6,7 +6,7 @@
 namespace distflow {
 namespace {
 
-using Done = ServerCallQueues::Done;
+using Done = ServerCallQueue::Done;
 
 // A Master method: (request, response, callback).
 template <class Req, class Resp>
@@ -14,9 +14,9 @@ using MasterMethod = void (Master::*)(const Req*, Resp*, Master::Done);
 
 // Adds a method of the Master that takes no cancellation, run on `pool`.
 template <class Req, class Resp>
-void AddOnPool(ServerCallQueues* queues, ThreadPool* pool, Master* master, const std::string* token,
-               ServerCallQueues::RequestFn<Req, Resp> request, MasterMethod<Req, Resp> method) {
-  queues->Add<Req, Resp>(
+void AddOnPool(ServerCallQueue* queue, ThreadPool* pool, Master* master, const std::string* token,
+               ServerCallQueue::RequestFn<Req, Resp> request, MasterMethod<Req, Resp> method) {
+  queue->Add<Req, Resp>(
       std::move(request),
       [master, token, method](grpc::ServerContext* ctx, const Req* req, Resp* resp,
                               CancellationManager* /*cm*/, Done done) {
@@ -33,33 +33,33 @@ void AddOnPool(ServerCallQueues* queues, ThreadPool* pool, Master* master, const
 
 }  // namespace
 
-void GrpcMasterService::ServeOn(ServerCallQueues* queues, ThreadPool* pool) {
+void GrpcMasterService::ServeOn(ServerCallQueue* queue, ThreadPool* pool) {
   AddOnPool<CreateSessionRequest, CreateSessionResponse>(
-      queues, pool, master_, &token_, [this](auto... args) { RequestCreateSession(args...); },
+      queue, pool, master_, &token_, [this](auto... args) { RequestCreateSession(args...); },
       &Master::CreateSession);
   AddOnPool<ExtendSessionRequest, ExtendSessionResponse>(
-      queues, pool, master_, &token_, [this](auto... args) { RequestExtendSession(args...); },
+      queue, pool, master_, &token_, [this](auto... args) { RequestExtendSession(args...); },
       &Master::ExtendSession);
   AddOnPool<PartialRunSetupRequest, PartialRunSetupResponse>(
-      queues, pool, master_, &token_, [this](auto... args) { RequestPartialRunSetup(args...); },
+      queue, pool, master_, &token_, [this](auto... args) { RequestPartialRunSetup(args...); },
       &Master::PartialRunSetup);
   AddOnPool<CloseSessionRequest, CloseSessionResponse>(
-      queues, pool, master_, &token_, [this](auto... args) { RequestCloseSession(args...); },
+      queue, pool, master_, &token_, [this](auto... args) { RequestCloseSession(args...); },
       &Master::CloseSession);
   AddOnPool<ListDevicesRequest, ListDevicesResponse>(
-      queues, pool, master_, &token_, [this](auto... args) { RequestListDevices(args...); },
+      queue, pool, master_, &token_, [this](auto... args) { RequestListDevices(args...); },
       &Master::ListDevices);
   AddOnPool<ResetRequest, ResetResponse>(
-      queues, pool, master_, &token_, [this](auto... args) { RequestReset(args...); },
+      queue, pool, master_, &token_, [this](auto... args) { RequestReset(args...); },
       &Master::Reset);
   AddOnPool<MakeCallableRequest, MakeCallableResponse>(
-      queues, pool, master_, &token_, [this](auto... args) { RequestMakeCallable(args...); },
+      queue, pool, master_, &token_, [this](auto... args) { RequestMakeCallable(args...); },
       &Master::MakeCallable);
   AddOnPool<ReleaseCallableRequest, ReleaseCallableResponse>(
-      queues, pool, master_, &token_, [this](auto... args) { RequestReleaseCallable(args...); },
+      queue, pool, master_, &token_, [this](auto... args) { RequestReleaseCallable(args...); },
       &Master::ReleaseCallable);
   // A client that cancels or goes away cancels its step.
-  queues->Add<RunStepRequest, RunStepResponse>(
+  queue->Add<RunStepRequest, RunStepResponse>(
       [this](auto... args) { RequestRunStep(args...); },
       [this](grpc::ServerContext* ctx, const RunStepRequest* req, RunStepResponse* resp,
              CancellationManager* cm, Done done) {
@@ -72,7 +72,7 @@ void GrpcMasterService::ServeOn(ServerCallQueues* queues, ThreadPool* pool) {
           done(ToGrpcStatus(s));
         });
       });
-  queues->Add<RunCallableRequest, RunCallableResponse>(
+  queue->Add<RunCallableRequest, RunCallableResponse>(
       [this](auto... args) { RequestRunCallable(args...); },
       [this](grpc::ServerContext* ctx, const RunCallableRequest* req, RunCallableResponse* resp,
              CancellationManager* cm, Done done) {

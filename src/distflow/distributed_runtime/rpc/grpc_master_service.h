@@ -1,5 +1,5 @@
 // The MasterService over gRPC, served on the server's completion queue
-// (grpc_call_queues.h): each call is handed to the Master with a callback
+// (grpc_call_queue.h): each call is handed to the Master with a callback
 // that finishes the call, so no thread waits for a session to be made or a
 // step to run. RunStep and RunCallable are handled on the polling thread;
 // the others, which may wait on workers, on a pool.
@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "distflow/distributed_runtime/master.h"
-#include "distflow/distributed_runtime/rpc/grpc_call_queues.h"
+#include "distflow/distributed_runtime/rpc/grpc_call_queue.h"
 #include "distflow/master_service.grpc.pb.h"
 
 namespace distflow {
@@ -31,9 +31,9 @@ class GrpcMasterService final : public MasterServiceBase {
   GrpcMasterService(Master* master, std::string token)
       : master_(master), token_(std::move(token)) {}
 
-  // Adds every method to `queues` (before they start); the ones that may
-  // wait run on `pool`, which must outlive the queues' Shutdown.
-  void ServeOn(ServerCallQueues* queues, ThreadPool* pool);
+  // Adds every method to `queue` (before it starts); the ones that may
+  // wait run on `pool`, which must outlive the queue's Shutdown.
+  void ServeOn(ServerCallQueue* queue, ThreadPool* pool);
 
  private:
   Master* const master_;

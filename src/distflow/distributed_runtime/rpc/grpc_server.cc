@@ -11,7 +11,7 @@
 #include "distflow/distributed_runtime/master.h"
 #include "distflow/distributed_runtime/rendezvous_mgr.h"
 #include "distflow/distributed_runtime/rpc/grpc_auth.h"
-#include "distflow/distributed_runtime/rpc/grpc_call_queues.h"
+#include "distflow/distributed_runtime/rpc/grpc_call_queue.h"
 #include "distflow/distributed_runtime/rpc/grpc_master_service.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
 #include "distflow/distributed_runtime/rpc/grpc_verbs_service.h"
@@ -29,9 +29,6 @@
 namespace distflow {
 namespace {
 
-// One polling thread: each more would take turns with it at polling and
-// hand it what it polled (grpc_call_queues.h).
-constexpr int kCallQueueThreads = 1;
 // Threads for the calls that may wait (sessions, graph registration).
 constexpr int kControlThreads = 4;
 
@@ -48,12 +45,12 @@ struct GrpcServer::Impl {
   std::unique_ptr<GrpcWorkerService> worker_service;
   std::unique_ptr<GrpcMasterService> master_service;
   std::unique_ptr<GrpcVerbsService> verbs_service;
-  // Runs the calls that may wait; declared before the queues, which use it
+  // Runs the calls that may wait; declared before the queue, which uses it
   // until their Shutdown.
   std::unique_ptr<ThreadPool> control_pool;
   // Declared before the server, which must go first. Clients of other tasks
   // share them, and fail their calls once they are shut down.
-  std::shared_ptr<ServerCallQueues> queues;
+  std::shared_ptr<ServerCallQueue> queue;
   std::unique_ptr<grpc::Server> server;
   absl::Mutex mu;
   bool stopped ABSL_GUARDED_BY(mu) = false;
@@ -135,7 +132,7 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
           // Calls complete on the server's queue once it runs.
           auto client =
               std::make_unique<GrpcWorkerClient>(task, channel, server->impl_->side_channel_client,
-                                                 std::move(host), server->call_queues());
+                                                 std::move(host), server->call_queue());
           if (server->rdma_mgr_ == nullptr) return client;
           return std::make_unique<VerbsWorker>(std::move(client), server->rdma_mgr_.get(),
                                                GrpcRemoteAddressExchange(std::move(channel)));
@@ -185,13 +182,13 @@ GrpcServer::~GrpcServer() {
   if (rendezvous_mgr_ != nullptr) rendezvous_mgr_->CleanupAll();
   // Nothing of this server calls other tasks any more; a client that lives
   // on in a shared worker cache gets Unavailable.
-  if (std::shared_ptr<ServerCallQueues> queues = call_queues()) queues->Shutdown();
+  if (std::shared_ptr<ServerCallQueue> queue = call_queue()) queue->Shutdown();
 }
 
-std::shared_ptr<ServerCallQueues> GrpcServer::call_queues() const {
+std::shared_ptr<ServerCallQueue> GrpcServer::call_queue() const {
   if (impl_ == nullptr) return nullptr;
   absl::MutexLock lock(&impl_->mu);
-  return impl_->queues;
+  return impl_->queue;
 }
 
 absl::Status GrpcServer::Start() {
@@ -224,25 +221,26 @@ absl::Status GrpcServer::Start() {
   builder.RegisterService(impl_->master_service.get());
   if (impl_->verbs_service != nullptr) builder.RegisterService(impl_->verbs_service.get());
   // The per-step calls are polled by threads of their own.
-  auto queues = std::make_shared<ServerCallQueues>(&builder, kCallQueueThreads);
+  // One polling thread for every call (grpc_call_queue.h).
+  auto queue = std::make_shared<ServerCallQueue>(&builder);
   impl_->control_pool = std::make_unique<ThreadPool>("rpc_control", kControlThreads);
-  impl_->worker_service->ServeOn(queues.get(), impl_->control_pool.get());
-  impl_->master_service->ServeOn(queues.get(), impl_->control_pool.get());
+  impl_->worker_service->ServeOn(queue.get(), impl_->control_pool.get());
+  impl_->master_service->ServeOn(queue.get(), impl_->control_pool.get());
   impl_->server = builder.BuildAndStart();
   if (impl_->server == nullptr || bound_port_ == 0) {
     if (impl_->server != nullptr) impl_->server->Shutdown();
     impl_->server.reset();
-    queues->Shutdown();
+    queue->Shutdown();
     return errors::Unavailable(
         "cannot listen on ", listen, " for ", task_name_,
         " (is the port taken by another process, or is ", host,
         " not an address of this machine? --bind overrides it",
         options_.tls.enabled() ? "; do the TLS certificate and key load and match?" : "", ")");
   }
-  queues->Start();
+  queue->Start();
   {
     absl::MutexLock lock(&impl_->mu);
-    impl_->queues = std::move(queues);
+    impl_->queue = std::move(queue);
   }
   if (port == 0) {
     // Peers in this process (the master) must reach the port really bound.

@@ -32,7 +32,7 @@ class GrpcWorkerService;
 class Master;
 class RdmaMgr;
 class RendezvousMgr;
-class ServerCallQueues;
+class ServerCallQueue;
 class SideChannelServer;
 class ThreadPool;
 class Worker;
@@ -90,8 +90,8 @@ class GrpcServer {
   // started).
   const SideChannelServer* side_channel() const;
   // The completion queue the server's calls and its calls to other tasks
-  // use (grpc_call_queues.h); null before Start.
-  std::shared_ptr<ServerCallQueues> call_queues() const;
+  // use (grpc_call_queue.h); null before Start.
+  std::shared_ptr<ServerCallQueue> call_queue() const;
 
  private:
   GrpcServer() = default;

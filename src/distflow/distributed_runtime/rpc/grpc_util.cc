@@ -39,7 +39,7 @@ grpc::ChannelArguments DistflowChannelArguments() {
   // gRPC reads this one as the time a connection attempt (TCP connect and
   // HTTP/2 handshake) gets. A refused connect fails at once whatever it is;
   // 100 ms, as it was, failed first calls to a server whose one polling
-  // thread was busy for longer than that (grpc_call_queues.h).
+  // thread was busy for longer than that (grpc_call_queue.h).
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 5000);
   // Each channel gets its own connection, so one peer's traffic does not
   // queue behind another's on a shared subchannel.

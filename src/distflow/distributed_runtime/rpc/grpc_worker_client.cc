@@ -23,21 +23,6 @@ struct CallState {
   const char* method = "";
 };
 
-std::shared_ptr<CallState> StartCall(const std::string& task, const char* method, CallOptions* opts,
-                                     StatusCallback done) {
-  auto state = std::make_shared<CallState>();
-  state->opts = opts;
-  state->done = std::move(done);
-  state->task = task;
-  state->method = method;
-  if (opts != nullptr && opts->timeout_ms() > 0) {
-    state->ctx.set_deadline(std::chrono::system_clock::now() +
-                            std::chrono::milliseconds(opts->timeout_ms()));
-  }
-  state->ctx.set_wait_for_ready(false);
-  return state;
-}
-
 // Runs the user's callback once with a status that names the peer for
 // transport-level failures.
 void FinishCall(const std::shared_ptr<CallState>& state, const grpc::Status& s) {
@@ -67,52 +52,61 @@ void FinishCall(const std::shared_ptr<CallState>& state, const grpc::Status& s) 
   done(status);
 }
 
-// Lets the call's options cancel the live call; false when they were
-// cancelled already. The cancel callback keeps the context alive.
-bool Attach(const std::shared_ptr<CallState>& state) {
-  if (state->opts == nullptr) return true;
-  return state->opts->SetCancelCallback([state] { state->ctx.TryCancel(); });
+// A call's state, its options' cancellation cancelling the live call (the
+// cancel callback keeps the context alive). Null when the options were
+// cancelled already: `done` has then run with Cancelled.
+std::shared_ptr<CallState> BeginCall(const std::string& task, const char* method, CallOptions* opts,
+                                     StatusCallback done) {
+  auto state = std::make_shared<CallState>();
+  state->opts = opts;
+  state->done = std::move(done);
+  state->task = task;
+  state->method = method;
+  if (opts != nullptr && opts->timeout_ms() > 0) {
+    state->ctx.set_deadline(std::chrono::system_clock::now() +
+                            std::chrono::milliseconds(opts->timeout_ms()));
+  }
+  state->ctx.set_wait_for_ready(false);
+  if (opts == nullptr || opts->SetCancelCallback([state] { state->ctx.TryCancel(); })) {
+    return state;
+  }
+  FinishCall(state, grpc::Status(grpc::StatusCode::CANCELLED, "Cancelled"));
+  return nullptr;
 }
 
 }  // namespace
 
 GrpcWorkerClient::GrpcWorkerClient(std::string task, std::shared_ptr<grpc::Channel> channel,
                                    std::shared_ptr<SideChannelClient> side_channel,
-                                   std::string host, std::shared_ptr<ServerCallQueues> queues)
+                                   std::string host, std::shared_ptr<ServerCallQueue> queue)
     : task_(std::move(task)),
       channel_(channel),
       stub_(WorkerService::NewStub(channel)),
       generic_(channel),
       side_channel_(std::move(side_channel)),
       host_(std::move(host)),
-      queues_(std::move(queues)) {}
+      queue_(std::move(queue)) {}
 
 void GrpcWorkerClient::Call(const char* name, CallOptions* opts, StatusCallback done,
                             const Invoker& invoke) {
-  std::shared_ptr<CallState> state = StartCall(task_, name, opts, std::move(done));
-  if (!Attach(state)) {
-    FinishCall(state, grpc::Status(grpc::StatusCode::CANCELLED, "Cancelled"));
-    return;
-  }
+  std::shared_ptr<CallState> state = BeginCall(task_, name, opts, std::move(done));
+  if (state == nullptr) return;
   invoke(stub_->async(), &state->ctx, [state](grpc::Status s) { FinishCall(state, s); });
 }
 
 template <class Resp>
 void GrpcWorkerClient::CallOnQueue(const char* name, CallOptions* opts, StatusCallback done,
-                                   Resp* resp, const ServerCallQueues::Prepare<Resp>& prepare) {
-  std::shared_ptr<CallState> state = StartCall(task_, name, opts, std::move(done));
-  if (!Attach(state)) {
-    FinishCall(state, grpc::Status(grpc::StatusCode::CANCELLED, "Cancelled"));
-    return;
-  }
-  queues_->StartClientCall<Resp>(&state->ctx, resp, prepare,
-                                 [state](const grpc::Status& s) { FinishCall(state, s); });
+                                   Resp* resp, const ServerCallQueue::Prepare<Resp>& prepare) {
+  std::shared_ptr<CallState> state = BeginCall(task_, name, opts, std::move(done));
+  if (state == nullptr) return;
+  queue_->StartClientCall<Resp>(&state->ctx, resp, prepare,
+                                [state](const grpc::Status& s) { FinishCall(state, s); });
 }
 
 #define DF_WORKER_CALL(METHOD)                                                                     \
-  if (queues_ != nullptr) {                                                                        \
+  if (queue_ != nullptr) {                                                                         \
     CallOnQueue(#METHOD, opts, std::move(done), resp,                                              \
-                ServerCallQueues::Prepare<std::remove_pointer_t<decltype(resp)>>(                  \
+                ServerCallQueue::Prepare<std::remove_pointer_t<decltype(resp)>>(                   \
                     [this, req](grpc::ClientContext* ctx, grpc::CompletionQueue* cq) {             \
                       return stub_->PrepareAsync##METHOD(ctx, *req, cq);                           \
                     }));                                                                           \
@@ -207,13 +201,10 @@ void GrpcWorkerClient::RecvTensorAsync(int64_t step_id, const std::string& rende
       done(fetched);
     }).detach();
   };
-  std::shared_ptr<CallState> state = StartCall(task_, "RecvTensor", opts, std::move(wrapped));
-  if (!Attach(state)) {
-    FinishCall(state, grpc::Status(grpc::StatusCode::CANCELLED, "Cancelled"));
-    return;
-  }
-  if (queues_ != nullptr) {
-    queues_->StartClientCall<grpc::ByteBuffer>(
+  std::shared_ptr<CallState> state = BeginCall(task_, "RecvTensor", opts, std::move(wrapped));
+  if (state == nullptr) return;
+  if (queue_ != nullptr) {
+    queue_->StartClientCall<grpc::ByteBuffer>(
         &state->ctx, &bufs->response,
         [this, bufs](grpc::ClientContext* ctx, grpc::CompletionQueue* cq) {
           return generic_.PrepareUnaryCall(ctx, "/distflow.WorkerService/RecvTensor", bufs->request,

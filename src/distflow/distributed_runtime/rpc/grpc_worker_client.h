@@ -15,7 +15,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "distflow/distributed_runtime/rpc/grpc_call_queues.h"
+#include "distflow/distributed_runtime/rpc/grpc_call_queue.h"
 #include "distflow/distributed_runtime/rpc/side_channel_client.h"
 #include "distflow/distributed_runtime/worker_interface.h"
 #include "distflow/framework/tensor.h"
@@ -32,7 +32,7 @@ class GrpcWorkerClient : public WorkerInterface {
   // `host`, the host of the task's address.
   GrpcWorkerClient(std::string task, std::shared_ptr<grpc::Channel> channel,
                    std::shared_ptr<SideChannelClient> side_channel = nullptr, std::string host = "",
-                   std::shared_ptr<ServerCallQueues> queues = nullptr);
+                   std::shared_ptr<ServerCallQueue> queue = nullptr);
 
   const std::string& task() const override { return task_; }
 
@@ -64,10 +64,10 @@ class GrpcWorkerClient : public WorkerInterface {
   using Invoker = std::function<void(WorkerService::StubInterface::async_interface*,
                                      grpc::ClientContext*, std::function<void(grpc::Status)>)>;
   void Call(const char* name, CallOptions* opts, StatusCallback done, const Invoker& invoke);
-  // The same call on the queues: `prepare` is the stub's PrepareAsyncX.
+  // The same call on the queue: `prepare` is the stub's PrepareAsyncX.
   template <class Resp>
   void CallOnQueue(const char* name, CallOptions* opts, StatusCallback done, Resp* resp,
-                   const ServerCallQueues::Prepare<Resp>& prepare);
+                   const ServerCallQueue::Prepare<Resp>& prepare);
 
   const std::string task_;
   std::shared_ptr<grpc::Channel> channel_;
@@ -75,7 +75,7 @@ class GrpcWorkerClient : public WorkerInterface {
   grpc::GenericStub generic_;
   const std::shared_ptr<SideChannelClient> side_channel_;
   const std::string host_;
-  const std::shared_ptr<ServerCallQueues> queues_;
+  const std::shared_ptr<ServerCallQueue> queue_;
 };
 
 }  // namespace distflow

@@ -13,14 +13,14 @@
 namespace distflow {
 namespace {
 
-using Done = ServerCallQueues::Done;
+using Done = ServerCallQueue::Done;
 
 // Adds a method whose Worker call is synchronous, run on `pool`.
 template <class Req, class Resp>
-void AddSync(ServerCallQueues* queues, ThreadPool* pool, const std::string* token,
-             ServerCallQueues::RequestFn<Req, Resp> request,
+void AddSync(ServerCallQueue* queue, ThreadPool* pool, const std::string* token,
+             ServerCallQueue::RequestFn<Req, Resp> request,
              std::function<absl::Status(const Req&, Resp*)> call) {
-  queues->Add<Req, Resp>(
+  queue->Add<Req, Resp>(
       std::move(request),
       [token, call = std::move(call)](grpc::ServerContext* ctx, const Req* req, Resp* resp,
                                       CancellationManager* /*cm*/, Done done) {
@@ -32,47 +32,47 @@ void AddSync(ServerCallQueues* queues, ThreadPool* pool, const std::string* toke
 
 }  // namespace
 
-void GrpcWorkerService::ServeOn(ServerCallQueues* queues, ThreadPool* pool) {
+void GrpcWorkerService::ServeOn(ServerCallQueue* queue, ThreadPool* pool) {
   Worker* worker = worker_;
   AddSync<CreateWorkerSessionRequest, CreateWorkerSessionResponse>(
-      queues, pool, &token_, [this](auto... args) { RequestCreateWorkerSession(args...); },
+      queue, pool, &token_, [this](auto... args) { RequestCreateWorkerSession(args...); },
       [worker](const CreateWorkerSessionRequest& req, CreateWorkerSessionResponse*) {
         return worker->CreateWorkerSession(req);
       });
   AddSync<DeleteWorkerSessionRequest, DeleteWorkerSessionResponse>(
-      queues, pool, &token_, [this](auto... args) { RequestDeleteWorkerSession(args...); },
+      queue, pool, &token_, [this](auto... args) { RequestDeleteWorkerSession(args...); },
       [worker](const DeleteWorkerSessionRequest& req, DeleteWorkerSessionResponse*) {
         return worker->DeleteWorkerSession(req);
       });
   AddSync<RegisterGraphRequest, RegisterGraphResponse>(
-      queues, pool, &token_, [this](auto... args) { RequestRegisterGraph(args...); },
+      queue, pool, &token_, [this](auto... args) { RequestRegisterGraph(args...); },
       [worker](const RegisterGraphRequest& req, RegisterGraphResponse* resp) {
         return worker->RegisterGraph(req, resp);
       });
   AddSync<DeregisterGraphRequest, DeregisterGraphResponse>(
-      queues, pool, &token_, [this](auto... args) { RequestDeregisterGraph(args...); },
+      queue, pool, &token_, [this](auto... args) { RequestDeregisterGraph(args...); },
       [worker](const DeregisterGraphRequest& req, DeregisterGraphResponse*) {
         return worker->DeregisterGraph(req);
       });
   AddSync<CleanupGraphRequest, CleanupGraphResponse>(
-      queues, pool, &token_, [this](auto... args) { RequestCleanupGraph(args...); },
+      queue, pool, &token_, [this](auto... args) { RequestCleanupGraph(args...); },
       [worker](const CleanupGraphRequest& req, CleanupGraphResponse*) {
         return worker->CleanupGraph(req);
       });
   AddSync<CleanupAllRequest, CleanupAllResponse>(
-      queues, pool, &token_, [this](auto... args) { RequestCleanupAll(args...); },
+      queue, pool, &token_, [this](auto... args) { RequestCleanupAll(args...); },
       [worker](const CleanupAllRequest& req, CleanupAllResponse*) {
         return worker->CleanupAll(req);
       });
   AddSync<LoggingRequest, LoggingResponse>(
-      queues, pool, &token_, [this](auto... args) { RequestLogging(args...); },
+      queue, pool, &token_, [this](auto... args) { RequestLogging(args...); },
       [](const LoggingRequest&, LoggingResponse*) { return absl::OkStatus(); });
   AddSync<TracingRequest, TracingResponse>(
-      queues, pool, &token_, [this](auto... args) { RequestTracing(args...); },
+      queue, pool, &token_, [this](auto... args) { RequestTracing(args...); },
       [](const TracingRequest&, TracingResponse*) {
         return errors::Unimplemented("Tracing is not supported");
       });
-  queues->Add<GetStatusRequest, GetStatusResponse>(
+  queue->Add<GetStatusRequest, GetStatusResponse>(
       [this](auto... args) { RequestGetStatus(args...); },
       [this](grpc::ServerContext* ctx, const GetStatusRequest* req, GetStatusResponse* resp,
              CancellationManager* /*cm*/, Done done) {
@@ -81,7 +81,7 @@ void GrpcWorkerService::ServeOn(ServerCallQueues* queues, ThreadPool* pool) {
         done(auth);
       },
       1);
-  queues->Add<RunGraphRequest, RunGraphResponse>(
+  queue->Add<RunGraphRequest, RunGraphResponse>(
       [this](auto... args) { RequestRunGraph(args...); },
       [this](grpc::ServerContext* ctx, const RunGraphRequest* req, RunGraphResponse* resp,
              CancellationManager* cm, Done done) {
@@ -94,7 +94,7 @@ void GrpcWorkerService::ServeOn(ServerCallQueues* queues, ThreadPool* pool) {
           done(ToGrpcStatus(s));
         });
       });
-  queues->Add<grpc::ByteBuffer, grpc::ByteBuffer>(
+  queue->Add<grpc::ByteBuffer, grpc::ByteBuffer>(
       [this](auto... args) { RequestRecvTensor(args...); },
       [this](grpc::ServerContext* ctx, const grpc::ByteBuffer* req, grpc::ByteBuffer* resp,
              CancellationManager* /*cm*/, Done done) {

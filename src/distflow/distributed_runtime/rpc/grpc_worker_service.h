@@ -1,5 +1,5 @@
 // The WorkerService over gRPC, served on the server's completion queue
-// (grpc_call_queues.h): each RPC is handed to the Worker and finished when
+// (grpc_call_queue.h): each RPC is handed to the Worker and finished when
 // the Worker's callback runs, so no thread blocks on a step or a tensor.
 // The per-step methods (RunGraph, RecvTensor, GetStatus) are handled on the
 // polling thread; the others, which may take long or wait (registering a
@@ -15,7 +15,7 @@
 #include <string>
 #include <utility>
 
-#include "distflow/distributed_runtime/rpc/grpc_call_queues.h"
+#include "distflow/distributed_runtime/rpc/grpc_call_queue.h"
 #include "distflow/distributed_runtime/rpc/side_channel_server.h"
 #include "distflow/distributed_runtime/worker.h"
 #include "distflow/worker_service.grpc.pb.h"
@@ -43,9 +43,9 @@ class GrpcWorkerService final : public WorkerServiceBase {
   GrpcWorkerService(Worker* worker, std::string token, SideChannelServer* side_channel = nullptr)
       : worker_(worker), token_(std::move(token)), side_channel_(side_channel) {}
 
-  // Adds every method to `queues` (before they start); the ones that may
-  // wait run on `pool`, which must outlive the queues' Shutdown.
-  void ServeOn(ServerCallQueues* queues, ThreadPool* pool);
+  // Adds every method to `queue` (before it starts); the ones that may
+  // wait run on `pool`, which must outlive the queue's Shutdown.
+  void ServeOn(ServerCallQueue* queue, ThreadPool* pool);
 
  private:
   Worker* const worker_;

@@ -1,4 +1,4 @@
-// The calls a server serves on its completion queues (RunStep, RunCallable,
+// The calls a server serves on its completion queue (RunStep, RunCallable,
 // RunGraph, RecvTensor, GetStatus), reached with plain stubs: strangers are
 // refused, a caller that gives up cancels its step, a burst of calls larger
 // than the requests posted is all served, and Stop ends calls in flight.

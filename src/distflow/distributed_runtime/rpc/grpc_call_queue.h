@@ -19,9 +19,9 @@
 // the methods, Start once the server runs; after the server's Shutdown has
 // returned, and once nothing will make more calls, Shutdown cancels the
 // calls to other tasks still out, shuts the queue and joins its thread.
-// Destroy the server before the queues.
-#ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_CALL_QUEUES_H_
-#define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_CALL_QUEUES_H_
+// Destroy the server before the queue.
+#ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_CALL_QUEUE_H_
+#define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_CALL_QUEUE_H_
 
 #include <atomic>
 #include <functional>
@@ -37,7 +37,7 @@
 
 namespace distflow {
 
-class ServerCallQueues {
+class ServerCallQueue {
  public:
   using Done = std::function<void(const grpc::Status&)>;
   // Asks the server for the method's next call (the generated RequestX).
@@ -49,13 +49,12 @@ class ServerCallQueues {
   using Handler =
       std::function<void(grpc::ServerContext*, const Req*, Resp*, CancellationManager*, Done)>;
 
-  // `threads` queues, one polling thread each.
-  ServerCallQueues(grpc::ServerBuilder* builder, int threads);
-  ~ServerCallQueues();
-  ServerCallQueues(const ServerCallQueues&) = delete;
-  ServerCallQueues& operator=(const ServerCallQueues&) = delete;
+  explicit ServerCallQueue(grpc::ServerBuilder* builder);
+  ~ServerCallQueue();
+  ServerCallQueue(const ServerCallQueue&) = delete;
+  ServerCallQueue& operator=(const ServerCallQueue&) = delete;
 
-  // Before Start. `pending` calls of the method wait on each queue. With a
+  // Before Start. `pending` calls of the method wait on the queue. With a
   // `pool`, the handler runs there instead of on the polling thread.
   template <class Req, class Resp>
   void Add(RequestFn<Req, Resp> request, Handler<Req, Resp> handler, int pending = 4,
@@ -63,10 +62,10 @@ class ServerCallQueues {
 
   void Start();
   // Idempotent. Stops posting requests, cancels client calls still out,
-  // shuts the queues and joins their threads.
+  // shuts the queue and joins its thread.
   void Shutdown();
 
-  // A unary call to another task, completing on the first queue: `prepare`
+  // A unary call to another task, completing on the queue: `prepare`
   // makes it (a stub's PrepareAsyncX, or a GenericStub's
   // PrepareUnaryCall), `done` runs on the polling thread with its status.
   // `ctx` and `resp` must live until then. After Shutdown, `done` runs at
@@ -76,7 +75,7 @@ class ServerCallQueues {
       grpc::ClientContext*, grpc::CompletionQueue*)>;
   template <class Resp>
   void StartClientCall(grpc::ClientContext* ctx, Resp* resp, const Prepare<Resp>& prepare,
-                       std::function<void(const grpc::Status&)> done);
+                       Done done);
 
  private:
   enum TagKind { kRequest = 0, kFinish = 1, kDone = 2 };
@@ -94,8 +93,8 @@ class ServerCallQueues {
   class ClientCall;
   struct MethodBase {
     virtual ~MethodBase() = default;
-    // Posts one request for the next call on `cq`.
-    virtual void Post(ServerCallQueues* owner, grpc::ServerCompletionQueue* cq) = 0;
+    // Posts one request for the method's next call.
+    virtual void Post(ServerCallQueue* owner) = 0;
     int pending = 4;
     ThreadPool* pool = nullptr;
   };
@@ -104,13 +103,13 @@ class ServerCallQueues {
   template <class Req, class Resp>
   class UnaryCall;
 
-  // Runs `post` unless the queues are shutting down; false then.
+  // Runs `post` unless the queue is shutting down; false then.
   bool PostIfRunning(const std::function<void()>& post);
-  void Poll(grpc::ServerCompletionQueue* cq);
+  void Poll();
 
-  std::vector<std::unique_ptr<grpc::ServerCompletionQueue>> queues_;
+  const std::unique_ptr<grpc::ServerCompletionQueue> cq_;
   std::vector<std::unique_ptr<MethodBase>> methods_;
-  std::vector<std::thread> threads_;
+  std::thread thread_;
   absl::Mutex mu_;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   // Client calls started and not yet completed.
@@ -119,22 +118,25 @@ class ServerCallQueues {
 };
 
 template <class Req, class Resp>
-struct ServerCallQueues::Method final : MethodBase {
+struct ServerCallQueue::Method final : MethodBase {
   RequestFn<Req, Resp> request;
   Handler<Req, Resp> handler;
-  void Post(ServerCallQueues* owner, grpc::ServerCompletionQueue* cq) override;
+  void Post(ServerCallQueue* owner) override;
 };
 
 // One call from request to finish. It lives until both its finish and the
 // "call done" notice have come back from the queue.
 template <class Req, class Resp>
-class ServerCallQueues::UnaryCall final : public Call {
+class ServerCallQueue::UnaryCall final : public Call {
  public:
-  UnaryCall(ServerCallQueues* owner, Method<Req, Resp>* method, grpc::ServerCompletionQueue* cq)
-      : owner_(owner), method_(method), cq_(cq), writer_(&ctx_) {
+  UnaryCall(ServerCallQueue* owner, Method<Req, Resp>* method)
+      : owner_(owner), method_(method), writer_(&ctx_) {
     ctx_.AsyncNotifyWhenDone(&tags_[kDone]);
   }
-  void Request() { method_->request(&ctx_, &req_, &writer_, cq_, cq_, &tags_[kRequest]); }
+  void Request() {
+    grpc::ServerCompletionQueue* cq = owner_->cq_.get();
+    method_->request(&ctx_, &req_, &writer_, cq, cq, &tags_[kRequest]);
+  }
 
   void OnEvent(TagKind kind, bool ok) override {
     switch (kind) {
@@ -145,7 +147,7 @@ class ServerCallQueues::UnaryCall final : public Call {
           delete this;
           return;
         }
-        method_->Post(owner_, cq_);  // the next call of this method
+        method_->Post(owner_);  // the next call of this method
         if (method_->pool != nullptr) {
           method_->pool->Schedule([this] { Handle(); });
         } else {
@@ -172,9 +174,8 @@ class ServerCallQueues::UnaryCall final : public Call {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
 
-  ServerCallQueues* const owner_;
+  ServerCallQueue* const owner_;
   Method<Req, Resp>* const method_;
-  grpc::ServerCompletionQueue* const cq_;
   grpc::ServerContext ctx_;
   Req req_;
   Resp resp_;
@@ -186,15 +187,14 @@ class ServerCallQueues::UnaryCall final : public Call {
 };
 
 template <class Req, class Resp>
-void ServerCallQueues::Method<Req, Resp>::Post(ServerCallQueues* owner,
-                                               grpc::ServerCompletionQueue* cq) {
-  auto* call = new UnaryCall<Req, Resp>(owner, this, cq);
+void ServerCallQueue::Method<Req, Resp>::Post(ServerCallQueue* owner) {
+  auto* call = new UnaryCall<Req, Resp>(owner, this);
   if (!owner->PostIfRunning([call] { call->Request(); })) delete call;
 }
 
 template <class Req, class Resp>
-void ServerCallQueues::Add(RequestFn<Req, Resp> request, Handler<Req, Resp> handler, int pending,
-                           ThreadPool* pool) {
+void ServerCallQueue::Add(RequestFn<Req, Resp> request, Handler<Req, Resp> handler, int pending,
+                          ThreadPool* pool) {
   auto method = std::make_unique<Method<Req, Resp>>();
   method->request = std::move(request);
   method->handler = std::move(handler);
@@ -205,10 +205,9 @@ void ServerCallQueues::Add(RequestFn<Req, Resp> request, Handler<Req, Resp> hand
 
 // One call to another task; deletes itself once its reply (or error) came.
 template <class Resp>
-class ServerCallQueues::ClientCall final : public Call {
+class ServerCallQueue::ClientCall final : public Call {
  public:
-  ClientCall(ServerCallQueues* owner, grpc::ClientContext* ctx,
-             std::function<void(const grpc::Status&)> done)
+  ClientCall(ServerCallQueue* owner, grpc::ClientContext* ctx, Done done)
       : owner_(owner), ctx_(ctx), done_(std::move(done)) {}
 
   std::unique_ptr<grpc::ClientAsyncResponseReader<Resp>> reader;
@@ -221,28 +220,27 @@ class ServerCallQueues::ClientCall final : public Call {
       owner_->client_calls_.erase(ctx_);
     }
     reader.reset();
-    std::function<void(const grpc::Status&)> done = std::move(done_);
+    Done done = std::move(done_);
     const grpc::Status s = status;
     delete this;
     done(s);
   }
 
  private:
-  ServerCallQueues* const owner_;
+  ServerCallQueue* const owner_;
   grpc::ClientContext* const ctx_;
-  std::function<void(const grpc::Status&)> done_;
+  Done done_;
 };
 
 template <class Resp>
-void ServerCallQueues::StartClientCall(grpc::ClientContext* ctx, Resp* resp,
-                                       const Prepare<Resp>& prepare,
-                                       std::function<void(const grpc::Status&)> done) {
+void ServerCallQueue::StartClientCall(grpc::ClientContext* ctx, Resp* resp,
+                                      const Prepare<Resp>& prepare, Done done) {
   auto* call = new ClientCall<Resp>(this, ctx, std::move(done));
   {
     absl::MutexLock lock(&mu_);
     if (!shutdown_ && started_) {
       client_calls_.insert(ctx);
-      call->reader = prepare(ctx, queues_[0].get());
+      call->reader = prepare(ctx, cq_.get());
       call->reader->StartCall();
       call->reader->Finish(resp, &call->status, &call->tag);
       return;
@@ -254,4 +252,4 @@ void ServerCallQueues::StartClientCall(grpc::ClientContext* ctx, Resp* resp,
 
 }  // namespace distflow
 
-#endif  // DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_CALL_QUEUES_H_
+#endif  // DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_CALL_QUEUE_H_

@@ -1,0 +1,57 @@
+#include "distflow/distributed_runtime/rpc/grpc_call_queue.h"
+
+namespace distflow {
+
+ServerCallQueue::ServerCallQueue(grpc::ServerBuilder* builder)
+    : cq_(builder->AddCompletionQueue()) {}
+
+ServerCallQueue::~ServerCallQueue() { Shutdown(); }
+
+void ServerCallQueue::Start() {
+  {
+    absl::MutexLock lock(&mu_);
+    started_ = true;
+  }
+  for (auto& method : methods_) {
+    for (int i = 0; i < method->pending; ++i) method->Post(this);
+  }
+  thread_ = std::thread([this] { Poll(); });
+}
+
+bool ServerCallQueue::PostIfRunning(const std::function<void()>& post) {
+  absl::MutexLock lock(&mu_);
+  if (shutdown_) return false;
+  post();
+  return true;
+}
+
+void ServerCallQueue::Poll() {
+  void* tag = nullptr;
+  bool ok = false;
+  while (cq_->Next(&tag, &ok)) {
+    Tag* t = static_cast<Tag*>(tag);
+    t->call->OnEvent(t->kind, ok);
+  }
+}
+
+void ServerCallQueue::Shutdown() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (shutdown_) return;
+    shutdown_ = true;
+    // Their completions must come before the queue can drain.
+    for (grpc::ClientContext* ctx : client_calls_) ctx->TryCancel();
+    cq_->Shutdown();
+  }
+  if (thread_.joinable()) {
+    thread_.join();
+    return;
+  }
+  // Never started: nothing was posted, but the queue must still be drained.
+  void* tag = nullptr;
+  bool ok = false;
+  while (cq_->Next(&tag, &ok)) {
+  }
+}
+
+}  // namespace distflow
