@@ -113,7 +113,10 @@ absl::Status BuildClusterJob(const ParameterServerStrategy& strategy,
                       MakeClassifier(vars, o.model, o.seed,
                                      Sharding{strategy.min_shard_bytes(), strategy.MaxShards()}));
   job->state = std::make_unique<TrainingState>(vars);
-  job->adam = std::make_unique<AdamOptimizer>(vars, o.learning_rate);
+  const int64_t train_examples =
+      o.train_limit > 0 ? std::min(o.train_limit, files.train.count) : files.train.count;
+  job->adam = std::make_unique<AdamOptimizer>(
+      vars, ScheduledLearningRate(vars, o, train_examples, *job->state));
 
   // Each worker's own pass order: fresh shuffle seeds per iterator.
   const Scope data = root.NewSubScope("train_data");

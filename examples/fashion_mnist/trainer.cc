@@ -1,5 +1,6 @@
 #include "fashion_mnist/trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -70,7 +71,10 @@ absl::Status BuildJob(const TrainOptions& o, const FashionMnistFiles& files, Job
                                    job->test.labels);
 
   job->state = std::make_unique<TrainingState>(root);
-  job->adam = std::make_unique<AdamOptimizer>(root, o.learning_rate);
+  const int64_t train_examples =
+      o.train_limit > 0 ? std::min(o.train_limit, files.train.count) : files.train.count;
+  job->adam = std::make_unique<AdamOptimizer>(
+      root, ScheduledLearningRate(root, o, train_examples, *job->state));
   DF_ASSIGN_OR_RETURN(job->train_op, job->adam->Minimize(job->loss, job->model->variables(),
                                                          &job->state->global_step()));
   return job->state->Finish(root, job->model->variables(), *job->adam);
@@ -94,10 +98,21 @@ absl::Status CheckTrainOptions(const TrainOptions& o) {
     return errors::InvalidArgument("learning rate must be a positive number, got ",
                                    o.learning_rate);
   }
+  if (o.learning_rate_decay != "linear" && o.learning_rate_decay != "none") {
+    return errors::InvalidArgument("learning rate decay must be 'linear' or 'none', got '",
+                                   o.learning_rate_decay, "'");
+  }
   if (o.progress_every < 1) {
     return errors::InvalidArgument("progress interval must be >= 1, got ", o.progress_every);
   }
   return absl::OkStatus();
+}
+
+LearningRate ScheduledLearningRate(const Scope& scope, const TrainOptions& o,
+                                   int64_t train_examples, const TrainingState& state) {
+  if (o.learning_rate_decay == "none") return o.learning_rate;
+  const int64_t steps_per_epoch = (train_examples + o.batch_size - 1) / o.batch_size;
+  return state.LinearDecay(scope, o.learning_rate, std::max<int64_t>(1, o.epochs * steps_per_epoch));
 }
 
 absl::StatusOr<TrainResult> Train(const TrainOptions& o,

@@ -1,7 +1,9 @@
 // Variables and optimizers run in a DirectSession: Variable reads and
 // assignments, gradient descent, momentum (plain and Nesterov) and Adam
 // against hand-computed updates, the global step, gradients of variables the
-// loss does not use, and a linear regression that converges.
+// loss does not use, a learning rate that decays with the global step
+// (PolynomialDecay), and a linear regression that converges.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -10,6 +12,7 @@
 #include "distflow/cc/ops/standard_ops.h"
 #include "distflow/cc/training/adam.h"
 #include "distflow/cc/training/gradient_descent.h"
+#include "distflow/cc/training/learning_rate.h"
 #include "distflow/cc/training/momentum.h"
 #include "distflow/cc/training/variable.h"
 #include "distflow/common_runtime/session.h"
@@ -197,6 +200,70 @@ TEST(OptimizerTest, AdamMatchesHandComputedSteps) {
         << "step " << step;
   }
   EXPECT_THAT(run.Fetch(m.step_value), ElementsAre(4));
+}
+
+TEST(LearningRateTest, PolynomialDecayFollowsTheGlobalStep) {
+  Scope scope = Scope::NewRootScope();
+  auto step = ops::Placeholder(scope.WithOpName("step"), DT_INT64);
+  const Output linear = PolynomialDecay(scope, step, 0.1, 4, 0.0);
+  const Output squared = PolynomialDecay(scope, step, 1.0, 10, 0.5, 2.0);
+  ASSERT_TRUE(scope.status().ok()) << scope.status();
+  EXPECT_EQ(linear.type(), DT_FLOAT);
+  GraphDef graph;
+  ASSERT_TRUE(scope.ToGraphDef(&graph).ok());
+  auto session = NewSession(SessionOptions());
+  ASSERT_TRUE(session.ok()) << session.status();
+  ASSERT_TRUE((*session)->Create(graph).ok());
+  // (initial - end) * (1 - min(step, decay) / decay)^power + end.
+  const std::vector<std::pair<int64_t, std::pair<double, double>>> expected = {
+      {0, {0.1, 1.0}}, {1, {0.075, 0.905}}, {2, {0.05, 0.82}}, {4, {0.0, 0.68}},
+      {10, {0.0, 0.5}}, {25, {0.0, 0.5}}};
+  for (const auto& [at, rates] : expected) {
+    Tensor t(DT_INT64, TensorShape());
+    t.scalar<int64_t>() = at;
+    std::vector<Tensor> out;
+    absl::Status s = (*session)->Run({{"step:0", t}}, {linear.name(), squared.name()}, {}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_NEAR(out[0].scalar<float>(), rates.first, 1e-7) << "step " << at;
+    EXPECT_NEAR(out[1].scalar<float>(), rates.second, 1e-6) << "step " << at;
+  }
+}
+
+TEST(LearningRateTest, PolynomialDecayRejectsBadArguments) {
+  const auto error = [](int64_t decay_steps, double initial, double end, double power) {
+    Scope scope = Scope::NewRootScope();
+    auto step = ops::Placeholder(scope.WithOpName("step"), DT_INT64);
+    PolynomialDecay(scope, step, initial, decay_steps, end, power);
+    EXPECT_EQ(scope.status().code(), absl::StatusCode::kInvalidArgument);
+    return std::string(scope.status().message());
+  };
+  EXPECT_THAT(error(0, 0.1, 0, 1), HasSubstr("decay_steps > 0, got 0"));
+  EXPECT_THAT(error(10, -1, 0, 1), HasSubstr("finite rates >= 0, got initial -1"));
+  EXPECT_THAT(error(10, 0.1, std::nan(""), 1), HasSubstr("finite rates >= 0"));
+  EXPECT_THAT(error(10, 0.1, 0, 0), HasSubstr("power > 0, got 0"));
+}
+
+TEST(OptimizerTest, LearningRateCanBeATensorOfTheGlobalStep) {
+  // Gradient descent at 0.1 falling to 0 over 4 steps: each step reads the
+  // global step before its update increments it.
+  Scope scope = Scope::NewRootScope();
+  LinearModel m(scope);
+  GradientDescentOptimizer opt(scope, PolynomialDecay(scope, m.step.Read(scope), 0.1, 4, 0.0));
+  auto train = opt.Minimize(m.loss, {m.w, m.b}, &m.step);
+  ASSERT_TRUE(train.ok()) << train.status();
+
+  Runner run(scope);
+  run.Target(m.initializers());
+  std::vector<double> w = {1, 2};
+  const std::vector<double> g = {3, 4};
+  for (int step = 0; step < 6; ++step) {
+    run.Target({*train});
+    const double lr = 0.1 * (1 - std::min(step, 4) / 4.0);
+    for (int i = 0; i < 2; ++i) w[i] -= lr * g[i];
+    EXPECT_THAT(run.Fetch(m.w_value), ElementsAre(DoubleNear(w[0], 1e-6), DoubleNear(w[1], 1e-6)))
+        << "step " << step;
+  }
+  EXPECT_THAT(run.Fetch(m.step_value), ElementsAre(6));
 }
 
 TEST(OptimizerTest, VariableTheLossDoesNotUseGetsNoGradient) {

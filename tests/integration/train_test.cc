@@ -246,8 +246,8 @@ TEST_F(TrainTest, MainJobReachesAccuracyWhileWorkersAreKilled) {
   std::cerr << j.dump() << "\n";
   EXPECT_EQ(j["model"], "mlp");
   EXPECT_EQ(j["epochs"], 2);
-  // Adam's default rate, divided between the two asynchronous workers.
-  EXPECT_THAT(o.err, HasSubstr("learning rate 0.0005"));
+  // Adam's default rate, falling to 0 over the two epochs.
+  EXPECT_THAT(o.err, HasSubstr("learning rate 0.001 falling linearly to 0"));
   EXPECT_GE(j["test_accuracy"].get<double>(), 0.85);
   // 938 steps per epoch; a closure re-run after its worker died may have
   // applied its update before the worker went.
@@ -350,6 +350,13 @@ TEST_F(TrainTest, ClusterComesFromTfConfig) {
   EXPECT_THAT(o.err, HasSubstr("training on 1 ps and 1 workers"));
   EXPECT_EQ(LastJson(o.out)["steps"], 10);
   EXPECT_EQ(LastJson(o.out)["closures"], 11);
+}
+
+TEST_F(TrainTest, UnknownLearningRateDecayIsRefused) {
+  Outcome o = RunTrain({"--learning-rate-decay", "cosine"});
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_THAT(o.err, HasSubstr("--learning-rate-decay"));
+  EXPECT_THAT(o.err, HasSubstr("cosine"));
 }
 
 TEST_F(TrainTest, ClusterFlagsAreChecked) {

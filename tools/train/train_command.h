@@ -32,9 +32,6 @@ namespace distflow {
 
 struct TrainFlags {
   fashion_mnist::TrainOptions options;
-  // Whether --learning-rate was given; on a cluster it defaults to the
-  // in-process rate divided by the number of workers.
-  bool learning_rate_given = false;
   std::string output = "text";  // "text" or "json"
   // Cluster training (all zero or empty: in this process).
   int ps = 0;

@@ -5,7 +5,7 @@
 
 namespace distflow {
 
-AdamOptimizer::AdamOptimizer(const Scope& scope, double learning_rate, double beta1, double beta2,
+AdamOptimizer::AdamOptimizer(const Scope& scope, LearningRate learning_rate, double beta1, double beta2,
                              double epsilon)
     : Optimizer(scope, "Adam"),
       learning_rate_(learning_rate),
@@ -28,7 +28,7 @@ Operation AdamOptimizer::ApplyDense(const Scope& scope, const Output& grad, cons
   const Input v_handle(v.handle());
   const Input beta1_power(beta1_power_.Read(scope));
   const Input beta2_power(beta2_power_.Read(scope));
-  const Input lr(Constant(scope, learning_rate_, t));
+  const Input lr(learning_rate_.ToTensor(scope, t));
   const Input beta1(Constant(scope, beta1_, t));
   const Input beta2(Constant(scope, beta2_, t));
   const Input epsilon(Constant(scope, epsilon_, t));

@@ -14,13 +14,14 @@
 
 #include <vector>
 
+#include "distflow/cc/training/learning_rate.h"
 #include "distflow/cc/training/optimizer.h"
 
 namespace distflow {
 
 class AdamOptimizer : public Optimizer {
  public:
-  explicit AdamOptimizer(const Scope& scope, double learning_rate = 0.001, double beta1 = 0.9,
+  explicit AdamOptimizer(const Scope& scope, LearningRate learning_rate = 0.001, double beta1 = 0.9,
                          double beta2 = 0.999, double epsilon = 1e-8);
 
  protected:
@@ -29,7 +30,7 @@ class AdamOptimizer : public Optimizer {
   std::vector<Operation> Finish(const Scope& scope) override;
 
  private:
-  const double learning_rate_;
+  const LearningRate learning_rate_;
   const double beta1_;
   const double beta2_;
   const double epsilon_;

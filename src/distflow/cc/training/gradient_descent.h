@@ -4,19 +4,20 @@
 #ifndef DISTFLOW_CC_TRAINING_GRADIENT_DESCENT_H_
 #define DISTFLOW_CC_TRAINING_GRADIENT_DESCENT_H_
 
+#include "distflow/cc/training/learning_rate.h"
 #include "distflow/cc/training/optimizer.h"
 
 namespace distflow {
 
 class GradientDescentOptimizer : public Optimizer {
  public:
-  GradientDescentOptimizer(const Scope& scope, double learning_rate);
+  GradientDescentOptimizer(const Scope& scope, LearningRate learning_rate);
 
  protected:
   Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var) override;
 
  private:
-  const double learning_rate_;
+  const LearningRate learning_rate_;
 };
 
 }  // namespace distflow

@@ -4,7 +4,7 @@
 
 namespace distflow {
 
-MomentumOptimizer::MomentumOptimizer(const Scope& scope, double learning_rate, double momentum,
+MomentumOptimizer::MomentumOptimizer(const Scope& scope, LearningRate learning_rate, double momentum,
                                      bool use_nesterov)
     : Optimizer(scope, "Momentum"),
       learning_rate_(learning_rate),
@@ -16,7 +16,7 @@ Operation MomentumOptimizer::ApplyDense(const Scope& scope, const Output& grad,
   const Variable accum = GetSlot(var, "");
   const Input handle(var.handle());
   const Input accum_handle(accum.handle());
-  const Input lr(Constant(scope, learning_rate_, var.dtype()));
+  const Input lr(learning_rate_.ToTensor(scope, var.dtype()));
   const Input g(grad);
   const Input momentum(Constant(scope, momentum_, var.dtype()));
   return Operation(ops::internal::BuildOp(scope, "ResourceApplyMomentum",

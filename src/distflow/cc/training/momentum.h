@@ -6,20 +6,21 @@
 #ifndef DISTFLOW_CC_TRAINING_MOMENTUM_H_
 #define DISTFLOW_CC_TRAINING_MOMENTUM_H_
 
+#include "distflow/cc/training/learning_rate.h"
 #include "distflow/cc/training/optimizer.h"
 
 namespace distflow {
 
 class MomentumOptimizer : public Optimizer {
  public:
-  MomentumOptimizer(const Scope& scope, double learning_rate, double momentum,
+  MomentumOptimizer(const Scope& scope, LearningRate learning_rate, double momentum,
                     bool use_nesterov = false);
 
  protected:
   Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var) override;
 
  private:
-  const double learning_rate_;
+  const LearningRate learning_rate_;
   const double momentum_;
   const bool use_nesterov_;
 };
