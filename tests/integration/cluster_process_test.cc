@@ -461,6 +461,10 @@ TEST_F(TlsClusterTest, StrangersAreRefusedNamingTheServer) {
     EXPECT_THAT(s.code(), AnyOf(absl::StatusCode::kUnavailable, absl::StatusCode::kUnauthenticated))
         << what << ": " << s;
     EXPECT_THAT(s.message(), HasSubstr(absl::StrCat("master at ", w0_->address()))) << what;
+    if (what == "plaintext") {
+      EXPECT_THAT(s.message(), HasSubstr("this client speaks plaintext: a server started with "
+                                         "--tls-cert refuses it"));
+    }
     EXPECT_LT(elapsed, std::chrono::seconds(30)) << what;
   }
   // The refused handshakes left the cluster serving its members.

@@ -28,11 +28,13 @@ void SetDeadline(grpc::ClientContext* ctx, int64_t timeout_ms) {
 absl::Status MasterError(const std::string& address, const grpc::Status& s) {
   absl::Status status = FromGrpcStatus(s);
   if (status.code() != absl::StatusCode::kUnavailable || IsServerStatus(s)) return status;
-  // A refused handshake looks like a peer that is down: unless nothing
-  // listens there, say which side of TLS this client is on, so a mismatch is
-  // easy to spot.
+  // A refused handshake looks like a peer that is down: when a connection
+  // could not be made although something listens there, say which side of
+  // TLS this client is on, so a mismatch is easy to spot. A connection that
+  // closed under a call (the server went away) gets no hint.
   std::string hint;
-  if (!absl::StrContains(status.message(), "Connection refused")) {
+  if (absl::StrContains(status.message(), "failed to connect") &&
+      !absl::StrContains(status.message(), "Connection refused")) {
     absl::StatusOr<TlsConfig> tls = ProcessTls();
     hint = tls.ok() && tls->enabled()
                ? " (this client speaks TLS: a server without TLS, or one whose CA did not sign "
