@@ -1,5 +1,6 @@
 // Numeric checks of the math ops' gradients, in double and float: unary
-// math, binary arithmetic with and without broadcasting (also through
+// math (trigonometry, Log1p, Expm1 and Erf included; Floor, Ceil and Round
+// have none), binary arithmetic with and without broadcasting (also through
 // placeholders of unknown shape), MatMul and BatchMatMulV2 in every
 // transpose/adjoint case, AddN, Cast, Select/SelectV2 and the reductions.
 #include <functional>
@@ -72,6 +73,36 @@ TEST(MathGradTest, Sigmoid) {
 TEST(MathGradTest, Reciprocal) {
   CheckUnary([](const Scope& s, const Output& x) { return ops::Reciprocal(s, x); },
              Rand(TensorShape({2, 3}), 0.5, 2));
+}
+
+TEST(MathGradTest, Sin) {
+  CheckUnary([](const Scope& s, const Output& x) { return ops::Sin(s, x); },
+             Rand(TensorShape({2, 3}), -3, 3));
+}
+TEST(MathGradTest, Cos) {
+  CheckUnary([](const Scope& s, const Output& x) { return ops::Cos(s, x); },
+             Rand(TensorShape({2, 3}), -3, 3));
+}
+TEST(MathGradTest, Log1p) {
+  CheckUnary([](const Scope& s, const Output& x) { return ops::Log1p(s, x); },
+             Rand(TensorShape({2, 3}), -0.5, 2));
+}
+TEST(MathGradTest, Expm1) {
+  CheckUnary([](const Scope& s, const Output& x) { return ops::Expm1(s, x); },
+             Rand(TensorShape({2, 3}), -2, 2));
+}
+TEST(MathGradTest, Erf) {
+  CheckUnary([](const Scope& s, const Output& x) { return ops::Erf(s, x); },
+             Rand(TensorShape({2, 3}), -2, 2));
+}
+TEST(MathGradTest, FloorCeilAndRoundHaveNoGradient) {
+  // Between 0.1 and 0.4 none of them jumps: the numeric gradient is 0 too.
+  for (const Unary& f : std::vector<Unary>{
+           [](const Scope& s, const Output& x) { return ops::Floor(s, x); },
+           [](const Scope& s, const Output& x) { return ops::Ceil(s, x); },
+           [](const Scope& s, const Output& x) { return ops::Round(s, x); }}) {
+    CheckUnary(f, Rand(TensorShape({2, 3}), 0.1, 0.4));
+  }
 }
 
 // Each binary op on equal shapes, on every broadcasting pattern, and with

@@ -229,6 +229,40 @@ TEST(MathUnaryTest, FloatFunctions) {
                    Run1("Sigmoid", {z}, DT_DOUBLE));
 }
 
+TEST(MathUnaryTest, TrigonometryAndSpecialFunctions) {
+  const double pi = 3.14159265358979323846;
+  ExpectTensorNear(AsTensor<double>({0, 1, -0.5}, {3}),
+                   Run1("Sin", {AsTensor<double>({0, pi / 2, -pi / 6}, {3})}, DT_DOUBLE), 1e-12);
+  ExpectTensorNear(AsTensor<double>({1, -1, 0.5}, {3}),
+                   Run1("Cos", {AsTensor<double>({0, pi, pi / 3}, {3})}, DT_DOUBLE), 1e-12);
+  ExpectTensorNear(AsTensor<float>({0, 0.5204999f, -0.8427008f}, {3}),
+                   Run1("Erf", {AsTensor<float>({0, 0.5f, -1}, {3})}, DT_FLOAT), 1e-6);
+  ExpectTensorNear(AsTensor<double>({0, 1}, {2}),
+                   Run1("Log1p", {AsTensor<double>({0, std::exp(1.0) - 1}, {2})}, DT_DOUBLE),
+                   1e-12);
+  ExpectTensorNear(AsTensor<double>({0, 1}, {2}),
+                   Run1("Expm1", {AsTensor<double>({0, std::log(2.0)}, {2})}, DT_DOUBLE), 1e-12);
+  // Near zero they keep the digits that log(1 + x) and exp(x) - 1 lose in
+  // float: both would be off by about 19 % at 1e-7.
+  const Tensor tiny = AsTensor<float>({1e-7f}, {1});
+  EXPECT_NEAR(Run1("Log1p", {tiny}, DT_FLOAT).flat<float>()[0] / 1e-7, 1, 1e-5);
+  EXPECT_NEAR(Run1("Expm1", {tiny}, DT_FLOAT).flat<float>()[0] / 1e-7, 1, 1e-5);
+}
+
+TEST(MathUnaryTest, RoundingHalvesGoToEven) {
+  Tensor x = AsTensor<float>({-2.5f, -1.5f, -0.4f, 0.5f, 1.5f, 2.5f, 2.6f}, {7});
+  ExpectTensorEqual(AsTensor<float>({-2, -2, -0.0f, 0, 2, 2, 3}, {7}), Run1("Round", {x}, DT_FLOAT));
+  ExpectTensorEqual(AsTensor<float>({-2, -1, -0.0f, 1, 2, 3, 3}, {7}), Run1("Ceil", {x}, DT_FLOAT));
+  ExpectTensorEqual(AsTensor<float>({-3, -2, -1, 0, 1, 2, 2}, {7}), Run1("Floor", {x}, DT_FLOAT));
+  Tensor b(DT_BFLOAT16, TensorShape({2}));
+  b.flat<bfloat16>()[0] = bfloat16(0.5f);
+  b.flat<bfloat16>()[1] = bfloat16(1.5f);
+  Tensor want(DT_BFLOAT16, TensorShape({2}));
+  want.flat<bfloat16>()[0] = bfloat16(0.0f);
+  want.flat<bfloat16>()[1] = bfloat16(2.0f);
+  ExpectTensorNear(want, Run1("Round", {b}, DT_BFLOAT16), 0);
+}
+
 TEST(MathUnaryTest, SignedFunctionsOnIntsAndFloats) {
   Tensor i = AsTensor<int32_t>({-3, 0, 2}, {3});
   ExpectTensorEqual(AsTensor<int32_t>({3, 0, -2}, {3}), Run1("Neg", {i}, DT_INT32));

@@ -114,6 +114,55 @@ absl::Status ReciprocalGrad(const Scope& scope, const Operation& op,
 }
 REGISTER_GRADIENT_OP("Reciprocal", ReciprocalGrad);
 
+// d sin(x) = dy * cos(x); d cos(x) = -dy * sin(x).
+absl::Status SinGrad(const Scope& scope, const Operation& op,
+                     const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
+  grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], ops::Cos(scope, op.input(0))));
+  return scope.status();
+}
+REGISTER_GRADIENT_OP("Sin", SinGrad);
+
+absl::Status CosGrad(const Scope& scope, const Operation& op,
+                     const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
+  grad_outputs->push_back(
+      ops::Neg(scope, ops::Mul(scope, grad_inputs[0], ops::Sin(scope, op.input(0)))));
+  return scope.status();
+}
+REGISTER_GRADIENT_OP("Cos", CosGrad);
+
+// d ln(1 + x) = dy / (1 + x).
+absl::Status Log1pGrad(const Scope& scope, const Operation& op,
+                       const std::vector<Output>& grad_inputs,
+                       std::vector<Output>* grad_outputs) {
+  const Output x = op.input(0);
+  grad_outputs->push_back(
+      ops::RealDiv(scope, grad_inputs[0], ops::AddV2(scope, ScalarConst(scope, 1, x.type()), x)));
+  return scope.status();
+}
+REGISTER_GRADIENT_OP("Log1p", Log1pGrad);
+
+// d (e^x - 1) = dy * (y + 1).
+absl::Status Expm1Grad(const Scope& scope, const Operation& op,
+                       const std::vector<Output>& grad_inputs,
+                       std::vector<Output>* grad_outputs) {
+  const Output y = op.output(0);
+  grad_outputs->push_back(
+      ops::Mul(scope, grad_inputs[0], ops::AddV2(scope, y, ScalarConst(scope, 1, y.type()))));
+  return scope.status();
+}
+REGISTER_GRADIENT_OP("Expm1", Expm1Grad);
+
+// d erf(x) = dy * 2 / sqrt(pi) * e^(-x^2).
+absl::Status ErfGrad(const Scope& scope, const Operation& op,
+                     const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
+  const Output x = op.input(0);
+  const Output slope = ops::Mul(scope, ScalarConst(scope, 1.1283791670955126, x.type()),
+                                ops::Exp(scope, ops::Neg(scope, ops::Square(scope, x))));
+  grad_outputs->push_back(ops::Mul(scope, grad_inputs[0], slope));
+  return scope.status();
+}
+REGISTER_GRADIENT_OP("Erf", ErfGrad);
+
 // Binary ops with broadcasting: the gradients for the broadcast result are
 // summed back to each operand's shape.
 
@@ -431,6 +480,10 @@ REGISTER_NO_GRADIENT_OP("Any");
 REGISTER_NO_GRADIENT_OP("ArgMax");
 REGISTER_NO_GRADIENT_OP("ArgMin");
 REGISTER_NO_GRADIENT_OP("FloorDiv");
+// Piecewise constant: no gradient, as in TensorFlow.
+REGISTER_NO_GRADIENT_OP("Floor");
+REGISTER_NO_GRADIENT_OP("Ceil");
+REGISTER_NO_GRADIENT_OP("Round");
 REGISTER_NO_GRADIENT_OP("Range");
 REGISTER_NO_GRADIENT_OP("BroadcastGradientArgs");
 

@@ -1,11 +1,14 @@
 // Kernels for the unary math ops (Neg, Abs, Sign, Square, Sqrt, Rsqrt, Exp,
-// Log, Tanh, Sigmoid, Reciprocal) and the gradient helpers SigmoidGrad,
+// Log, Tanh, Sigmoid, Reciprocal, Floor, Ceil, Round, Sin, Cos, Log1p, Expm1,
+// Erf) and the gradient helpers SigmoidGrad,
 // TanhGrad, SqrtGrad and RsqrtGrad, which take the forward op's output y and
 // the incoming gradient dy.
 
 // GCC 12 reports false "may be used uninitialized" warnings inside the
 // AVX-512 intrinsics that Eigen's vectorized math inlines.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include <unsupported/Eigen/SpecialFunctions>
 
 #include "distflow/framework/kernel_registry.h"
 #include "distflow/kernels/cwise_ops.h"
@@ -33,6 +36,15 @@ DF_EIGEN_UNARY_FN(LogFn, x.log());
 DF_EIGEN_UNARY_FN(TanhFn, x.tanh());
 DF_EIGEN_UNARY_FN(SigmoidFn, x.logistic());
 DF_EIGEN_UNARY_FN(ReciprocalFn, x.inverse());
+DF_EIGEN_UNARY_FN(CeilFn, x.ceil());
+// rint rounds halves to even (the default rounding mode), as TensorFlow's
+// Round does; Eigen's round() would take them away from zero.
+DF_EIGEN_UNARY_FN(RoundFn, x.rint());
+DF_EIGEN_UNARY_FN(SinFn, x.sin());
+DF_EIGEN_UNARY_FN(CosFn, x.cos());
+DF_EIGEN_UNARY_FN(Log1pFn, x.log1p());
+DF_EIGEN_UNARY_FN(Expm1Fn, x.expm1());
+DF_EIGEN_UNARY_FN(ErfFn, x.erf());
 
 #undef DF_EIGEN_UNARY_FN
 
@@ -84,6 +96,13 @@ DF_REGISTER_UNARY_FLOATS("Tanh", TanhFn, kTranscendentalElementCost);
 DF_REGISTER_UNARY_FLOATS("Floor", FloorFn, kCheapElementCost);
 DF_REGISTER_UNARY_FLOATS("Sigmoid", SigmoidFn, kTranscendentalElementCost);
 DF_REGISTER_UNARY_FLOATS("Reciprocal", ReciprocalFn, kCheapElementCost);
+DF_REGISTER_UNARY_FLOATS("Ceil", CeilFn, kCheapElementCost);
+DF_REGISTER_UNARY_FLOATS("Round", RoundFn, kCheapElementCost);
+DF_REGISTER_UNARY_FLOATS("Sin", SinFn, kTranscendentalElementCost);
+DF_REGISTER_UNARY_FLOATS("Cos", CosFn, kTranscendentalElementCost);
+DF_REGISTER_UNARY_FLOATS("Log1p", Log1pFn, kTranscendentalElementCost);
+DF_REGISTER_UNARY_FLOATS("Expm1", Expm1Fn, kTranscendentalElementCost);
+DF_REGISTER_UNARY_FLOATS("Erf", ErfFn, kTranscendentalElementCost);
 
 #define DF_REGISTER_UNARY_GRAD(name, F)                                                \
   REGISTER_KERNEL_BUILDER(Name(name).Device(kDeviceCpu).TypeConstraint<float>("T"),    \

@@ -353,6 +353,14 @@ DF_UNARY_OP("Tanh", kFloatTypes).Doc("Returns tanh(x) elementwise.");
 DF_UNARY_OP("Floor", kFloatTypes).Doc("Returns the largest integer not above x elementwise.");
 DF_UNARY_OP("Sigmoid", kFloatTypes).Doc("Returns 1 / (1 + exp(-x)) elementwise.");
 DF_UNARY_OP("Reciprocal", kSignedTypes).Doc("Returns 1 / x elementwise.");
+DF_UNARY_OP("Sin", kFloatTypes).Doc("Returns sin(x) elementwise.");
+DF_UNARY_OP("Cos", kFloatTypes).Doc("Returns cos(x) elementwise.");
+DF_UNARY_OP("Log1p", kFloatTypes).Doc("Returns ln(1 + x) elementwise, accurate for small x.");
+DF_UNARY_OP("Expm1", kFloatTypes).Doc("Returns e^x - 1 elementwise, accurate for small x.");
+DF_UNARY_OP("Erf", kFloatTypes).Doc("Returns the Gauss error function of x elementwise.");
+DF_UNARY_OP("Ceil", kFloatTypes).Doc("Returns the smallest integer not below x elementwise.");
+DF_UNARY_OP("Round", kFloatTypes)
+    .Doc("Returns x rounded to the nearest integer elementwise, halves to even.");
 
 // Gradients of unary ops, computed from the op's output y and the incoming
 // gradient dy.

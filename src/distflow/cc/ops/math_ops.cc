@@ -54,6 +54,22 @@ Sigmoid::Sigmoid(const Scope& scope, Input x)
     : operation(BuildOp(scope, "Sigmoid", {x})), y(operation.output(0)) {}
 Reciprocal::Reciprocal(const Scope& scope, Input x)
     : operation(BuildOp(scope, "Reciprocal", {x})), y(operation.output(0)) {}
+Floor::Floor(const Scope& scope, Input x)
+    : operation(BuildOp(scope, "Floor", {x})), y(operation.output(0)) {}
+Ceil::Ceil(const Scope& scope, Input x)
+    : operation(BuildOp(scope, "Ceil", {x})), y(operation.output(0)) {}
+Round::Round(const Scope& scope, Input x)
+    : operation(BuildOp(scope, "Round", {x})), y(operation.output(0)) {}
+Sin::Sin(const Scope& scope, Input x)
+    : operation(BuildOp(scope, "Sin", {x})), y(operation.output(0)) {}
+Cos::Cos(const Scope& scope, Input x)
+    : operation(BuildOp(scope, "Cos", {x})), y(operation.output(0)) {}
+Log1p::Log1p(const Scope& scope, Input x)
+    : operation(BuildOp(scope, "Log1p", {x})), y(operation.output(0)) {}
+Expm1::Expm1(const Scope& scope, Input x)
+    : operation(BuildOp(scope, "Expm1", {x})), y(operation.output(0)) {}
+Erf::Erf(const Scope& scope, Input x)
+    : operation(BuildOp(scope, "Erf", {x})), y(operation.output(0)) {}
 
 Equal::Equal(const Scope& scope, Input x, Input y) : Equal(scope, x, y, Attrs()) {}
 Equal::Equal(const Scope& scope, Input x, Input y, const Attrs& attrs)

@@ -250,6 +250,86 @@ class Reciprocal {
   Output y;
 };
 
+class Floor {
+ public:
+  Floor(const Scope& scope, Input x);
+  operator Output() const { return y; }
+  operator Input() const { return y; }
+  Node* node() const { return y.node(); }
+  Operation operation;
+  Output y;
+};
+
+class Ceil {
+ public:
+  Ceil(const Scope& scope, Input x);
+  operator Output() const { return y; }
+  operator Input() const { return y; }
+  Node* node() const { return y.node(); }
+  Operation operation;
+  Output y;
+};
+
+class Round {
+ public:
+  Round(const Scope& scope, Input x);
+  operator Output() const { return y; }
+  operator Input() const { return y; }
+  Node* node() const { return y.node(); }
+  Operation operation;
+  Output y;
+};
+
+class Sin {
+ public:
+  Sin(const Scope& scope, Input x);
+  operator Output() const { return y; }
+  operator Input() const { return y; }
+  Node* node() const { return y.node(); }
+  Operation operation;
+  Output y;
+};
+
+class Cos {
+ public:
+  Cos(const Scope& scope, Input x);
+  operator Output() const { return y; }
+  operator Input() const { return y; }
+  Node* node() const { return y.node(); }
+  Operation operation;
+  Output y;
+};
+
+class Log1p {
+ public:
+  Log1p(const Scope& scope, Input x);
+  operator Output() const { return y; }
+  operator Input() const { return y; }
+  Node* node() const { return y.node(); }
+  Operation operation;
+  Output y;
+};
+
+class Expm1 {
+ public:
+  Expm1(const Scope& scope, Input x);
+  operator Output() const { return y; }
+  operator Input() const { return y; }
+  Node* node() const { return y.node(); }
+  Operation operation;
+  Output y;
+};
+
+class Erf {
+ public:
+  Erf(const Scope& scope, Input x);
+  operator Output() const { return y; }
+  operator Input() const { return y; }
+  Node* node() const { return y.node(); }
+  Operation operation;
+  Output y;
+};
+
 // Comparisons and logic; z is bool.
 
 class Equal {
