@@ -10,6 +10,7 @@
 #include "distflow/cc/dataset.h"
 #include "distflow/cc/ops/standard_ops.h"
 #include "distflow/cc/training/adam.h"
+#include "distflow/cc/training/learning_rate.h"
 #include "distflow/cc/training/variable.h"
 #include "distflow/core/status.h"
 #include "fashion_mnist/model.h"
@@ -98,8 +99,9 @@ absl::Status CheckTrainOptions(const TrainOptions& o) {
     return errors::InvalidArgument("learning rate must be a positive number, got ",
                                    o.learning_rate);
   }
-  if (o.learning_rate_decay != "linear" && o.learning_rate_decay != "none") {
-    return errors::InvalidArgument("learning rate decay must be 'linear' or 'none', got '",
+  if (o.learning_rate_decay != "linear" && o.learning_rate_decay != "cosine" &&
+      o.learning_rate_decay != "none") {
+    return errors::InvalidArgument("learning rate decay must be 'linear', 'cosine' or 'none', got '",
                                    o.learning_rate_decay, "'");
   }
   if (o.progress_every < 1) {
@@ -112,7 +114,14 @@ LearningRate ScheduledLearningRate(const Scope& scope, const TrainOptions& o,
                                    int64_t train_examples, const TrainingState& state) {
   if (o.learning_rate_decay == "none") return o.learning_rate;
   const int64_t steps_per_epoch = (train_examples + o.batch_size - 1) / o.batch_size;
-  return state.LinearDecay(scope, o.learning_rate, std::max<int64_t>(1, o.epochs * steps_per_epoch));
+  const int64_t decay_steps = std::max<int64_t>(1, o.epochs * steps_per_epoch);
+  // Computed next to the global step, from its value when a step reads it.
+  const Variable& global_step = state.global_step();
+  const Scope s = scope.NewSubScope("learning_rate").ColocateWith(global_step.handle());
+  if (o.learning_rate_decay == "cosine") {
+    return CosineDecay(s, global_step.Read(s), o.learning_rate, decay_steps);
+  }
+  return PolynomialDecay(s, global_step.Read(s), o.learning_rate, decay_steps, 0.0);
 }
 
 absl::StatusOr<TrainResult> Train(const TrainOptions& o,

@@ -1,7 +1,6 @@
 #include "fashion_mnist/training_state.h"
 
 #include "distflow/cc/ops/standard_ops.h"
-#include "distflow/cc/training/learning_rate.h"
 #include "distflow/core/status.h"
 
 namespace distflow {
@@ -25,12 +24,6 @@ absl::StatusOr<std::vector<Saver::Variable>> ToSaverVariables(const std::vector<
 
 TrainingState::TrainingState(const Scope& scope)
     : global_step_(CreateGlobalStep(scope)), epoch_(scope.WithOpName("epoch"), int64_t{0}) {}
-
-Output TrainingState::LinearDecay(const Scope& scope, double initial,
-                                  int64_t decay_steps) const {
-  const Scope s = scope.NewSubScope("learning_rate").ColocateWith(global_step_.handle());
-  return PolynomialDecay(s, global_step_.Read(s), initial, decay_steps, 0.0);
-}
 
 absl::Status TrainingState::Finish(const Scope& root, const std::vector<Variable>& model_variables,
                                    const Optimizer& optimizer) {

@@ -29,11 +29,7 @@ class TrainingState {
   explicit TrainingState(const Scope& scope);
 
   Variable& global_step() { return global_step_; }
-
-  // A learning rate that falls in a straight line from `initial` at global
-  // step 0 to 0 at `decay_steps` (PolynomialDecay), computed next to the
-  // global step from its value when a step reads it.
-  Output LinearDecay(const Scope& scope, double initial, int64_t decay_steps) const;
+  const Variable& global_step() const { return global_step_; }
 
   // Adds the initializer, the reads, the epoch increment and the Saver over
   // `model_variables`, the optimizer's variables and the counters, in

@@ -1,8 +1,8 @@
 // Variables and optimizers run in a DirectSession: Variable reads and
 // assignments, gradient descent, momentum (plain and Nesterov) and Adam
 // against hand-computed updates, the global step, gradients of variables the
-// loss does not use, a learning rate that decays with the global step
-// (PolynomialDecay), and a linear regression that converges.
+// loss does not use, learning rates that decay with the global step
+// (PolynomialDecay, CosineDecay), and a linear regression that converges.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -237,10 +237,51 @@ TEST(LearningRateTest, PolynomialDecayRejectsBadArguments) {
     EXPECT_EQ(scope.status().code(), absl::StatusCode::kInvalidArgument);
     return std::string(scope.status().message());
   };
-  EXPECT_THAT(error(0, 0.1, 0, 1), HasSubstr("decay_steps > 0, got 0"));
-  EXPECT_THAT(error(10, -1, 0, 1), HasSubstr("finite rates >= 0, got initial -1"));
-  EXPECT_THAT(error(10, 0.1, std::nan(""), 1), HasSubstr("finite rates >= 0"));
+  EXPECT_THAT(error(0, 0.1, 0, 1), HasSubstr("PolynomialDecay needs decay_steps > 0, got 0"));
+  EXPECT_THAT(error(10, -1, 0, 1), HasSubstr("finite rate >= 0, got initial -1"));
+  EXPECT_THAT(error(10, 0.1, std::nan(""), 1), HasSubstr("finite end rate >= 0, got nan"));
   EXPECT_THAT(error(10, 0.1, 0, 0), HasSubstr("power > 0, got 0"));
+}
+
+TEST(LearningRateTest, CosineDecayFollowsHalfACosine) {
+  Scope scope = Scope::NewRootScope();
+  auto step = ops::Placeholder(scope.WithOpName("step"), DT_INT64);
+  const Output to_zero = CosineDecay(scope, step, 0.1, 4);
+  const Output to_alpha = CosineDecay(scope, step, 1.0, 4, 0.2);
+  ASSERT_TRUE(scope.status().ok()) << scope.status();
+  GraphDef graph;
+  ASSERT_TRUE(scope.ToGraphDef(&graph).ok());
+  auto session = NewSession(SessionOptions());
+  ASSERT_TRUE(session.ok()) << session.status();
+  ASSERT_TRUE((*session)->Create(graph).ok());
+  // initial * ((1 - alpha) * (1 + cos(pi * min(step, 4) / 4)) / 2 + alpha).
+  const double half_sqrt2 = std::sqrt(0.5);
+  const std::vector<std::pair<int64_t, std::pair<double, double>>> expected = {
+      {0, {0.1, 1.0}},
+      {1, {0.05 * (1 + half_sqrt2), 0.8 * 0.5 * (1 + half_sqrt2) + 0.2}},
+      {2, {0.05, 0.6}},
+      {4, {0.0, 0.2}},
+      {9, {0.0, 0.2}}};
+  for (const auto& [at, rates] : expected) {
+    Tensor t(DT_INT64, TensorShape());
+    t.scalar<int64_t>() = at;
+    std::vector<Tensor> out;
+    absl::Status s = (*session)->Run({{"step:0", t}}, {to_zero.name(), to_alpha.name()}, {}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_NEAR(out[0].scalar<float>(), rates.first, 1e-7) << "step " << at;
+    EXPECT_NEAR(out[1].scalar<float>(), rates.second, 1e-6) << "step " << at;
+  }
+
+  for (double alpha : {-0.1, 1.5}) {
+    Scope bad = Scope::NewRootScope();
+    CosineDecay(bad, ops::Placeholder(bad, DT_INT64), 0.1, 4, alpha);
+    EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(bad.status().message()), HasSubstr("alpha in [0, 1]"));
+  }
+  Scope no_steps = Scope::NewRootScope();
+  CosineDecay(no_steps, ops::Placeholder(no_steps, DT_INT64), 0.1, -3);
+  EXPECT_THAT(std::string(no_steps.status().message()),
+              HasSubstr("CosineDecay needs decay_steps > 0, got -3"));
 }
 
 TEST(OptimizerTest, LearningRateCanBeATensorOfTheGlobalStep) {

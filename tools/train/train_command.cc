@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "distflow/coordinator/parameter_server_strategy.h"
@@ -24,8 +25,9 @@ void AddTrainFlags(CLI::App* app, TrainFlags* flags) {
   app->add_option("--learning-rate", o.learning_rate, "Adam's (starting) learning rate")
       ->capture_default_str();
   app->add_option("--learning-rate-decay", o.learning_rate_decay,
-                  "linear: the rate falls in a straight line to 0 over the epochs; none")
-      ->check(CLI::IsMember({"linear", "none"}))
+                  "linear or cosine: the rate falls to 0 over the epochs, in a straight line or "
+                  "along half a cosine; none")
+      ->check(CLI::IsMember({"linear", "cosine", "none"}))
       ->capture_default_str();
   app->add_option("--data-dir", o.data_dir, "directory of the four Fashion-MNIST .gz IDX files")
       ->capture_default_str();
@@ -130,7 +132,12 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
   o.call_timeout = absl::Seconds(flags.call_timeout);
   progress << "training on " << strategy.num_ps() << " ps and " << strategy.num_workers()
            << " workers, learning rate " << o.train.learning_rate
-           << (o.train.learning_rate_decay == "linear" ? " falling linearly to 0" : "")
+           << (o.train.learning_rate_decay == "none"
+                   ? ""
+                   : absl::StrCat(" falling ", o.train.learning_rate_decay == "linear"
+                                                   ? "linearly"
+                                                   : "along a cosine",
+                                  " to 0"))
            << std::endl;
   // Servers that join (--join) are added to the coordinator while it runs.
   struct JoinTarget {

@@ -1,7 +1,7 @@
 // LearningRate: what an Optimizer scales its updates by. Either a number,
 // as tf.compat.v1.train's optimizers take a float, or a scalar tensor the
 // graph computes at every step, as they take a tensor: a schedule of the
-// global step such as PolynomialDecay below. It converts implicitly from
+// global step such as PolynomialDecay or CosineDecay below. It converts implicitly from
 // both, so AdamOptimizer(scope, 0.001) and
 // AdamOptimizer(scope, PolynomialDecay(...)) read as they would in
 // TensorFlow.
@@ -42,6 +42,15 @@ class LearningRate {
 // in the scope's status.
 Output PolynomialDecay(const Scope& scope, const Output& step, double initial,
                        int64_t decay_steps, double end, double power = 1.0);
+
+// TensorFlow's CosineDecay schedule (without warm-up): with
+// s = min(step, decay_steps),
+//   rate = initial * ((1 - alpha) * (1 + cos(pi * s / decay_steps)) / 2 + alpha),
+// a float scalar falling from `initial` to initial * alpha along half a
+// cosine. A non-positive decay_steps, a negative or non-finite rate or an
+// alpha outside [0, 1] is InvalidArgument in the scope's status.
+Output CosineDecay(const Scope& scope, const Output& step, double initial, int64_t decay_steps,
+                   double alpha = 0.0);
 
 }  // namespace distflow
 
