@@ -113,10 +113,8 @@ absl::Status BuildClusterJob(const ParameterServerStrategy& strategy,
                       MakeClassifier(vars, o.model, o.seed,
                                      Sharding{strategy.min_shard_bytes(), strategy.MaxShards()}));
   job->state = std::make_unique<TrainingState>(vars);
-  const int64_t train_examples =
-      o.train_limit > 0 ? std::min(o.train_limit, files.train.count) : files.train.count;
-  job->adam = std::make_unique<AdamOptimizer>(
-      vars, ScheduledLearningRate(vars, o, train_examples, *job->state));
+  job->adam =
+      std::make_unique<AdamOptimizer>(vars, ScheduledLearningRate(vars, o, files, *job->state));
 
   // Each worker's own pass order: fresh shuffle seeds per iterator.
   const Scope data = root.NewSubScope("train_data");
@@ -246,8 +244,7 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
   DF_ASSIGN_OR_RETURN(Functions fns, RegisterFunctions(job, coord.get()));
   DF_ASSIGN_OR_RETURN(PerWorkerValues iterators, coord->CreatePerWorkerDataset(fns.dataset));
 
-  const int64_t train_examples =
-      o.train_limit > 0 ? std::min(o.train_limit, files.train.count) : files.train.count;
+  const int64_t train_examples = TrainExamples(o, files);
   const int64_t test_examples =
       o.test_limit > 0 ? std::min(o.test_limit, files.test.count) : files.test.count;
   const int64_t closures_per_epoch =

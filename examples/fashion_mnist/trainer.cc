@@ -72,10 +72,8 @@ absl::Status BuildJob(const TrainOptions& o, const FashionMnistFiles& files, Job
                                    job->test.labels);
 
   job->state = std::make_unique<TrainingState>(root);
-  const int64_t train_examples =
-      o.train_limit > 0 ? std::min(o.train_limit, files.train.count) : files.train.count;
-  job->adam = std::make_unique<AdamOptimizer>(
-      root, ScheduledLearningRate(root, o, train_examples, *job->state));
+  job->adam =
+      std::make_unique<AdamOptimizer>(root, ScheduledLearningRate(root, o, files, *job->state));
   DF_ASSIGN_OR_RETURN(job->train_op, job->adam->Minimize(job->loss, job->model->variables(),
                                                          &job->state->global_step()));
   return job->state->Finish(root, job->model->variables(), *job->adam);
@@ -101,8 +99,9 @@ absl::Status CheckTrainOptions(const TrainOptions& o) {
   }
   if (o.learning_rate_decay != "linear" && o.learning_rate_decay != "cosine" &&
       o.learning_rate_decay != "none") {
-    return errors::InvalidArgument("learning rate decay must be 'linear', 'cosine' or 'none', got '",
-                                   o.learning_rate_decay, "'");
+    return errors::InvalidArgument(
+        "learning rate decay must be 'linear', 'cosine' or 'none', got '", o.learning_rate_decay,
+        "'");
   }
   if (o.progress_every < 1) {
     return errors::InvalidArgument("progress interval must be >= 1, got ", o.progress_every);
@@ -110,10 +109,14 @@ absl::Status CheckTrainOptions(const TrainOptions& o) {
   return absl::OkStatus();
 }
 
+int64_t TrainExamples(const TrainOptions& o, const FashionMnistFiles& files) {
+  return o.train_limit > 0 ? std::min(o.train_limit, files.train.count) : files.train.count;
+}
+
 LearningRate ScheduledLearningRate(const Scope& scope, const TrainOptions& o,
-                                   int64_t train_examples, const TrainingState& state) {
+                                   const FashionMnistFiles& files, const TrainingState& state) {
   if (o.learning_rate_decay == "none") return o.learning_rate;
-  const int64_t steps_per_epoch = (train_examples + o.batch_size - 1) / o.batch_size;
+  const int64_t steps_per_epoch = (TrainExamples(o, files) + o.batch_size - 1) / o.batch_size;
   const int64_t decay_steps = std::max<int64_t>(1, o.epochs * steps_per_epoch);
   // Computed next to the global step, from its value when a step reads it.
   const Variable& global_step = state.global_step();

@@ -36,12 +36,13 @@ struct TrainOptions {
   double learning_rate = 0.001;
   // "linear": the rate falls in a straight line to 0 over the epochs (by
   // the global step, so a resumed run goes on where it was); "cosine": it
-  // falls to 0 along half a cosine; "none": it stays at learning_rate. On a cluster each worker applies gradients of
-  // weights a few updates old, and a constant rate leaves the last weights
-  // where the last updates threw them: with 2 workers killed every 5 s, 2
-  // epochs of the MLP at a constant 0.001 ended between 0.843 and 0.870
-  // test accuracy (0.0005: 0.838 to 0.871); falling linearly, 0.001 ended
-  // between 0.871 and 0.875 over 8 runs.
+  // falls to 0 along half a cosine; "none": it stays at learning_rate.
+  // On a cluster each worker applies gradients of weights a few updates
+  // old, and a constant rate leaves the last weights where the last
+  // updates threw them: with 2 workers killed every 5 s, 2 epochs of the
+  // MLP at a constant 0.001 ended between 0.843 and 0.870 test accuracy
+  // (0.0005: 0.838 to 0.871); falling linearly, 0.001 ended between 0.871
+  // and 0.875 over 8 runs.
   std::string learning_rate_decay = "linear";
   std::string data_dir = kDefaultFashionMnistDir;
   std::string checkpoint_dir;    // empty: no checkpoints
@@ -77,11 +78,15 @@ struct TrainResult {
 // naming the option otherwise.
 absl::Status CheckTrainOptions(const TrainOptions& options);
 
-// The learning rate of the options' training of `train_examples` images
-// (as limited) for the Adam optimizer, as learning_rate_decay says;
-// a decaying one is computed from `state`'s global step, next to it.
+// The training images one epoch passes over: all of `files`' or the
+// first train_limit.
+int64_t TrainExamples(const TrainOptions& options, const FashionMnistFiles& files);
+
+// The learning rate for the Adam optimizer of the options' training on
+// `files`, as learning_rate_decay says; a decaying one is computed from
+// `state`'s global step, next to it.
 LearningRate ScheduledLearningRate(const Scope& scope, const TrainOptions& options,
-                                   int64_t train_examples, const TrainingState& state);
+                                   const FashionMnistFiles& files, const TrainingState& state);
 
 // Trains as the options say. Fails with the data set's error (idx_files.h),
 // InvalidArgument for bad options or an unknown model, or the first error

@@ -216,8 +216,8 @@ TEST(LearningRateTest, PolynomialDecayFollowsTheGlobalStep) {
   ASSERT_TRUE((*session)->Create(graph).ok());
   // (initial - end) * (1 - min(step, decay) / decay)^power + end.
   const std::vector<std::pair<int64_t, std::pair<double, double>>> expected = {
-      {0, {0.1, 1.0}}, {1, {0.075, 0.905}}, {2, {0.05, 0.82}}, {4, {0.0, 0.68}},
-      {10, {0.0, 0.5}}, {25, {0.0, 0.5}}};
+      {0, {0.1, 1.0}},  {1, {0.075, 0.905}}, {2, {0.05, 0.82}},
+      {4, {0.0, 0.68}}, {10, {0.0, 0.5}},    {25, {0.0, 0.5}}};
   for (const auto& [at, rates] : expected) {
     Tensor t(DT_INT64, TensorShape());
     t.scalar<int64_t>() = at;

@@ -97,10 +97,10 @@ TEST(MathGradTest, Erf) {
 }
 TEST(MathGradTest, FloorCeilAndRoundHaveNoGradient) {
   // Between 0.1 and 0.4 none of them jumps: the numeric gradient is 0 too.
-  for (const Unary& f : std::vector<Unary>{
-           [](const Scope& s, const Output& x) { return ops::Floor(s, x); },
-           [](const Scope& s, const Output& x) { return ops::Ceil(s, x); },
-           [](const Scope& s, const Output& x) { return ops::Round(s, x); }}) {
+  for (const Unary& f :
+       std::vector<Unary>{[](const Scope&s, const Output&x) { return ops::Floor(s, x); },
+                          [](const Scope&s, const Output&x) { return ops::Ceil(s, x); },
+                          [](const Scope&s, const Output&x) { return ops::Round(s, x); }}) {
     CheckUnary(f, Rand(TensorShape({2, 3}), 0.1, 0.4));
   }
 }

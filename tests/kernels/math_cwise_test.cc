@@ -251,7 +251,8 @@ TEST(MathUnaryTest, TrigonometryAndSpecialFunctions) {
 
 TEST(MathUnaryTest, RoundingHalvesGoToEven) {
   Tensor x = AsTensor<float>({-2.5f, -1.5f, -0.4f, 0.5f, 1.5f, 2.5f, 2.6f}, {7});
-  ExpectTensorEqual(AsTensor<float>({-2, -2, -0.0f, 0, 2, 2, 3}, {7}), Run1("Round", {x}, DT_FLOAT));
+  ExpectTensorEqual(AsTensor<float>({-2, -2, -0.0f, 0, 2, 2, 3}, {7}),
+                    Run1("Round", {x}, DT_FLOAT));
   ExpectTensorEqual(AsTensor<float>({-2, -1, -0.0f, 1, 2, 3, 3}, {7}), Run1("Ceil", {x}, DT_FLOAT));
   ExpectTensorEqual(AsTensor<float>({-3, -2, -1, 0, 1, 2, 2}, {7}), Run1("Floor", {x}, DT_FLOAT));
   Tensor b(DT_BFLOAT16, TensorShape({2}));

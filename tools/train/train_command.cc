@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <memory>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "distflow/coordinator/parameter_server_strategy.h"
@@ -131,14 +130,10 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
   o.steps_per_execution = flags.steps_per_execution;
   o.call_timeout = absl::Seconds(flags.call_timeout);
   progress << "training on " << strategy.num_ps() << " ps and " << strategy.num_workers()
-           << " workers, learning rate " << o.train.learning_rate
-           << (o.train.learning_rate_decay == "none"
-                   ? ""
-                   : absl::StrCat(" falling ", o.train.learning_rate_decay == "linear"
-                                                   ? "linearly"
-                                                   : "along a cosine",
-                                  " to 0"))
-           << std::endl;
+           << " workers, learning rate " << o.train.learning_rate;
+  if (o.train.learning_rate_decay == "linear") progress << " falling linearly to 0";
+  if (o.train.learning_rate_decay == "cosine") progress << " falling along a cosine to 0";
+  progress << std::endl;
   // Servers that join (--join) are added to the coordinator while it runs.
   struct JoinTarget {
     absl::Mutex mu;

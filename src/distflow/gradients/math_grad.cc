@@ -132,8 +132,7 @@ REGISTER_GRADIENT_OP("Cos", CosGrad);
 
 // d ln(1 + x) = dy / (1 + x).
 absl::Status Log1pGrad(const Scope& scope, const Operation& op,
-                       const std::vector<Output>& grad_inputs,
-                       std::vector<Output>* grad_outputs) {
+                       const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   const Output x = op.input(0);
   grad_outputs->push_back(
       ops::RealDiv(scope, grad_inputs[0], ops::AddV2(scope, ScalarConst(scope, 1, x.type()), x)));
@@ -143,8 +142,7 @@ REGISTER_GRADIENT_OP("Log1p", Log1pGrad);
 
 // d (e^x - 1) = dy * (y + 1).
 absl::Status Expm1Grad(const Scope& scope, const Operation& op,
-                       const std::vector<Output>& grad_inputs,
-                       std::vector<Output>* grad_outputs) {
+                       const std::vector<Output>& grad_inputs, std::vector<Output>* grad_outputs) {
   const Output y = op.output(0);
   grad_outputs->push_back(
       ops::Mul(scope, grad_inputs[0], ops::AddV2(scope, y, ScalarConst(scope, 1, y.type()))));

@@ -5,8 +5,8 @@
 
 namespace distflow {
 
-AdamOptimizer::AdamOptimizer(const Scope& scope, LearningRate learning_rate, double beta1, double beta2,
-                             double epsilon)
+AdamOptimizer::AdamOptimizer(const Scope& scope, LearningRate learning_rate, double beta1,
+                             double beta2, double epsilon)
     : Optimizer(scope, "Adam"),
       learning_rate_(learning_rate),
       beta1_(beta1),

@@ -16,8 +16,7 @@ Output FloatConst(const Scope& scope, double v) { return grad::ScalarConst(scope
 Output DecayedFraction(const Scope& s, const Output& step, double initial, int64_t decay_steps,
                        const char* schedule) {
   if (decay_steps <= 0) {
-    s.UpdateStatus(
-        errors::InvalidArgument(schedule, " needs decay_steps > 0, got ", decay_steps));
+    s.UpdateStatus(errors::InvalidArgument(schedule, " needs decay_steps > 0, got ", decay_steps));
   } else if (!std::isfinite(initial) || initial < 0) {
     s.UpdateStatus(
         errors::InvalidArgument(schedule, " needs a finite rate >= 0, got initial ", initial));
@@ -35,8 +34,8 @@ Output LearningRate::ToTensor(const Scope& scope, DataType dtype) const {
   return ops::Cast(scope, tensor_, dtype);
 }
 
-Output PolynomialDecay(const Scope& scope, const Output& step, double initial,
-                       int64_t decay_steps, double end, double power) {
+Output PolynomialDecay(const Scope& scope, const Output& step, double initial, int64_t decay_steps,
+                       double end, double power) {
   const Scope s = scope.NewSubScope("PolynomialDecay");
   const Output done = DecayedFraction(s, step, initial, decay_steps, "PolynomialDecay");
   if (!std::isfinite(end) || end < 0) {
@@ -59,9 +58,9 @@ Output CosineDecay(const Scope& scope, const Output& step, double initial, int64
   }
   constexpr double kPi = 3.14159265358979323846;
   // (1 + cos(pi * done)) / 2, scaled into [alpha, 1].
-  const Output half_cosine = ops::Mul(
-      s, FloatConst(s, 0.5),
-      ops::AddV2(s, FloatConst(s, 1), ops::Cos(s, ops::Mul(s, FloatConst(s, kPi), done))));
+  const Output half_cosine =
+      ops::Mul(s, FloatConst(s, 0.5),
+               ops::AddV2(s, FloatConst(s, 1), ops::Cos(s, ops::Mul(s, FloatConst(s, kPi), done))));
   const Output scaled =
       ops::AddV2(s, ops::Mul(s, FloatConst(s, 1 - alpha), half_cosine), FloatConst(s, alpha));
   return ops::Mul(s, FloatConst(s, initial), scaled);

@@ -20,7 +20,7 @@ namespace distflow {
 
 class LearningRate {
  public:
-  LearningRate(double value) : value_(value) {}        // NOLINT: implicit on purpose
+  LearningRate(double value) : value_(value) {}            // NOLINT: implicit on purpose
   LearningRate(const Output& tensor) : tensor_(tensor) {}  // NOLINT: implicit on purpose
 
   // The rate as a scalar of `dtype` built in `scope`: a constant, the
@@ -40,8 +40,8 @@ class LearningRate {
 // straight line from `initial` to `end`. A non-positive decay_steps, a
 // negative or non-finite rate or a non-positive power is InvalidArgument
 // in the scope's status.
-Output PolynomialDecay(const Scope& scope, const Output& step, double initial,
-                       int64_t decay_steps, double end, double power = 1.0);
+Output PolynomialDecay(const Scope& scope, const Output& step, double initial, int64_t decay_steps,
+                       double end, double power = 1.0);
 
 // TensorFlow's CosineDecay schedule (without warm-up): with
 // s = min(step, decay_steps),

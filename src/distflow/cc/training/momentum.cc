@@ -4,8 +4,8 @@
 
 namespace distflow {
 
-MomentumOptimizer::MomentumOptimizer(const Scope& scope, LearningRate learning_rate, double momentum,
-                                     bool use_nesterov)
+MomentumOptimizer::MomentumOptimizer(const Scope& scope, LearningRate learning_rate,
+                                     double momentum, bool use_nesterov)
     : Optimizer(scope, "Momentum"),
       learning_rate_(learning_rate),
       momentum_(momentum),
