@@ -9,9 +9,15 @@
 // ClusterCoordinator (cluster_trainer.h): 1 ps and --cluster-workers
 // workers as `distflow server` processes on loopback, with
 // --steps-per-execution steps per closure; prints examples/s and closures/s
-// next to the in-process figure of the same run.
+// next to the in-process figure of the same run, and the CPU seconds each
+// server process used (where the job computes: the workers, not the ps).
+#include <unistd.h>
+
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,6 +32,23 @@ namespace {
 
 using distflow::ServerProcess;
 using distflow::fashion_mnist::TrainOptions;
+
+// User plus system CPU seconds `pid` has used so far (/proc/PID/stat's
+// utime and stime); -1 when it cannot be read.
+double CpuSeconds(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return -1;
+  // After "pid (comm)": state is field 3, utime and stime fields 14 and 15.
+  std::istringstream rest(stat.substr(paren + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i >= 14) ticks += std::stod(field);
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
 
 // One epoch on 1 ps + `workers` workers; false after printing the error.
 bool RunOnCluster(const TrainOptions& o, int workers, int64_t steps_per_execution) {
@@ -69,6 +92,11 @@ bool RunOnCluster(const TrainOptions& o, int workers, int64_t steps_per_executio
                    o.model, workers, steps_per_execution, r->train.examples_per_second,
                    closures / r->train.seconds, r->train.steps, r->train.seconds)
             << std::endl;
+  std::string cpu = "  CPU seconds: ps " + absl::StrFormat("%.2f", CpuSeconds(tasks[0]->pid()));
+  for (int w = 0; w < workers; ++w) {
+    absl::StrAppendFormat(&cpu, ", worker %d %.2f", w, CpuSeconds(tasks[w + 1]->pid()));
+  }
+  std::cout << cpu << std::endl;
   return true;
 }
 

@@ -153,6 +153,8 @@ int Main(int argc, char** argv) {
                       "run on a cluster: grpc://HOST:PORT of a distflow server");
   run_cmd->add_option("--cluster", run.cluster,
                       "with --master: every task, \"ps=h:p;worker=h:p,h:p\"");
+  run_cmd->add_flag("--log-device-placement", run.log_device_placement,
+                    "print \"node: (Op): device\" to stderr for every node the step ran");
 
   distflow::ServerFlags server;
   CLI::App* server_cmd =

@@ -1,7 +1,10 @@
 #include "run_command.h"
 
 #include <algorithm>
+#include <iostream>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
@@ -60,6 +63,19 @@ absl::StatusOr<std::pair<std::string, Tensor>> ParseFeed(const std::string& flag
   return std::make_pair(name, std::move(tensor));
 }
 
+// TensorFlow's log_device_placement lines, "node: (Op): device", for the
+// nodes of the run's partition graphs, by device then name.
+void LogDevicePlacement(const RunMetadata& metadata, std::ostream& log) {
+  std::vector<std::tuple<std::string, std::string, std::string>> lines;
+  for (const GraphDef& g : metadata.partition_graphs()) {
+    for (const NodeDef& n : g.node()) lines.emplace_back(n.device(), n.name(), n.op());
+  }
+  std::sort(lines.begin(), lines.end());
+  for (const auto& [device, name, op] : lines) {
+    log << name << ": (" << op << "): " << device << "\n";
+  }
+}
+
 }  // namespace
 
 absl::Status RunGraphCommand(const RunFlags& flags, std::ostream& out) {
@@ -105,6 +121,7 @@ absl::Status RunGraphCommand(const RunFlags& flags, std::ostream& out) {
   DF_RETURN_IF_ERROR(session->Create(graph_def));
   RunOptions run_options;
   if (!flags.trace_path.empty()) run_options.set_trace_level(RunOptions::FULL_TRACE);
+  run_options.set_output_partition_graphs(flags.log_device_placement);
   if (flags.timeout_seconds > 0) {
     // At least 1 ms: a positive timeout must not turn into "no timeout".
     run_options.set_timeout_in_ms(
@@ -124,6 +141,7 @@ absl::Status RunGraphCommand(const RunFlags& flags, std::ostream& out) {
     DF_RETURN_IF_ERROR(
         WriteStringToFileAtomic(flags.trace_path, StepStatsToChromeTrace(metadata.step_stats())));
   }
+  if (flags.log_device_placement) LogDevicePlacement(metadata, std::cerr);
   DF_RETURN_IF_ERROR(session->Close());
 
   if (flags.output == "json") {

@@ -32,6 +32,9 @@ struct RunFlags {
   // With --master: the whole cluster ("ps=h:p;worker=h:p,h:p"), for servers
   // that were started knowing only their own address (e.g. port 0).
   std::string cluster;
+  // Print "node: (Op): device" to stderr for every node the step ran, from
+  // the partition graphs of the run (local or through a master).
+  bool log_device_placement = false;
 };
 
 // Bounds on flags, checked before any session starts.

@@ -147,6 +147,17 @@ TEST_F(DistflowRunTest, JsonOutputOnTwoDevices) {
   EXPECT_EQ(j["fetches"][1]["values"], nlohmann::json::array({11.0, 22.0, 13.0, 24.0}));
 }
 
+// y asks for CPU:1; z, unplaced, goes to the client device (CPU:0), as in
+// TensorFlow, and --log-device-placement says so.
+TEST_F(DistflowRunTest, LogDevicePlacementNamesEachNodesDevice) {
+  Result r = Run(absl::StrCat("run ", graph_, " --feed 'x=[[1,2],[3,4]]' --fetch z",
+                              " --devices 2 --log-device-placement"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("y: (AddV2): /job:localhost/replica:0/task:0/device:CPU:1\n"));
+  EXPECT_THAT(r.err, HasSubstr("z: (Mul): /job:localhost/replica:0/task:0/device:CPU:0\n"));
+  EXPECT_THAT(r.err, HasSubstr("c: (Const): /job:localhost/replica:0/task:0/device:CPU:0\n"));
+}
+
 // examples/graphs/while_loop.pbtxt, a loop as TF1's tf.while_loop writes it.
 TEST_F(DistflowRunTest, WhileLoopExample) {
   const std::string graph = std::string(DISTFLOW_SOURCE_DIR) + "/examples/graphs/while_loop.pbtxt";

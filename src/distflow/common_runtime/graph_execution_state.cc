@@ -153,8 +153,12 @@ absl::StatusOr<std::unique_ptr<ClientGraph>> GraphExecutionState::BuildClientGra
 
   {
     absl::MutexLock lock(&mu_);
-    Placer placer(&graph, &devices, /*default_device=*/"", options_.allow_soft_placement,
-                  options_.log_device_placement, &stateful_placements_);
+    // Nodes with no device go to the client device, as in TensorFlow: the
+    // local CPU for a DirectSession, the master's own task for a
+    // MasterSession (never the first task of the sorted cluster).
+    Placer placer(&graph, &devices, /*default_device=*/client->name(),
+                  options_.allow_soft_placement, options_.log_device_placement,
+                  &stateful_placements_);
     DF_RETURN_IF_ERROR(placer.Run());
   }
 

@@ -199,7 +199,10 @@ class GroupPlacer {
       candidates = Candidates(relaxed);
     }
     if (candidates.empty()) return NoCandidate();
-    if (requester_ == nullptr && default_spec_ != nullptr) {
+    // The default device wins among the candidates whenever it fits: for a
+    // group with no request, and for a partial request it satisfies (a
+    // "/device:CPU:0" or "/job:worker" on the worker whose master runs).
+    if (default_spec_ != nullptr) {
       for (const DeviceAttributes* d : candidates) {
         if (device_name::Matches(*default_spec_, devices_.parsed_name(d))) {
           return d;

@@ -18,9 +18,11 @@
 //    exempt. When no candidate matches the request, soft placement retries
 //    with the device type and id of the request dropped; otherwise, and when
 //    that fails too, InvalidArgument names the node and its request.
-//  * A group without a request goes to the first candidate matching
-//    `default_device` (a partial name; ignored when nothing matches), else to
-//    the first candidate in the DeviceSet's preference order.
+//  * A group goes to the first candidate matching `default_device` (a
+//    partial name; sessions pass their client device) when one does — for a
+//    group without a request, and for one whose request that device
+//    satisfies — else to the first candidate in the DeviceSet's preference
+//    order.
 // Afterwards every op node has a full device name in assigned_device_name(),
 // and `stateful_placements` (when given) maps the name of every stateful
 // node other than _Send/_Recv to its device, so the next run keeps it.

@@ -26,6 +26,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <variant>
@@ -36,6 +37,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "distflow/cluster.pb.h"
+#include "distflow/config.pb.h"
 #include "distflow/coordinator/closure_queue.h"
 #include "distflow/coordinator/per_worker_values.h"
 #include "distflow/coordinator/remote_value.h"
@@ -67,6 +69,13 @@ struct CoordinatorOptions {
   // Transient ps failures ignored per ps task; -1 reads
   // TF_COORDINATOR_IGNORE_TRANSIENT_PS_FAILURES (default 3).
   int transient_ps_failures = -1;
+  // Seeing where closures run (off by default): every run on a worker uses
+  // `run_options` (trace_level, output_partition_graphs; its timeout is
+  // call_timeout's), and when `on_run_metadata` is set it gets the worker
+  // task and the RunMetadata of each run that succeeded, on that worker's
+  // thread (so it must be thread-safe).
+  RunOptions run_options;
+  std::function<void(int worker_task, const RunMetadata&)> on_run_metadata;
 };
 
 // A function the coordinator runs on workers: a graph built with the client

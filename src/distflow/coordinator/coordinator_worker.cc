@@ -151,11 +151,15 @@ absl::StatusOr<std::vector<Tensor>> CoordinatorWorker::Run(int fn,
   std::vector<std::pair<std::string, Tensor>> feeds;
   feeds.reserve(args.size());
   for (size_t i = 0; i < args.size(); ++i) feeds.emplace_back(f->spec.args[i], args[i]);
-  RunOptions ro;
-  ro.set_timeout_in_ms(ToMillis(coordinator_->options_.call_timeout));
+  const CoordinatorOptions& opts = coordinator_->options_;
+  RunOptions ro = opts.run_options;
+  ro.set_timeout_in_ms(ToMillis(opts.call_timeout));
   std::vector<Tensor> out;
-  DF_RETURN_IF_ERROR(
-      (*session)->Run(ro, feeds, f->spec.results, f->spec.targets, &out, /*run_metadata=*/nullptr));
+  RunMetadata metadata;
+  const bool traced = static_cast<bool>(opts.on_run_metadata);
+  DF_RETURN_IF_ERROR((*session)->Run(ro, feeds, f->spec.results, f->spec.targets, &out,
+                                     traced ? &metadata : nullptr));
+  if (traced) opts.on_run_metadata(task_, metadata);
   return out;
 }
 
