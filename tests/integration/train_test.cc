@@ -19,10 +19,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_format.h"
+#include "distflow/monitoring/event_file.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -162,6 +165,59 @@ TEST_F(TrainTest, MlpLearnsFashionMnistAndReportsJson) {
   EXPECT_THAT(o.err, HasSubstr("accuracy "));
 }
 
+// Scalars of one run: step -> tag -> value.
+std::map<int64_t, std::map<std::string, float>> ReadScalars(const std::string& logdir) {
+  std::map<int64_t, std::map<std::string, float>> scalars;
+  auto files = distflow::ListEventFiles(logdir);
+  EXPECT_TRUE(files.ok()) << files.status();
+  if (!files.ok()) return scalars;
+  EXPECT_EQ(files->size(), 1u);
+  for (const std::string& file : *files) {
+    auto events = distflow::ReadEventFile(file);
+    EXPECT_TRUE(events.ok()) << events.status();
+    if (!events.ok()) continue;
+    EXPECT_EQ((*events)[0].file_version(), distflow::kEventFileVersion);
+    for (const distflow::Event& e : *events) {
+      for (const auto& v : e.summary().value()) scalars[e.step()][v.tag()] = v.simple_value();
+    }
+  }
+  return scalars;
+}
+
+TEST_F(TrainTest, LogdirHoldsTheScalarsOfEveryProgressLine) {
+  const std::string logdir = (dir_ / "tb").string();
+  Outcome o = RunTrain({"--epochs", "1", "--train-limit", "3200", "--test-limit", "1000",
+                        "--progress-every", "10", "--logdir", logdir, "--output", "json"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json j = LastJson(o.out);
+  const auto scalars = ReadScalars(logdir);
+  // 3200 / 64 = 50 steps, a progress line every 10.
+  std::vector<int64_t> steps;
+  for (const auto& [step, tags] : scalars) steps.push_back(step);
+  EXPECT_THAT(steps, ::testing::ElementsAre(10, 20, 30, 40, 50));
+  for (int64_t step : {10, 20, 30, 40, 50}) {
+    const auto& tags = scalars.at(step);
+    ASSERT_TRUE(tags.count("loss")) << step;
+    EXPECT_GT(tags.at("loss"), 0.0f);
+    EXPECT_LT(tags.at("loss"), 5.0f);
+    EXPECT_GT(tags.at("examples_per_second"), 0.0f);
+    EXPECT_GE(tags.at("accuracy"), 0.0f);
+    EXPECT_LE(tags.at("accuracy"), 1.0f);
+    // The printed progress line carries the same loss.
+    EXPECT_THAT(o.err, HasSubstr(absl::StrFormat("step %d: ", step)));
+  }
+  EXPECT_THAT(o.err, HasSubstr(absl::StrFormat("loss %.4f", scalars.at(50).at("loss"))));
+  EXPECT_NEAR(scalars.at(50).at("test_accuracy"), j["test_accuracy"].get<double>(), 1e-6);
+
+  // A logdir that cannot be made fails before any training.
+  const std::string file = (dir_ / "a_file").string();
+  std::ofstream(file) << "x";
+  Outcome bad = RunTrain({"--ps", "1", "--workers", "1", "--logdir", file + "/tb"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("cannot create the event file directory"));
+  EXPECT_THAT(bad.err, Not(HasSubstr("training on")));
+}
+
 TEST_F(TrainTest, ResumesFromItsCheckpointAtTheSavedEpoch) {
   const std::string ckpt = (dir_ / "ckpt").string();
   const std::vector<std::string> common = {"--train-limit",    "640", "--test-limit", "500",
@@ -266,12 +322,38 @@ TEST_F(TrainTest, MainJobReachesAccuracyWhileWorkersAreKilled) {
 }
 
 TEST_F(TrainTest, ClosuresRunSeveralStepsEach) {
-  Outcome o = RunTrain({"--ps", "1", "--workers", "2", "--epochs", "1", "--train-limit", "2560",
-                        "--test-limit", "1500", "--steps-per-execution", "4",
-                        "--learning-rate-decay", "cosine", "--output", "json"});
+  Outcome o = RunTrain({"--ps",
+                        "1",
+                        "--workers",
+                        "2",
+                        "--epochs",
+                        "1",
+                        "--train-limit",
+                        "2560",
+                        "--test-limit",
+                        "1500",
+                        "--steps-per-execution",
+                        "4",
+                        "--learning-rate-decay",
+                        "cosine",
+                        "--progress-every",
+                        "8",
+                        "--logdir",
+                        (dir_ / "tb").string(),
+                        "--output",
+                        "json"});
   EXPECT_THAT(o.err, HasSubstr("learning rate 0.001 falling along a cosine to 0"));
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const nlohmann::json j = LastJson(o.out);
+  // The cluster's scalars carry the workers up; the epoch's end its test
+  // accuracy.
+  const auto scalars = ReadScalars((dir_ / "tb").string());
+  ASSERT_FALSE(scalars.empty());
+  for (const auto& [step, tags] : scalars) {
+    if (tags.count("loss")) EXPECT_EQ(tags.at("workers_up"), 2.0f) << step;
+  }
+  ASSERT_TRUE(scalars.count(40));
+  EXPECT_NEAR(scalars.at(40).at("test_accuracy"), j["test_accuracy"].get<double>(), 1e-6);
   EXPECT_EQ(j["steps"], 40);     // 2560 / 64, in 10 closures of 4 steps
   EXPECT_EQ(j["closures"], 12);  // and 2 evaluation batches
   EXPECT_EQ(j["worker_failures"], 0);

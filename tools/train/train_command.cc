@@ -3,12 +3,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "distflow/coordinator/parameter_server_strategy.h"
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/rpc/grpc_coordinator_service.h"
+#include "distflow/monitoring/event_file.h"
 #include "fashion_mnist/cluster_trainer.h"
 #include "nlohmann/json.hpp"
 #include "train/local_servers.h"
@@ -67,6 +71,9 @@ void AddTrainFlags(CLI::App* app, TrainFlags* flags) {
                   "become workers of the running job (port 0: a free one)");
   app->add_option("--server-log", flags->server_log,
                   "append the local servers' stderr to this file (default: discarded)");
+  app->add_option("--logdir", flags->logdir,
+                  "write TensorBoard scalars (loss, accuracy, examples/s, test accuracy, workers "
+                  "up) at every progress line to an event file in DIR (tensorboard --logdir DIR)");
 }
 
 namespace {
@@ -118,13 +125,45 @@ absl::StatusOr<ParameterServerStrategy> StrategyFromFlags(const TrainFlags& f,
   return s->WithMinShardBytes(f.min_shard_bytes);
 }
 
+// --logdir: scalars at every progress line. A failed write is reported once
+// and ends the writing, never the training.
+class ScalarLog {
+ public:
+  // Disabled for an empty `logdir`; the writer's errors otherwise.
+  absl::Status Open(const std::string& logdir) {
+    if (logdir.empty()) return absl::OkStatus();
+    DF_ASSIGN_OR_RETURN(writer_, EventFileWriter::Open(logdir));
+    return absl::OkStatus();
+  }
+  void Write(std::ostream& warn, int64_t step,
+             const std::vector<std::pair<std::string, double>>& scalars) {
+    if (writer_ == nullptr) return;
+    absl::Status s = writer_->WriteScalars(step, scalars);
+    if (!s.ok()) {
+      warn << "warning: " << s.message() << "; no more TensorBoard scalars this run" << std::endl;
+      writer_.reset();
+    }
+  }
+  void Write(std::ostream& warn, const fashion_mnist::TrainProgress& p,
+             std::vector<std::pair<std::string, double>> more = {}) {
+    more.insert(more.begin(), {{"loss", p.loss},
+                               {"accuracy", p.accuracy},
+                               {"examples_per_second", p.examples_per_second}});
+    Write(warn, p.step, more);
+  }
+
+ private:
+  std::unique_ptr<EventFileWriter> writer_;
+};
+
 void PrintProgress(std::ostream& out, const fashion_mnist::TrainProgress& p) {
   out << absl::StrFormat("epoch %d step %d: %.0f examples/s, loss %.4f, accuracy %.4f", p.epoch,
                          p.step, p.examples_per_second, p.loss, p.accuracy);
 }
 
 absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerStrategy& strategy,
-                                LocalServers* local, std::ostream& out, std::ostream& progress) {
+                                LocalServers* local, ScalarLog* scalars, std::ostream& out,
+                                std::ostream& progress) {
   fashion_mnist::ClusterTrainOptions o;
   o.train = flags.options;
   o.steps_per_execution = flags.steps_per_execution;
@@ -169,6 +208,7 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
   }
   auto on_progress = [&](const fashion_mnist::ClusterTrainProgress& p) {
     if (p.test_accuracy >= 0) {
+      scalars->Write(progress, p.train.step, {{"test_accuracy", p.test_accuracy}});
       progress << absl::StrFormat(
                       "epoch %d done at step %d: loss %.4f, test accuracy %.4f; closures %d "
                       "(%d retried), worker failures %d, recoveries %d",
@@ -178,6 +218,7 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
                << std::endl;
       return;
     }
+    scalars->Write(progress, p.train, {{"workers_up", p.counters.workers_up}});
     PrintProgress(progress, p.train);
     progress << absl::StrFormat(", workers up %d/%d", p.counters.workers_up, p.workers)
              << std::endl;
@@ -227,6 +268,9 @@ absl::Status RunTrainCommand(const TrainFlags& flags, std::ostream& out, std::os
   DF_RETURN_IF_ERROR(CheckClusterFlags(flags));
   const bool json = flags.output == "json";
   std::ostream& progress_out = json ? err : out;
+  // Before any server starts: a bad --logdir costs nothing.
+  ScalarLog scalars;
+  DF_RETURN_IF_ERROR(scalars.Open(flags.logdir));
   std::unique_ptr<LocalServers> local;
   if (flags.ps > 0) {
     DF_ASSIGN_OR_RETURN(std::string binary, SelfExecutable());
@@ -235,15 +279,17 @@ absl::Status RunTrainCommand(const TrainFlags& flags, std::ostream& out, std::os
   }
   absl::StatusOr<ParameterServerStrategy> strategy = StrategyFromFlags(flags, local.get());
   if (strategy.ok()) {
-    return RunClusterTraining(flags, *strategy, local.get(), out, progress_out);
+    return RunClusterTraining(flags, *strategy, local.get(), &scalars, out, progress_out);
   }
   if (strategy.status().code() != absl::StatusCode::kNotFound) return strategy.status();
   auto on_progress = [&](const fashion_mnist::TrainProgress& p) {
+    scalars.Write(progress_out, p);
     PrintProgress(progress_out, p);
     progress_out << std::endl;
   };
   absl::StatusOr<fashion_mnist::TrainResult> r = fashion_mnist::Train(flags.options, on_progress);
   if (!r.ok()) return r.status();
+  scalars.Write(progress_out, r->steps, {{"test_accuracy", r->test_accuracy}});
   if (!r->restored_from.empty()) {
     progress_out << "resumed from " << r->restored_from << " after epoch " << r->start_epoch
                  << std::endl;

@@ -43,6 +43,7 @@ struct TrainFlags {
   double call_timeout = 30;      // seconds
   std::string server_log;        // local servers' stderr; empty: discarded
   std::string accept_workers;    // host:port where servers may join; empty: none
+  std::string logdir;            // TensorBoard event files go here; empty: none
 };
 
 // Adds train's flags to `app`.
