@@ -11,6 +11,7 @@ packages=(
   zlib1g-dev dataset-fashion-mnist
   clang libfuzzer-14-dev
   libibverbs-dev
+  libcpp-httplib-dev prometheus
 )
 
 missing=()

@@ -18,8 +18,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,11 +31,14 @@
 #include "distflow/monitoring/event_file.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "http_get.h"
 #include "nlohmann/json.hpp"
 #include "server_process.h"
 
 namespace {
 
+using distflow::HttpGet;
+using distflow::HttpResponse;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -49,7 +55,10 @@ std::string Slurp(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-Outcome RunTrain(const std::vector<std::string>& args) {
+// Runs `distflow train args`; `while_running`, when given, is called with
+// the stderr written so far every 50 ms until the process ends.
+Outcome RunTrain(const std::vector<std::string>& args,
+                 const std::function<void(const std::string& err)>& while_running = nullptr) {
   static int calls = 0;
   const std::string base = ::testing::TempDir() + "/train_" +
                            ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
@@ -77,6 +86,7 @@ Outcome RunTrain(const std::vector<std::string>& args) {
       ADD_FAILURE() << "distflow train ran past the deadline and was killed";
       break;
     }
+    if (while_running) while_running(Slurp(err_path));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -216,6 +226,95 @@ TEST_F(TrainTest, LogdirHoldsTheScalarsOfEveryProgressLine) {
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_THAT(bad.err, HasSubstr("cannot create the event file directory"));
   EXPECT_THAT(bad.err, Not(HasSubstr("training on")));
+}
+
+// name{labels} -> value of a Prometheus page's samples.
+std::map<std::string, double> Samples(const std::string& page) {
+  std::map<std::string, double> samples;
+  std::istringstream in(page);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t space = line.rfind(' ');
+    samples[line.substr(0, space)] = std::stod(line.substr(space + 1));
+  }
+  return samples;
+}
+
+TEST_F(TrainTest, StatusPortServesThePageJsonAndMetricsWhileTraining) {
+  int port = 0;
+  std::vector<std::string> metrics;
+  std::vector<nlohmann::json> statuses;
+  std::string page;
+  auto last = std::chrono::steady_clock::now();
+  Outcome o = RunTrain(
+      {"--ps", "1", "--workers", "2", "--epochs", "1", "--kill-worker-every", "1.5",
+       "--progress-every", "50", "--status-port", "0", "--output", "json"},
+      [&](const std::string& err) {
+        std::smatch m;
+        if (port == 0 &&
+            std::regex_search(err, m, std::regex(R"(status page on http://127\.0\.0\.1:(\d+)/)"))) {
+          port = std::stoi(m[1]);
+        }
+        if (port == 0 || std::chrono::steady_clock::now() - last < std::chrono::milliseconds(200)) {
+          return;
+        }
+        last = std::chrono::steady_clock::now();
+        HttpResponse r = HttpGet(port, "/metrics");
+        if (r.status == 200) metrics.push_back(r.body);
+        r = HttpGet(port, "/api/status");
+        if (r.status == 200) statuses.push_back(nlohmann::json::parse(r.body));
+        if (page.empty()) page = HttpGet(port, "/").body;
+      });
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  ASSERT_GT(port, 0) << o.err;
+  ASSERT_GE(metrics.size(), 2u);
+  ASSERT_GE(statuses.size(), 2u);
+  EXPECT_THAT(page, HasSubstr("<canvas id=\"chart\">"));
+  EXPECT_THAT(page, HasSubstr("/api/status"));
+
+  // Counters only grow from one scrape to the next.
+  for (size_t i = 1; i < metrics.size(); ++i) {
+    const auto before = Samples(metrics[i - 1]), after = Samples(metrics[i]);
+    for (const auto& [name, value] : before) {
+      if (name.find("_total") == std::string::npos && name.find("_bucket") == std::string::npos &&
+          name.find("_count") == std::string::npos) {
+        continue;
+      }
+      ASSERT_TRUE(after.count(name)) << name;
+      EXPECT_GE(after.at(name), value) << name << " fell between scrapes " << i - 1 << " and " << i;
+    }
+  }
+  const auto final_metrics = Samples(metrics.back());
+  EXPECT_GT(final_metrics.at("distflow_closures_total{state=\"done\"}"), 0);
+  EXPECT_EQ(final_metrics.at("distflow_workers{state=\"up\"}") +
+                final_metrics.at("distflow_workers{state=\"down\"}"),
+            2);
+  if (std::system("command -v promtool >/dev/null 2>&1") == 0) {
+    const std::string file = (dir_ / "metrics.txt").string();
+    std::ofstream(file) << metrics.back();
+    EXPECT_EQ(std::system(("promtool check metrics < " + file).c_str()), 0) << metrics.back();
+  }
+
+  // The JSON: done closures only grow, the job's shape is right, and the
+  // killed workers show in the counters and the event log.
+  for (size_t i = 1; i < statuses.size(); ++i) {
+    EXPECT_GE(statuses[i]["closures"]["done"], statuses[i - 1]["closures"]["done"]);
+    EXPECT_GE(statuses[i]["job"]["step"], statuses[i - 1]["job"]["step"]);
+  }
+  const nlohmann::json& s = statuses.back();
+  EXPECT_EQ(s["job"]["model"], "mlp");
+  EXPECT_EQ(s["job"]["total_steps"], 938);
+  EXPECT_EQ(s["workers"]["total"], 2);
+  EXPECT_EQ(s["ps_tasks"], 1);
+  EXPECT_FALSE(s["history"].empty());
+  const nlohmann::json j = LastJson(o.out);
+  if (j["worker_failures"].get<int>() > 0 && s["workers"]["failures"].get<int>() > 0) {
+    bool logged = false;
+    for (const auto& e : s["events"])
+      logged |= e["text"].get<std::string>().find("worker lost") == 0;
+    EXPECT_TRUE(logged) << s["events"];
+  }
 }
 
 TEST_F(TrainTest, ResumesFromItsCheckpointAtTheSavedEpoch) {

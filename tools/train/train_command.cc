@@ -11,11 +11,14 @@
 #include "absl/synchronization/mutex.h"
 #include "distflow/coordinator/parameter_server_strategy.h"
 #include "distflow/core/status.h"
+#include "distflow/distributed_runtime/rpc/grpc_auth.h"
 #include "distflow/distributed_runtime/rpc/grpc_coordinator_service.h"
 #include "distflow/monitoring/event_file.h"
 #include "fashion_mnist/cluster_trainer.h"
+#include "fashion_mnist/idx_files.h"
 #include "nlohmann/json.hpp"
 #include "train/local_servers.h"
+#include "train/train_status.h"
 #include "train/worker_killer.h"
 
 namespace distflow {
@@ -71,6 +74,12 @@ void AddTrainFlags(CLI::App* app, TrainFlags* flags) {
                   "become workers of the running job (port 0: a free one)");
   app->add_option("--server-log", flags->server_log,
                   "append the local servers' stderr to this file (default: discarded)");
+  app->add_option("--status-port", flags->status_port,
+                  "serve a live status page (/), its JSON (/api/status) and Prometheus metrics "
+                  "(/metrics) on this port while training (0: a free one, printed)");
+  app->add_option("--status-bind", flags->status_bind,
+                  "address the status page listens on (loopback unless you say otherwise)")
+      ->capture_default_str();
   app->add_option("--logdir", flags->logdir,
                   "write TensorBoard scalars (loss, accuracy, examples/s, test accuracy, workers "
                   "up) at every progress line to an event file in DIR (tensorboard --logdir DIR)");
@@ -161,9 +170,30 @@ void PrintProgress(std::ostream& out, const fashion_mnist::TrainProgress& p) {
                          p.step, p.examples_per_second, p.loss, p.accuracy);
 }
 
+// --status-port: the page, its JSON and /metrics, with the process's token
+// (DISTFLOW_TOKEN_FILE) when there is one. The address is printed.
+absl::StatusOr<std::unique_ptr<TrainStatus>> StartTrainStatus(const TrainFlags& flags,
+                                                              std::ostream& progress) {
+  const fashion_mnist::TrainOptions& o = flags.options;
+  DF_ASSIGN_OR_RETURN(fashion_mnist::FashionMnistFiles files,
+                      fashion_mnist::OpenFashionMnist(o.data_dir));
+  const int64_t examples = fashion_mnist::TrainExamples(o, files);
+  const int64_t total_steps = o.epochs * ((examples + o.batch_size - 1) / o.batch_size);
+  auto status =
+      std::make_unique<TrainStatus>(o.model, o.epochs, total_steps, flags.ps, flags.workers);
+  StatusServerOptions so;
+  so.bind = flags.status_bind;
+  so.port = flags.status_port;
+  so.token = ProcessToken();
+  DF_RETURN_IF_ERROR(status->Serve(so));
+  progress << "status page on http://" << flags.status_bind << ":" << status->port() << "/"
+           << std::endl;
+  return status;
+}
+
 absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerStrategy& strategy,
-                                LocalServers* local, ScalarLog* scalars, std::ostream& out,
-                                std::ostream& progress) {
+                                LocalServers* local, ScalarLog* scalars, TrainStatus* status,
+                                std::ostream& out, std::ostream& progress) {
   fashion_mnist::ClusterTrainOptions o;
   o.train = flags.options;
   o.steps_per_execution = flags.steps_per_execution;
@@ -196,11 +226,12 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
     const size_t colon = flags.accept_workers.rfind(':');
     progress << "accepting workers on " << flags.accept_workers.substr(0, colon) << ":"
              << listener->bound_port() << std::endl;
-    o.on_coordinator = [join_target](ClusterCoordinator* c) {
-      absl::MutexLock l(&join_target->mu);
-      join_target->coordinator = c;
-    };
   }
+  o.on_coordinator = [join_target, status](ClusterCoordinator* c) {
+    if (status != nullptr) status->SetCoordinator(c);
+    absl::MutexLock l(&join_target->mu);
+    join_target->coordinator = c;
+  };
   std::unique_ptr<WorkerKiller> killer;
   if (local != nullptr && flags.kill_worker_every > 0) {
     killer = std::make_unique<WorkerKiller>(local, absl::Seconds(flags.kill_worker_every),
@@ -209,6 +240,7 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
   auto on_progress = [&](const fashion_mnist::ClusterTrainProgress& p) {
     if (p.test_accuracy >= 0) {
       scalars->Write(progress, p.train.step, {{"test_accuracy", p.test_accuracy}});
+      if (status != nullptr) status->ReportEvaluation(p.train.epoch, p.train.step, p.test_accuracy);
       progress << absl::StrFormat(
                       "epoch %d done at step %d: loss %.4f, test accuracy %.4f; closures %d "
                       "(%d retried), worker failures %d, recoveries %d",
@@ -219,6 +251,7 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
       return;
     }
     scalars->Write(progress, p.train, {{"workers_up", p.counters.workers_up}});
+    if (status != nullptr) status->ReportProgress(p.train, static_cast<int>(o.train.batch_size));
     PrintProgress(progress, p.train);
     progress << absl::StrFormat(", workers up %d/%d", p.counters.workers_up, p.workers)
              << std::endl;
@@ -226,6 +259,10 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
   absl::StatusOr<fashion_mnist::ClusterTrainResult> r =
       fashion_mnist::TrainOnCluster(strategy, o, on_progress);
   killer.reset();
+  if (status != nullptr) {
+    status->ReportDone(r.ok() ? "training done"
+                              : absl::StrCat("training failed: ", r.status().message()));
+  }
   if (!r.ok()) return r.status();
   const fashion_mnist::TrainResult& t = r->train;
   const CoordinatorCounters& c = r->counters;
@@ -271,6 +308,10 @@ absl::Status RunTrainCommand(const TrainFlags& flags, std::ostream& out, std::os
   // Before any server starts: a bad --logdir costs nothing.
   ScalarLog scalars;
   DF_RETURN_IF_ERROR(scalars.Open(flags.logdir));
+  std::unique_ptr<TrainStatus> status;
+  if (flags.status_port >= 0) {
+    DF_ASSIGN_OR_RETURN(status, StartTrainStatus(flags, progress_out));
+  }
   std::unique_ptr<LocalServers> local;
   if (flags.ps > 0) {
     DF_ASSIGN_OR_RETURN(std::string binary, SelfExecutable());
@@ -279,17 +320,23 @@ absl::Status RunTrainCommand(const TrainFlags& flags, std::ostream& out, std::os
   }
   absl::StatusOr<ParameterServerStrategy> strategy = StrategyFromFlags(flags, local.get());
   if (strategy.ok()) {
-    return RunClusterTraining(flags, *strategy, local.get(), &scalars, out, progress_out);
+    return RunClusterTraining(flags, *strategy, local.get(), &scalars, status.get(), out,
+                              progress_out);
   }
   if (strategy.status().code() != absl::StatusCode::kNotFound) return strategy.status();
   auto on_progress = [&](const fashion_mnist::TrainProgress& p) {
     scalars.Write(progress_out, p);
+    if (status != nullptr) status->ReportProgress(p, static_cast<int>(flags.options.batch_size));
     PrintProgress(progress_out, p);
     progress_out << std::endl;
   };
   absl::StatusOr<fashion_mnist::TrainResult> r = fashion_mnist::Train(flags.options, on_progress);
   if (!r.ok()) return r.status();
   scalars.Write(progress_out, r->steps, {{"test_accuracy", r->test_accuracy}});
+  if (status != nullptr) {
+    status->ReportEvaluation(r->epochs, r->steps, r->test_accuracy);
+    status->ReportDone("training done");
+  }
   if (!r->restored_from.empty()) {
     progress_out << "resumed from " << r->restored_from << " after epoch " << r->start_epoch
                  << std::endl;

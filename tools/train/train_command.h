@@ -44,6 +44,8 @@ struct TrainFlags {
   std::string server_log;        // local servers' stderr; empty: discarded
   std::string accept_workers;    // host:port where servers may join; empty: none
   std::string logdir;            // TensorBoard event files go here; empty: none
+  int status_port = -1;          // the status page's port; -1: none, 0: a free one
+  std::string status_bind = "127.0.0.1";
 };
 
 // Adds train's flags to `app`.

@@ -1,0 +1,60 @@
+// A plain HTTP/1.1 GET for tests, over a loopback socket: status code,
+// headers and body of one request, with a 5 s deadline on every socket
+// operation. Status -1 when the server cannot be reached or answers no
+// HTTP.
+#ifndef DISTFLOW_TESTS_INTEGRATION_HTTP_GET_H_
+#define DISTFLOW_TESTS_INTEGRATION_HTTP_GET_H_
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <string>
+
+namespace distflow {
+
+struct HttpResponse {
+  int status = -1;
+  std::string headers, body;
+};
+
+inline HttpResponse HttpGet(int port, const std::string& path,
+                            const std::string& extra_headers = "") {
+  HttpResponse r;
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return r;
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return r;
+  }
+  const std::string req = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" +
+                          extra_headers + "\r\n";
+  if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
+    close(fd);
+    return r;
+  }
+  std::string all;
+  char buf[16384];
+  ssize_t n;
+  while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) all.append(buf, static_cast<size_t>(n));
+  close(fd);
+  const size_t end = all.find("\r\n\r\n");
+  if (all.compare(0, 9, "HTTP/1.1 ") != 0 || end == std::string::npos) return r;
+  r.status = std::stoi(all.substr(9, 3));
+  r.headers = all.substr(0, end);
+  r.body = all.substr(end + 4);
+  return r;
+}
+
+}  // namespace distflow
+
+#endif  // DISTFLOW_TESTS_INTEGRATION_HTTP_GET_H_

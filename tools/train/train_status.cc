@@ -1,0 +1,201 @@
+#include "train/train_status.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "distflow/monitoring/prometheus_text.h"
+#include "train/train_status_page.h"
+
+namespace distflow {
+namespace {
+
+// Points of the loss chart and lines of the event log kept; older ones go.
+constexpr size_t kMaxHistory = 2000;
+constexpr size_t kMaxLog = 200;
+
+// Upper bounds of distflow_step_seconds, from 100 us to 10 s.
+std::vector<double> StepSecondsBounds() {
+  return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+          0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,    10};
+}
+
+}  // namespace
+
+TrainStatus::TrainStatus(std::string model, int64_t epochs, int64_t total_steps, int ps,
+                         int workers)
+    : model_(std::move(model)),
+      epochs_(epochs),
+      total_steps_(total_steps),
+      ps_(ps),
+      workers_(workers),
+      step_seconds_(StepSecondsBounds()) {}
+
+absl::Status TrainStatus::Serve(const StatusServerOptions& options) {
+  std::map<std::string, StatusPage> pages;
+  pages["/"] = {"text/html; charset=utf-8", [] { return std::string(kTrainStatusPage); }};
+  pages["/api/status"] = {"application/json", [this] { return Json().dump(); }};
+  pages["/metrics"] = {kPrometheusContentType, [this] { return Metrics(); }};
+  absl::StatusOr<std::unique_ptr<StatusServer>> server =
+      StatusServer::Start(options, std::move(pages));
+  if (!server.ok()) return server.status();
+  server_ = *std::move(server);
+  return absl::OkStatus();
+}
+
+double TrainStatus::Elapsed() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void TrainStatus::LogLocked(std::string text) {
+  log_.push_back({Elapsed(), std::move(text)});
+  while (log_.size() > kMaxLog) log_.pop_front();
+}
+
+void TrainStatus::WatchCountersLocked(const CoordinatorCounters& c) {
+  if (c.worker_failures > last_counters_.worker_failures) {
+    LogLocked(absl::StrCat("worker lost (", c.worker_failures,
+                           " so far); its closures go to the "
+                           "other workers"));
+  }
+  if (c.recoveries > last_counters_.recoveries) {
+    LogLocked(absl::StrCat("worker recovered (", c.recoveries, " so far)"));
+  }
+  if (c.retried > last_counters_.retried) {
+    LogLocked(
+        absl::StrCat(c.retried - last_counters_.retried, " closure(s) put back to run again"));
+  }
+  last_counters_ = c;
+}
+
+void TrainStatus::SetCoordinator(ClusterCoordinator* coordinator) {
+  absl::MutexLock l(&mu_);
+  // The last counters of a coordinator going away stay on the page.
+  if (coordinator_ != nullptr) WatchCountersLocked(coordinator_->counters());
+  coordinator_ = coordinator;
+  LogLocked(coordinator != nullptr ? "coordinator started" : "coordinator stopped");
+}
+
+void TrainStatus::ReportProgress(const fashion_mnist::TrainProgress& p, int batch_size) {
+  if (p.examples_per_second > 0) step_seconds_.Observe(batch_size / p.examples_per_second);
+  absl::MutexLock l(&mu_);
+  if (p.epoch != epoch_) LogLocked(absl::StrCat("epoch ", p.epoch, " started"));
+  epoch_ = p.epoch;
+  step_ = p.step;
+  loss_ = p.loss;
+  accuracy_ = p.accuracy;
+  examples_per_second_ = p.examples_per_second;
+  history_.push_back({p.step, p.loss, p.accuracy});
+  while (history_.size() > kMaxHistory) history_.pop_front();
+  if (coordinator_ != nullptr) WatchCountersLocked(coordinator_->counters());
+}
+
+void TrainStatus::ReportEvaluation(int64_t epoch, int64_t step, double test_accuracy) {
+  absl::MutexLock l(&mu_);
+  test_accuracy_ = test_accuracy;
+  LogLocked(absl::StrCat("epoch ", epoch, " evaluated at step ", step, ": test accuracy ",
+                         test_accuracy));
+}
+
+void TrainStatus::ReportDone(const std::string& summary) {
+  absl::MutexLock l(&mu_);
+  done_ = true;
+  LogLocked(summary);
+}
+
+nlohmann::ordered_json TrainStatus::Json() const {
+  absl::MutexLock l(&mu_);
+  CoordinatorCounters c = last_counters_;
+  int total_workers = workers_;
+  if (coordinator_ != nullptr) {
+    c = coordinator_->counters();
+    total_workers = coordinator_->num_workers();
+  }
+  const double elapsed = Elapsed();
+  const double eta = done_ || examples_per_second_ <= 0 || step_ <= 0
+                         ? (done_ ? 0 : -1)
+                         : elapsed / static_cast<double>(step_) *
+                               static_cast<double>(std::max<int64_t>(0, total_steps_ - step_));
+  nlohmann::ordered_json history = nlohmann::ordered_json::array();
+  for (const Point& p : history_) {
+    history.push_back({{"step", p.step}, {"loss", p.loss}, {"accuracy", p.accuracy}});
+  }
+  nlohmann::ordered_json events = nlohmann::ordered_json::array();
+  for (const LogLine& e : log_) events.push_back({{"seconds", e.seconds}, {"text", e.text}});
+  return {{"job",
+           {{"model", model_},
+            {"epochs", epochs_},
+            {"epoch", epoch_},
+            {"step", step_},
+            {"total_steps", total_steps_},
+            {"examples_per_second", examples_per_second_},
+            {"loss", loss_},
+            {"accuracy", accuracy_},
+            {"test_accuracy", test_accuracy_},
+            {"elapsed_seconds", elapsed},
+            {"eta_seconds", eta},
+            {"done", done_}}},
+          {"ps_tasks", ps_},
+          {"workers",
+           {{"total", total_workers},
+            {"up", coordinator_ != nullptr ? c.workers_up : last_counters_.workers_up},
+            {"failures", c.worker_failures},
+            {"recoveries", c.recoveries}}},
+          {"closures",
+           {{"scheduled", c.scheduled},
+            {"queued", c.queued},
+            {"in_flight", c.in_flight},
+            {"done", c.done},
+            {"retried", c.retried},
+            {"failed", c.failed}}},
+          {"history", std::move(history)},
+          {"events", std::move(events)}};
+}
+
+std::string TrainStatus::Metrics() const {
+  PrometheusText t;
+  CoordinatorCounters c;
+  int total_workers = workers_;
+  int64_t step = 0;
+  double loss = 0, eps = 0;
+  {
+    absl::MutexLock l(&mu_);
+    c = coordinator_ != nullptr ? coordinator_->counters() : last_counters_;
+    if (coordinator_ != nullptr) total_workers = coordinator_->num_workers();
+    step = step_;
+    loss = loss_;
+    eps = examples_per_second_;
+  }
+  t.Family("distflow_closures_total", "counter",
+           "Closures the coordinator was given (scheduled) and what became of them.");
+  for (const auto& [state, v] : {std::pair{"scheduled", c.scheduled},
+                                 {"done", c.done},
+                                 {"retried", c.retried},
+                                 {"failed", c.failed}}) {
+    t.Sample("distflow_closures_total", {{"state", state}}, static_cast<double>(v));
+  }
+  t.Family("distflow_closures", "gauge", "Closures waiting in the queue or running on a worker.");
+  t.Sample("distflow_closures", {{"state", "queued"}}, static_cast<double>(c.queued));
+  t.Sample("distflow_closures", {{"state", "in_flight"}}, static_cast<double>(c.in_flight));
+  t.Family("distflow_workers", "gauge", "Worker tasks by state.");
+  t.Sample("distflow_workers", {{"state", "up"}}, c.workers_up);
+  t.Sample("distflow_workers", {{"state", "down"}}, std::max(0, total_workers - c.workers_up));
+  t.Family("distflow_worker_failures_total", "counter", "Workers found lost.");
+  t.Sample("distflow_worker_failures_total", {}, static_cast<double>(c.worker_failures));
+  t.Family("distflow_worker_recoveries_total", "counter", "Lost workers back at work.");
+  t.Sample("distflow_worker_recoveries_total", {}, static_cast<double>(c.recoveries));
+  t.Family("distflow_train_steps_total", "counter", "Training steps done (the global step).");
+  t.Sample("distflow_train_steps_total", {}, static_cast<double>(step));
+  t.Family("distflow_train_loss", "gauge", "Mean training loss over the last progress window.");
+  t.Sample("distflow_train_loss", {}, loss);
+  t.Family("distflow_train_examples_per_second", "gauge",
+           "Training throughput over the last progress window.");
+  t.Sample("distflow_train_examples_per_second", {}, eps);
+  t.Family("distflow_step_seconds", "histogram",
+           "Mean seconds per training step, one observation per progress window.");
+  step_seconds_.WriteSamples("distflow_step_seconds", {}, &t);
+  return t.text();
+}
+
+}  // namespace distflow

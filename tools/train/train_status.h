@@ -1,0 +1,81 @@
+// What `distflow train --status-port P` serves while the job runs: a live
+// page (/), the same data as JSON (/api/status) and Prometheus metrics
+// (/metrics). The trainer reports progress and evaluations here; the
+// coordinator's counters are read at each request.
+//
+// Thread-safe: the trainer's thread reports, the status server's threads
+// read.
+#ifndef DISTFLOW_TOOLS_TRAIN_TRAIN_STATUS_H_
+#define DISTFLOW_TOOLS_TRAIN_TRAIN_STATUS_H_
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "distflow/coordinator/cluster_coordinator.h"
+#include "distflow/monitoring/histogram.h"
+#include "distflow/monitoring/status_server.h"
+#include "fashion_mnist/cluster_trainer.h"
+#include "nlohmann/json.hpp"
+
+namespace distflow {
+
+class TrainStatus {
+ public:
+  // `total_steps`: the steps the run will reach (for the ETA); `workers`
+  // and `ps`: 0 for training in this process.
+  TrainStatus(std::string model, int64_t epochs, int64_t total_steps, int ps, int workers);
+
+  // Starts serving on `options`' address; the server's errors.
+  absl::Status Serve(const StatusServerOptions& options);
+  int port() const { return server_ == nullptr ? 0 : server_->port(); }
+
+  void SetCoordinator(ClusterCoordinator* coordinator);
+  void ReportProgress(const fashion_mnist::TrainProgress& p, int batch_size);
+  void ReportEvaluation(int64_t epoch, int64_t step, double test_accuracy);
+  void ReportDone(const std::string& summary);
+
+  nlohmann::ordered_json Json() const;
+  std::string Metrics() const;
+
+ private:
+  struct Point {
+    int64_t step;
+    double loss, accuracy;
+  };
+  struct LogLine {
+    double seconds;  // since the start
+    std::string text;
+  };
+  void LogLocked(std::string text) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Turns changes of the coordinator's counters into log lines.
+  void WatchCountersLocked(const CoordinatorCounters& c) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  double Elapsed() const;
+
+  const std::string model_;
+  const int64_t epochs_, total_steps_;
+  const int ps_, workers_;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  Histogram step_seconds_;
+
+  mutable absl::Mutex mu_;
+  ClusterCoordinator* coordinator_ ABSL_GUARDED_BY(mu_) = nullptr;
+  int64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t step_ ABSL_GUARDED_BY(mu_) = 0;
+  double loss_ ABSL_GUARDED_BY(mu_) = 0, accuracy_ ABSL_GUARDED_BY(mu_) = 0;
+  double examples_per_second_ ABSL_GUARDED_BY(mu_) = 0;
+  double test_accuracy_ ABSL_GUARDED_BY(mu_) = -1;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;
+  CoordinatorCounters last_counters_ ABSL_GUARDED_BY(mu_);
+  std::deque<Point> history_ ABSL_GUARDED_BY(mu_);
+  std::deque<LogLine> log_ ABSL_GUARDED_BY(mu_);
+
+  std::unique_ptr<StatusServer> server_;
+};
+
+}  // namespace distflow
+
+#endif  // DISTFLOW_TOOLS_TRAIN_TRAIN_STATUS_H_
