@@ -12,6 +12,7 @@ packages=(
   clang libfuzzer-14-dev
   libibverbs-dev
   libcpp-httplib-dev prometheus
+  chromium chromium-driver python3-selenium
 )
 
 missing=()

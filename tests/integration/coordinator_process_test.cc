@@ -356,6 +356,23 @@ TEST_F(CoordinatorProcessTest, KilledAndRestartedWorkersLoseNoClosure) {
   EXPECT_GE(ReadV(), 500.0f);  // at least once
   EXPECT_GE(c.worker_failures, 2);
   EXPECT_GE(c.recoveries, 2);
+  // Per worker: both up, each lost at least once with the reason kept, and
+  // their done closures adding up to the coordinator's.
+  std::vector<CoordinatorWorkerState> states = coord_->worker_states();
+  ASSERT_EQ(states.size(), 2u);
+  int64_t done = 0, failures = 0;
+  for (int w = 0; w < 2; ++w) {
+    EXPECT_EQ(states[w].task, w);
+    EXPECT_EQ(states[w].address, workers_[w]->address());
+    EXPECT_TRUE(states[w].up);
+    EXPECT_GE(states[w].failures, 1) << w;
+    EXPECT_FALSE(states[w].last_error.empty()) << w;
+    EXPECT_GT(states[w].last_error_micros, 0) << w;
+    done += states[w].closures_done;
+    failures += states[w].failures;
+  }
+  EXPECT_EQ(done, c.done);
+  EXPECT_EQ(failures, c.worker_failures);
 }
 
 TEST_F(CoordinatorProcessTest, FrozenWorkerPastTheDeadlineLosesNoClosure) {

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "distflow/core/env.h"
 #include "distflow/monitoring/prometheus_text.h"
 #include "train/train_status_page.h"
 
@@ -112,6 +113,20 @@ nlohmann::ordered_json TrainStatus::Json() const {
     c = coordinator_->counters();
     total_workers = coordinator_->num_workers();
   }
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  if (coordinator_ != nullptr) {
+    const int64_t now = NowMicros();
+    for (const CoordinatorWorkerState& w : coordinator_->worker_states()) {
+      list.push_back({{"task", w.task},
+                      {"address", w.address},
+                      {"state", w.up ? "up" : "down"},
+                      {"closures_done", w.closures_done},
+                      {"failures", w.failures},
+                      {"last_error", w.last_error},
+                      {"last_error_seconds_ago",
+                       w.last_error_micros > 0 ? (now - w.last_error_micros) / 1e6 : -1.0}});
+    }
+  }
   const double elapsed = Elapsed();
   const double eta = done_ || examples_per_second_ <= 0 || step_ <= 0
                          ? (done_ ? 0 : -1)
@@ -141,7 +156,8 @@ nlohmann::ordered_json TrainStatus::Json() const {
            {{"total", total_workers},
             {"up", coordinator_ != nullptr ? c.workers_up : last_counters_.workers_up},
             {"failures", c.worker_failures},
-            {"recoveries", c.recoveries}}},
+            {"recoveries", c.recoveries},
+            {"list", std::move(list)}}},
           {"closures",
            {{"scheduled", c.scheduled},
             {"queued", c.queued},

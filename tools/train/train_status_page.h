@@ -1,6 +1,7 @@
 // The status page of `distflow train --status-port`: one HTML document with
 // its script and styles inline (nothing fetched from elsewhere), which polls
-// /api/status once a second and redraws in place.
+// /api/status once a second (?poll_ms=N for another period) and redraws in
+// place. The query string (with ?token=) is passed on to /api/status.
 #ifndef DISTFLOW_TOOLS_TRAIN_TRAIN_STATUS_PAGE_H_
 #define DISTFLOW_TOOLS_TRAIN_TRAIN_STATUS_PAGE_H_
 
@@ -12,6 +13,7 @@ inline constexpr char kTrainStatusPage[] = R"html(<!DOCTYPE html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>distflow train</title>
+<link rel="icon" href="data:,">
 <style>
   body { font: 14px/1.4 system-ui, sans-serif; margin: 0; background: #f6f7f9; color: #1d232b; }
   header { background: #1d232b; color: #fff; padding: 10px 16px; }
@@ -24,6 +26,7 @@ inline constexpr char kTrainStatusPage[] = R"html(<!DOCTYPE html>
   h2 { font-size: 14px; margin: 0 0 6px; color: #4a5563; text-transform: uppercase; }
   table { border-collapse: collapse; width: 100%; }
   td { padding: 2px 4px; } td.v { text-align: right; font-variant-numeric: tabular-nums; }
+  #worker_list { margin-top: 6px; border-top: 1px solid #dde1e6; }
   .up { color: #137333; font-weight: 600; } .down { color: #c5221f; font-weight: 600; }
   #chart { width: 100%; height: 220px; }
   #log { max-height: 220px; overflow-y: auto; font-family: ui-monospace, monospace; font-size: 12px; }
@@ -35,7 +38,7 @@ inline constexpr char kTrainStatusPage[] = R"html(<!DOCTYPE html>
 <div id="error"></div></header>
 <main>
   <section><h2>Training</h2><table id="training"></table></section>
-  <section><h2>Workers</h2><table id="workers"></table></section>
+  <section><h2>Workers</h2><table id="workers"></table><table id="worker_list"></table></section>
   <section><h2>Closures</h2><table id="closures"></table></section>
   <section class="wide"><h2>Loss and accuracy by step</h2><canvas id="chart"></canvas></section>
   <section class="wide"><h2>Events</h2><div id="log"></div></section>
@@ -102,6 +105,11 @@ async function poll() {
     rows("workers", [["up", wk.up + " / " + wk.total, wk.up < wk.total ? "down" : "up"],
                      ["failures", wk.failures], ["recoveries", wk.recoveries],
                      ["parameter servers", s.ps_tasks]]);
+    rows("worker_list", wk.list.map(w => [
+      "worker " + w.task + " (" + w.address + ")",
+      w.state + " · " + w.closures_done + " done" +
+        (w.failures ? " · lost " + w.failures + "×, last " + secs(w.last_error_seconds_ago) + " ago" : ""),
+      w.state]));
     const c = s.closures;
     rows("closures", [["scheduled", c.scheduled], ["queued", c.queued], ["in flight", c.in_flight],
                       ["done", c.done], ["retried", c.retried], ["failed", c.failed]]);
@@ -116,8 +124,10 @@ async function poll() {
     document.getElementById("error").textContent = "cannot read /api/status: " + e.message;
   }
 }
+// ?poll_ms=N polls faster (tests watch short outages); once a second by default.
+const pollMs = Math.max(100, Number(new URLSearchParams(location.search).get("poll_ms")) || 1000);
 poll();
-setInterval(poll, 1000);
+setInterval(poll, pollMs);
 </script>
 </body>
 </html>

@@ -285,6 +285,19 @@ CoordinatorCounters ClusterCoordinator::counters() const {
   return c;
 }
 
+std::vector<CoordinatorWorkerState> ClusterCoordinator::worker_states() const {
+  std::vector<CoordinatorWorkerState> states;
+  {
+    absl::MutexLock l(&mu_);
+    for (const auto& w : workers_) states.push_back(w->state());
+  }
+  std::sort(states.begin(), states.end(),
+            [](const CoordinatorWorkerState& a, const CoordinatorWorkerState& b) {
+              return a.task < b.task;
+            });
+  return states;
+}
+
 int ClusterCoordinator::num_workers() const {
   absl::MutexLock l(&mu_);
   return static_cast<int>(workers_.size());

@@ -108,6 +108,17 @@ struct CoordinatorCounters {
   int workers_up = 0;
 };
 
+// One worker as the coordinator sees it (ClusterCoordinator::worker_states).
+struct CoordinatorWorkerState {
+  int task = 0;
+  std::string address;
+  bool up = false;
+  int64_t closures_done = 0;      // closures that ran to the end on this worker
+  int64_t failures = 0;           // times it was found lost
+  std::string last_error;         // why it was last lost; empty if never
+  int64_t last_error_micros = 0;  // when (NowMicros); 0 if never
+};
+
 class ClusterCoordinator {
  public:
   using FunctionId = int;
@@ -169,6 +180,8 @@ class ClusterCoordinator {
 
   CoordinatorCounters counters() const;
   int num_workers() const;
+  // Every worker task, by task index.
+  std::vector<CoordinatorWorkerState> worker_states() const;
 
  private:
   friend class CoordinatorWorker;

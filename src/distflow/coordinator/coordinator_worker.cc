@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "distflow/coordinator/cluster_coordinator.h"
 #include "distflow/coordinator/failure.h"
+#include "distflow/core/env.h"
 #include "distflow/core/logging.h"
 #include "distflow/core/status.h"
 
@@ -70,6 +71,7 @@ void CoordinatorWorker::Process(std::shared_ptr<Closure> closure) {
       closure->output().SetReady(*std::move(result));
       coord.queue_.MarkFinished(*closure);
       coord.done_.fetch_add(1, std::memory_order_relaxed);
+      closures_done_.fetch_add(1, std::memory_order_relaxed);
       return;
     case FailureKind::kFunction:
       closure->output().SetError(result.status());
@@ -107,10 +109,26 @@ void CoordinatorWorker::MarkDown(const absl::Status& why) {
   internal::LogLine('W', absl::StrCat("coordinator: worker task ", task_, " at ", address_,
                                       " failed: ", why.ToString(), "; recovering it"));
   coordinator_->worker_failures_.fetch_add(1, std::memory_order_relaxed);
+  failures_.fetch_add(1, std::memory_order_relaxed);
   for (const auto& resource : coordinator_->resources()) resource->values.Get(task_).SetAborted();
   absl::MutexLock l(&mu_);
+  last_error_ = why.ToString();
+  last_error_micros_ = NowMicros();
   session_.reset();
   functions_in_session_ = 0;
+}
+
+CoordinatorWorkerState CoordinatorWorker::state() const {
+  CoordinatorWorkerState s;
+  s.task = task_;
+  s.address = address_;
+  s.up = up();
+  s.closures_done = closures_done_.load(std::memory_order_relaxed);
+  s.failures = failures_.load(std::memory_order_relaxed);
+  absl::MutexLock l(&mu_);
+  s.last_error = last_error_;
+  s.last_error_micros = last_error_micros_;
+  return s;
 }
 
 absl::StatusOr<std::shared_ptr<Session>> CoordinatorWorker::SessionWithFunctions() {

@@ -15,6 +15,7 @@
 #define DISTFLOW_COORDINATOR_COORDINATOR_WORKER_H_
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
@@ -25,6 +26,7 @@
 #include "absl/synchronization/notification.h"
 #include "distflow/common_runtime/session.h"
 #include "distflow/coordinator/closure.h"
+#include "distflow/coordinator/cluster_coordinator.h"
 #include "distflow/framework/tensor.h"
 
 namespace distflow {
@@ -47,6 +49,7 @@ class CoordinatorWorker {
   int task() const { return task_; }
   const std::string& address() const { return address_; }
   bool up() const { return up_.load(std::memory_order_acquire); }
+  CoordinatorWorkerState state() const;
 
   // Runs function `fn` with `args` on this worker through its session.
   absl::StatusOr<std::vector<Tensor>> Run(int fn, const std::vector<Tensor>& args);
@@ -75,7 +78,12 @@ class CoordinatorWorker {
   absl::Notification stop_;
   std::thread thread_;
 
-  absl::Mutex mu_;
+  std::atomic<int64_t> closures_done_{0};
+  std::atomic<int64_t> failures_{0};
+
+  mutable absl::Mutex mu_;
+  std::string last_error_ ABSL_GUARDED_BY(mu_);
+  int64_t last_error_micros_ ABSL_GUARDED_BY(mu_) = 0;
   std::shared_ptr<Session> session_ ABSL_GUARDED_BY(mu_);
   size_t functions_in_session_ ABSL_GUARDED_BY(mu_) = 0;
 };
