@@ -1,9 +1,11 @@
-// The "checkpoint" state file Saver keeps: a missing one means no
-// checkpoint; a damaged one is DataLoss naming the file, never a silent
-// fresh start.
+// The "checkpoint" state file Saver keeps: a missing one means the newest
+// complete checkpoint on disk, or none when there is none; only incomplete
+// ones on disk, or a damaged file, are DataLoss naming them, never a silent
+// fresh start that would save over them.
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "distflow/cc/training/saver.h"
 #include "gmock/gmock.h"
@@ -24,6 +26,16 @@ class CheckpointStateTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
+  // Touches the data and index files of `shards` of "model.ckpt-<step>"
+  // written in `of` shards.
+  void WriteShards(int step, std::vector<int> shards, int of) {
+    for (int i : shards) {
+      const std::string shard = dir_ + "/model.ckpt-" + std::to_string(step) + ".shard-" +
+                                std::to_string(i) + "-of-" + std::to_string(of);
+      std::ofstream(shard + ".data-00000-of-00001") << "d";
+      std::ofstream(shard + ".index") << "i";
+    }
+  }
   void WriteState(const std::string& text) {
     std::ofstream(dir_ + "/checkpoint", std::ios::trunc) << text;
   }
@@ -40,6 +52,33 @@ class CheckpointStateTest : public ::testing::Test {
 
 TEST_F(CheckpointStateTest, MissingFileMeansNoCheckpoint) {
   EXPECT_EQ(Saver::LatestCheckpoint(dir_).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(CheckpointStateTest, MissingFileMeansTheNewestCompleteCheckpointOnDisk) {
+  WriteShards(10, {0, 1}, 2);
+  WriteShards(200, {0, 1}, 2);
+  WriteShards(30, {0, 1}, 2);
+  // Newer but incomplete: a shard's index, or a whole shard, missing.
+  WriteShards(300, {0, 1}, 2);
+  std::filesystem::remove(dir_ + "/model.ckpt-300.shard-1-of-2.index");
+  WriteShards(400, {0}, 2);
+  std::ofstream(dir_ + "/model.ckpt-500.shard-0-of-1.index.tmp123") << "t";
+  std::ofstream(dir_ + "/model.ckpt-600.shard-0-of-999999999.index") << "i";
+  std::ofstream(dir_ + "/unrelated.index") << "u";
+  absl::StatusOr<std::string> latest = Saver::LatestCheckpoint(dir_);
+  ASSERT_TRUE(latest.ok()) << latest.status();
+  EXPECT_EQ(*latest, dir_ + "/model.ckpt-200");
+}
+
+TEST_F(CheckpointStateTest, MissingFileWithOnlyIncompleteCheckpointsIsRefusedNamingThem) {
+  WriteShards(10, {1}, 2);
+  WriteShards(20, {0}, 1);
+  std::filesystem::remove(dir_ + "/model.ckpt-20.shard-0-of-1.data-00000-of-00001");
+  absl::StatusOr<std::string> latest = Saver::LatestCheckpoint(dir_);
+  EXPECT_EQ(latest.status().code(), absl::StatusCode::kDataLoss) << latest.status();
+  EXPECT_THAT(latest.status().message(),
+              HasSubstr("only incomplete checkpoints (a shard's data or index file missing): " +
+                        dir_ + "/model.ckpt-10, " + dir_ + "/model.ckpt-20"));
 }
 
 TEST_F(CheckpointStateTest, WellFormedFileNamesTheNewest) {

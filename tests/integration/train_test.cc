@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -182,6 +183,35 @@ TEST_F(TrainTest, ResumesFromItsCheckpointAtTheSavedEpoch) {
   const nlohmann::json j = LastJson(b.out);
   EXPECT_EQ(j["epochs"], 3);
   EXPECT_EQ(j["steps"], 30);
+}
+
+// A lost "checkpoint" state file is no fresh start: the job resumes from the
+// newest checkpoint on disk and leaves every existing file as it was.
+TEST_F(TrainTest, LostCheckpointStateResumesFromTheNewestAndOverwritesNothing) {
+  const std::string ckpt = (dir_ / "ckpt").string();
+  const std::vector<std::string> common = {"--train-limit",    "640", "--test-limit", "500",
+                                           "--checkpoint-dir", ckpt,  "--output",     "json"};
+  std::vector<std::string> first = common;
+  first.insert(first.end(), {"--epochs", "3"});
+  Outcome a = RunTrain(first);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_TRUE(std::filesystem::remove(ckpt + "/checkpoint"));
+  std::map<std::string, std::string> before;
+  for (const auto& entry : std::filesystem::directory_iterator(ckpt)) {
+    before[entry.path().string()] = Slurp(entry.path().string());
+  }
+  EXPECT_EQ(before.size(), 6u);  // steps 10, 20 and 30: data and index each
+
+  std::vector<std::string> second = common;
+  second.insert(second.end(), {"--epochs", "4"});
+  Outcome b = RunTrain(second);
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_THAT(b.err, HasSubstr("resumed from " + ckpt + "/model.ckpt-30 after epoch 3"));
+  EXPECT_EQ(LastJson(b.out)["steps"], 40);
+  for (const auto& [path, bytes] : before) {
+    EXPECT_EQ(Slurp(path), bytes) << path << " changed";
+  }
+  EXPECT_TRUE(std::filesystem::exists(ckpt + "/model.ckpt-40.shard-0-of-1.index"));
 }
 
 TEST_F(TrainTest, BadDataIsAClearError) {
