@@ -143,6 +143,22 @@ class TrainTest : public ::testing::Test {
     return data.string();
   }
 
+  // A ps and two workers on loopback, and the --cluster flag naming them.
+  struct PsAndTwoWorkers {
+    std::unique_ptr<distflow::ServerProcess> ps, w0, w1;
+    std::string cluster;
+  };
+  static PsAndTwoWorkers StartPsAndTwoWorkers() {
+    PsAndTwoWorkers s;
+    s.ps = distflow::ServerProcess::Start("ps=127.0.0.1:0", "ps", 0);
+    s.w0 = distflow::ServerProcess::Start("worker=127.0.0.1:0", "worker", 0);
+    s.w1 = distflow::ServerProcess::Start("worker=127.0.0.1:0,127.0.0.1:0", "worker", 1);
+    if (s.ps && s.w0 && s.w1) {
+      s.cluster = "ps=" + s.ps->address() + ";worker=" + s.w0->address() + "," + s.w1->address();
+    }
+    return s;
+  }
+
   std::filesystem::path dir_;
 };
 
@@ -331,12 +347,10 @@ TEST_F(TrainTest, LargeWeightsAreSplitOverThePsTasks) {
 }
 
 TEST_F(TrainTest, RestartedPsResumesFromTheCheckpoint) {
-  auto ps = distflow::ServerProcess::Start("ps=127.0.0.1:0", "ps", 0);
-  auto w0 = distflow::ServerProcess::Start("worker=127.0.0.1:0", "worker", 0);
-  auto w1 = distflow::ServerProcess::Start("worker=127.0.0.1:0,127.0.0.1:0", "worker", 1);
-  ASSERT_TRUE(ps && w0 && w1);
-  const std::string cluster =
-      "ps=" + ps->address() + ";worker=" + w0->address() + "," + w1->address();
+  PsAndTwoWorkers servers = StartPsAndTwoWorkers();
+  ASSERT_TRUE(servers.ps && servers.w0 && servers.w1);
+  std::unique_ptr<distflow::ServerProcess>& ps = servers.ps;
+  const std::string& cluster = servers.cluster;
   const std::string ckpt = (dir_ / "ckpt").string();
   const std::vector<std::string> common = {"--cluster",   cluster, "--train-limit", "1280",
                                            "--test-limit", "1000",  "--checkpoint-dir", ckpt,
@@ -367,6 +381,24 @@ TEST_F(TrainTest, RestartedPsResumesFromTheCheckpoint) {
   const nlohmann::json j = LastJson(b.out);
   EXPECT_EQ(j["epochs"], 2);
   EXPECT_EQ(j["steps"], 40);
+}
+
+// Both workers dead and never back: the job ends at the worker wait with
+// Unavailable naming them, not after the hour Join allows an epoch.
+TEST_F(TrainTest, JobEndsAtTheWorkerWaitWhenNoWorkerIsUsable) {
+  PsAndTwoWorkers servers = StartPsAndTwoWorkers();
+  ASSERT_TRUE(servers.ps && servers.w0 && servers.w1);
+  const std::unique_ptr<distflow::ServerProcess>&w0 = servers.w0, &w1 = servers.w1;
+  w0->Kill(SIGKILL);
+  w1->Kill(SIGKILL);
+  Outcome o = RunTrain({"--cluster", servers.cluster, "--train-limit", "640", "--test-limit", "100",
+                        "--call-timeout", "1", "--worker-wait", "2"});
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_THAT(
+      o.err,
+      HasSubstr("error: Unavailable: no worker has been usable for the worker wait of 2s: "));
+  EXPECT_THAT(o.err, HasSubstr("/job:worker/replica:0/task:0 at " + w0->address()));
+  EXPECT_THAT(o.err, HasSubstr("/job:worker/replica:0/task:1 at " + w1->address()));
 }
 
 TEST_F(TrainTest, ClusterComesFromTfConfig) {
