@@ -1,6 +1,8 @@
 // What a stranger on the network can make a `distflow server` process hold:
 // receives for steps that never run are dropped at their caller's deadline,
-// so memory stays flat however many come.
+// so memory stays flat however many come; sessions naming a peer that never
+// answers, with a huge timeout, hold no thread of the master while they
+// wait, so a normal session is served beside them.
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -142,6 +144,114 @@ TEST(ServerLimitsTest, TimedOutReceivesForStepsThatNeverRunLeaveNoMemory) {
   std::cout << "resident " << before / (1 << 20) << " MiB after 2 000 receives, "
             << after / (1 << 20) << " MiB after 20 000 more" << std::endl;
   EXPECT_LT(after - before, int64_t{32} << 20);
+}
+
+// A session on the one-task cluster at `server` runs a Const; its status.
+absl::Status RunConstOn(const ServerProcess& server) {
+  SessionOptions opts;
+  opts.target = absl::StrCat("grpc://", server.address());
+  absl::StatusOr<ClusterSpec> own = ClusterSpec::FromFlag("worker=" + server.address());
+  if (!own.ok()) return own.status();
+  *opts.config.mutable_cluster_def() = own->def();
+  opts.config.set_operation_timeout_in_ms(30000);
+  absl::StatusOr<std::unique_ptr<Session>> session = NewSession(opts);
+  if (!session.ok()) return session.status();
+  GraphDef g;
+  NodeDef* c = g.add_node();
+  c->set_name("c");
+  c->set_op("Const");
+  (*c->mutable_attr())["dtype"].set_type(DT_FLOAT);
+  TensorToProto(Tensor::Scalar<float>(7), (*c->mutable_attr())["value"].mutable_tensor());
+  DF_RETURN_IF_ERROR((*session)->Create(g));
+  std::vector<Tensor> out;
+  DF_RETURN_IF_ERROR((*session)->Run({}, {"c"}, {}, &out));
+  if (out.size() != 1 || out[0].scalar<float>() != 7.0f) return absl::InternalError("wrong value");
+  return absl::OkStatus();
+}
+
+// A gRPC server that takes every call and never answers one: a peer that
+// never answers (a handshake that fails, or a GOAWAY, would end the calls;
+// this one completes the handshake and keeps the connection).
+class UnansweringPeer {
+ public:
+  UnansweringPeer() {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    // It keeps the connection: the callers' keepalive pings never earn a
+    // GOAWAY that would end their calls.
+    builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+    builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 0);
+    builder.RegisterAsyncGenericService(&service_);
+    cq_ = builder.AddCompletionQueue();
+    server_ = builder.BuildAndStart();
+  }
+  ~UnansweringPeer() {
+    server_->Shutdown(std::chrono::system_clock::now());
+    cq_->Shutdown();
+    void* tag;
+    bool ok;
+    while (cq_->Next(&tag, &ok)) {
+    }
+  }
+  int port() const { return server_ != nullptr ? port_ : -1; }
+
+ private:
+  grpc::AsyncGenericService service_;
+  std::unique_ptr<grpc::ServerCompletionQueue> cq_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+};
+
+// 16 CreateSession calls naming a task that never answers, each asking for
+// an operation timeout of 2^53 ms, wait without holding the master's
+// threads: a normal session on the same master is created and runs a step
+// meanwhile. (Before, the 16 held every thread of the master's pool and the
+// normal session failed after its own timeout.)
+TEST(ServerLimitsTest, SessionsWaitingForASilentPeerLeaveTheMasterServing) {
+  auto server = ServerProcess::Start("worker=127.0.0.1:0", "worker", 0);
+  ASSERT_NE(server, nullptr);
+  UnansweringPeer silent;
+  ASSERT_GT(silent.port(), 0);
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = NewGrpcChannel(server->address());
+  ASSERT_TRUE(channel.ok());
+  std::unique_ptr<MasterService::Stub> stub = MasterService::NewStub(*channel);
+  constexpr int kWedging = 16;
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::thread> strangers;
+  std::vector<grpc::Status> results(kWedging);
+  absl::Mutex mu;
+  int started = 0;
+  for (int i = 0; i < kWedging; ++i) contexts.push_back(std::make_unique<grpc::ClientContext>());
+  for (int i = 0; i < kWedging; ++i) {
+    strangers.emplace_back([&, i] {
+      CreateSessionRequest req;
+      absl::StatusOr<ClusterSpec> cluster = ClusterSpec::FromFlag(
+          absl::StrCat("worker=", server->address(), ";silent=127.0.0.1:", silent.port()));
+      *req.mutable_config()->mutable_cluster_def() = cluster->def();
+      req.mutable_config()->set_operation_timeout_in_ms(int64_t{1} << 53);
+      CreateSessionResponse resp;
+      {
+        absl::MutexLock l(&mu);
+        ++started;
+      }
+      results[i] = stub->CreateSession(contexts[i].get(), req, &resp);
+    });
+  }
+  {
+    absl::MutexLock l(&mu);
+    mu.Await(absl::Condition(
+        +[](int* n) { return *n == kWedging; }, &started));
+  }
+
+  // A normal client, bounded by its own 30 s deadline.
+  absl::Status ran = RunConstOn(*server);
+  EXPECT_TRUE(ran.ok()) << ran;
+
+  // The strangers give up; their calls end.
+  for (auto& ctx : contexts) ctx->TryCancel();
+  for (std::thread& t : strangers) t.join();
+  for (const grpc::Status& s : results) EXPECT_FALSE(s.ok());
 }
 
 }  // namespace
