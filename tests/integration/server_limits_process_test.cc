@@ -1,8 +1,10 @@
 // What a stranger on the network can make a `distflow server` process hold:
-// receives for steps that never run are dropped at their caller's deadline,
-// so memory stays flat however many come; sessions naming a peer that never
-// answers, with a huge timeout, hold no thread of the master while they
-// wait, so a normal session is served beside them.
+// a flood of plain TCP connections beyond the usual 1024-file limit leaves
+// the port serving (the server raises its own limit); receives for steps
+// that never run are dropped at their caller's deadline, so memory stays
+// flat however many come; sessions naming a peer that never answers, with a
+// huge timeout, hold no thread of the master while they wait, so a normal
+// session is served beside them.
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -167,6 +169,45 @@ absl::Status RunConstOn(const ServerProcess& server) {
   DF_RETURN_IF_ERROR((*session)->Run({}, {"c"}, {}, &out));
   if (out.size() != 1 || out[0].scalar<float>() != 7.0f) return absl::InternalError("wrong value");
   return absl::OkStatus();
+}
+
+// 1 500 plain TCP connections to the gRPC port of a server started with the
+// usual soft limit of 1024 open files: it serves a step while they are
+// open and after they are closed. (With the 1024 limit, accept failed with
+// "Too many open files" and gRPC's port never served again.)
+TEST(ServerLimitsTest, ConnectionFloodLeavesThePortServing) {
+  constexpr int kConnections = 1500;
+  rlimit limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);
+  if (limit.rlim_max < kConnections + 512) {
+    GTEST_SKIP() << "the hard limit on open files, " << limit.rlim_max << ", is too low to flood";
+  }
+  // The server starts with the usual soft limit, this process floods with
+  // the hard one.
+  rlimit usual = limit;
+  usual.rlim_cur = 1024;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &usual), 0);
+  auto server = ServerProcess::Start("worker=127.0.0.1:0", "worker", 0);
+  limit.rlim_cur = limit.rlim_max;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &limit), 0);
+  ASSERT_NE(server, nullptr);
+
+  std::vector<int> fds;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(server->port()));
+  for (int i = 0; i < kConnections; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd, 0);
+    fds.push_back(fd);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << i;
+  }
+  absl::Status during = RunConstOn(*server);
+  EXPECT_TRUE(during.ok()) << during;
+  for (int fd : fds) close(fd);
+  absl::Status after = RunConstOn(*server);
+  EXPECT_TRUE(after.ok()) << after;
 }
 
 // A gRPC server that takes every call and never answers one: a peer that
