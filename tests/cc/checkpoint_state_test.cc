@@ -4,6 +4,7 @@
 // fresh start that would save over them.
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,20 @@ class CheckpointStateTest : public ::testing::Test {
       std::ofstream(shard + ".data-00000-of-00001") << "d";
       std::ofstream(shard + ".index") << "i";
     }
+  }
+  // Whether every shard of some count n <= 64 of `prefix` has both files.
+  static bool IsComplete(const std::string& prefix) {
+    for (int n = 1; n <= 64; ++n) {
+      bool all = true;
+      for (int i = 0; all && i < n; ++i) {
+        const std::string shard =
+            prefix + ".shard-" + std::to_string(i) + "-of-" + std::to_string(n);
+        all = std::filesystem::exists(shard + ".index") &&
+              std::filesystem::exists(shard + ".data-00000-of-00001");
+      }
+      if (all) return true;
+    }
+    return false;
   }
   void WriteState(const std::string& text) {
     std::ofstream(dir_ + "/checkpoint", std::ios::trunc) << text;
@@ -79,6 +94,55 @@ TEST_F(CheckpointStateTest, MissingFileWithOnlyIncompleteCheckpointsIsRefusedNam
   EXPECT_THAT(latest.status().message(),
               HasSubstr("only incomplete checkpoints (a shard's data or index file missing): " +
                         dir_ + "/model.ckpt-10, " + dir_ + "/model.ckpt-20"));
+}
+
+// Seeded mutations of checkpoint file names (digits, dots, dashes and
+// shard counts changed, cut or repeated) beside one complete checkpoint:
+// without a state file, the newest complete checkpoint is always the one
+// named, whatever else the directory holds.
+TEST_F(CheckpointStateTest, MutatedFileNamesNeverHideOrFakeACheckpoint) {
+  const std::vector<std::string> seeds = {"model.ckpt-5.shard-0-of-1.index",
+                                          "model.ckpt-5.shard-0-of-1.data-00000-of-00001",
+                                          "model.ckpt-12.shard-1-of-3.index"};
+  const std::string alphabet = "0123456789.-_abcdefghijklmnopqrstuvwxyz";
+  std::mt19937 rng(28);
+  for (int round = 0; round < 200; ++round) {
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    WriteShards(7, {0, 1}, 2);  // the one complete checkpoint
+    for (int f = 0; f < 8; ++f) {
+      std::string name = seeds[rng() % seeds.size()];
+      const int edits = 1 + static_cast<int>(rng() % 4);
+      for (int e = 0; e < edits; ++e) {
+        const size_t at = rng() % name.size();
+        switch (rng() % 3) {
+          case 0:
+            name[at] = alphabet[rng() % alphabet.size()];
+            break;
+          case 1:
+            name.erase(at, 1 + rng() % 3);
+            break;
+          default:
+            name.insert(at, name.substr(at, 1 + rng() % 4));
+        }
+        if (name.empty()) name.push_back('x');
+      }
+      if (name.find('/') != std::string::npos || name == "." || name == ".." ||
+          name == "checkpoint") {
+        continue;
+      }
+      std::ofstream(dir_ + "/" + name) << "m";
+    }
+    // A mutated name may complete a checkpoint newer than 7 (both files of
+    // every shard of it present); only then may another one be named.
+    absl::StatusOr<std::string> latest = Saver::LatestCheckpoint(dir_);
+    ASSERT_TRUE(latest.ok()) << round << ": " << latest.status();
+    const int64_t step = Saver::StepOfCheckpoint(*latest);
+    ASSERT_GE(step, 7) << round << ": " << *latest;
+    if (step != 7) {
+      EXPECT_TRUE(IsComplete(*latest)) << round << ": " << *latest;
+    }
+  }
 }
 
 TEST_F(CheckpointStateTest, WellFormedFileNamesTheNewest) {

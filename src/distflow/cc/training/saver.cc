@@ -63,7 +63,7 @@ struct CheckpointsOnDisk {
 
 CheckpointsOnDisk FindCheckpointsOnDisk(const std::string& dir) {
   struct Found {
-    int64_t shards = 0;  // from the names; -1 when they disagree
+    std::set<int64_t> shard_counts;  // the n of every "-of-<n>" in the names
     std::set<std::string> files;
   };
   std::map<int64_t, Found> by_step;
@@ -78,25 +78,27 @@ CheckpointsOnDisk FindCheckpointsOnDisk(const std::string& dir) {
     if (parts.size() < 2 || !absl::SimpleAtoi(parts[0], &step) || step < 0) continue;
     Found& found = by_step[step];
     found.files.insert(file);
-    absl::string_view shard = parts[1];
-    const std::vector<absl::string_view> i_of_n = absl::StrSplit(shard, "-of-");
+    const std::vector<absl::string_view> i_of_n = absl::StrSplit(parts[1], "-of-");
     int64_t n;
-    if (!absl::ConsumePrefix(&shard, "shard-") || i_of_n.size() != 2 ||
-        !absl::SimpleAtoi(i_of_n[1], &n) || n < 1) {
-      continue;
+    if (absl::StartsWith(parts[1], "shard-") && i_of_n.size() == 2 &&
+        absl::SimpleAtoi(i_of_n[1], &n) && n >= 1) {
+      found.shard_counts.insert(n);
     }
-    found.shards = found.shards == 0 || found.shards == n ? n : -1;
   }
   CheckpointsOnDisk out;
   for (const auto& [step, found] : by_step) {
     const std::string base = absl::StrCat(kPrefixBase, step);
-    // Two files per shard; a count above the files found is no checkpoint.
-    bool complete = found.shards > 0 && found.shards <= static_cast<int64_t>(found.files.size());
-    for (int64_t i = 0; complete && i < found.shards; ++i) {
-      const std::string shard =
-          ShardPrefix(base, static_cast<size_t>(i), static_cast<size_t>(found.shards));
-      complete = found.files.count(BundleDataFilename(shard)) > 0 &&
-                 found.files.count(BundleIndexFilename(shard)) > 0;
+    // Complete for some shard count: two files per shard, so a count above
+    // the files found is none.
+    bool complete = false;
+    for (int64_t n : found.shard_counts) {
+      if (complete || n > static_cast<int64_t>(found.files.size())) break;
+      complete = true;
+      for (int64_t i = 0; complete && i < n; ++i) {
+        const std::string shard = ShardPrefix(base, static_cast<size_t>(i), static_cast<size_t>(n));
+        complete = found.files.count(BundleDataFilename(shard)) > 0 &&
+                   found.files.count(BundleIndexFilename(shard)) > 0;
+      }
     }
     (complete ? out.complete : out.partial).push_back(absl::StrCat(dir, "/", base));
   }
