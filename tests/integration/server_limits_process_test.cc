@@ -6,6 +6,7 @@
 // huge timeout, hold no thread of the master while they wait, so a normal
 // session is served beside them.
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -173,8 +174,9 @@ absl::Status RunConstOn(const ServerProcess& server) {
 
 // 1 500 plain TCP connections to the gRPC port of a server started with the
 // usual soft limit of 1024 open files: it serves a step while they are
-// open and after they are closed. (With the 1024 limit, accept failed with
-// "Too many open files" and gRPC's port never served again.)
+// open and after they are closed, and closes one that stays silent. (With
+// the 1024 limit, accept failed with "Too many open files" and gRPC's port
+// never served again.)
 TEST(ServerLimitsTest, ConnectionFloodLeavesThePortServing) {
   constexpr int kConnections = 1500;
   rlimit limit{};
@@ -205,9 +207,24 @@ TEST(ServerLimitsTest, ConnectionFloodLeavesThePortServing) {
   }
   absl::Status during = RunConstOn(*server);
   EXPECT_TRUE(during.ok()) << during;
+  // A connection that never starts its handshake is closed by the server
+  // (after kServerHandshakeTimeoutMs; this waits up to 60 s for it).
+  const int silent = fds.back();
+  fds.pop_back();
   for (int fd : fds) close(fd);
   absl::Status after = RunConstOn(*server);
   EXPECT_TRUE(after.ok()) << after;
+  // The server may speak first (its HTTP/2 settings); then it hangs up.
+  bool closed = false;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!closed && std::chrono::steady_clock::now() < give_up) {
+    pollfd pfd{silent, POLLIN, 0};
+    if (poll(&pfd, 1, 1000) != 1) continue;
+    char buf[256];
+    closed = read(silent, buf, sizeof(buf)) <= 0;
+  }
+  EXPECT_TRUE(closed) << "the server kept a connection that never said a word";
+  close(silent);
 }
 
 // A gRPC server that takes every call and never answers one: a peer that
