@@ -69,7 +69,7 @@ void Handle(const fuzz::Record& record, Master& master, std::vector<std::string>
       CreateSessionRequest req;
       CreateSessionResponse resp;
       if (!Parse(record.bytes, &req)) return;
-      if (Call("CreateSession", master, &Master::CreateSession, req, &resp).ok()) {
+      if (CallCancellable("CreateSession", master, &Master::CreateSession, req, &resp).ok()) {
         sessions->push_back(resp.session_handle());
       }
       return;

@@ -80,8 +80,9 @@ void Handle(const fuzz::Record& record, Worker& worker, InputState* state) {
       fuzz::CallAndWait(
           "RecvTensor", fuzz::kStepTimeoutMs,
           [&](auto done) {
-            worker.RecvTensorAsync(req, [done = std::move(done)](const absl::Status& s,
-                                                                 const Tensor&, bool) { done(s); });
+            worker.RecvTensorAsync(
+                /*call_cm=*/nullptr, req,
+                [done = std::move(done)](const absl::Status& s, const Tensor&, bool) { done(s); });
           },
           [&] {
             CleanupGraphRequest cleanup;

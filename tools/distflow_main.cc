@@ -28,6 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "demo/demo.h"
+#include "distflow/core/env.h"
 #include "run_command.h"
 #include "server_command.h"
 #include "train/train_command.h"
@@ -122,6 +123,9 @@ absl::Status NoThrow(F body) {
 }
 
 int Main(int argc, char** argv) {
+  // A server's connections (and a flood of them) count against it; a
+  // failure leaves the limit as it was, which is no reason not to run.
+  distflow::RaiseOpenFileLimit().IgnoreError();
   CLI::App app{"distflow " DISTFLOW_VERSION ": run dataflow graphs"};
   app.require_subcommand(1);
   bool version = false;  // answered before parsing; listed for --help

@@ -193,8 +193,8 @@ absl::Status CheckClusterOptions(const ClusterTrainOptions& o) {
     return errors::InvalidArgument("steps per execution must be in [1, ", kMaxStepsPerExecution,
                                    "], got ", o.steps_per_execution);
   }
-  if (o.call_timeout <= absl::ZeroDuration()) {
-    return errors::InvalidArgument("the call timeout must be positive");
+  if (o.call_timeout <= absl::ZeroDuration() || o.worker_wait <= absl::ZeroDuration()) {
+    return errors::InvalidArgument("the call timeout and the worker wait must be positive");
   }
   return absl::OkStatus();
 }
@@ -235,6 +235,7 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
 
   CoordinatorOptions coord_options = strategy.MakeCoordinatorOptions();
   coord_options.call_timeout = co.call_timeout;
+  coord_options.worker_wait = co.worker_wait;
   DF_ASSIGN_OR_RETURN(std::unique_ptr<ClusterCoordinator> coord,
                       ClusterCoordinator::Create(std::move(coord_options)));
   if (co.on_coordinator) co.on_coordinator(coord.get());

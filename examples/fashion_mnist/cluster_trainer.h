@@ -41,6 +41,9 @@ struct ClusterTrainOptions {
   int64_t steps_per_execution = 1;
   // Deadline of every call to a worker; a worker silent this long is lost.
   absl::Duration call_timeout = absl::Seconds(30);
+  // How long the job waits while no worker is usable before it fails with
+  // Unavailable naming them (CoordinatorOptions::worker_wait).
+  absl::Duration worker_wait = absl::Minutes(10);
   // Called with the coordinator once it runs and with nullptr before it
   // goes (e.g. to let workers join it); may be empty.
   std::function<void(ClusterCoordinator*)> on_coordinator;

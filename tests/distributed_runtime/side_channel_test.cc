@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "distflow/core/status.h"
 #include "distflow/distributed_runtime/rpc/grpc_tensor_coding.h"
 #include "distflow/distributed_runtime/rpc/side_channel_client.h"
 #include "distflow/distributed_runtime/rpc/side_channel_server.h"
@@ -215,6 +216,21 @@ absl::Status FetchInto(SideChannelClient* client, int port, const SideChannelTic
                        opts, kTask);
 }
 
+// Offers a 4 MiB Pattern and fetches it through `client`; the fetch's
+// status, or DataLoss when the bytes that came are not the pattern's.
+absl::Status OfferAndFetchPattern(SideChannelServer* server, SideChannelClient* client) {
+  constexpr int64_t kN = 1 << 20;
+  const Tensor sent = Pattern(kN);
+  Tensor got(DT_FLOAT, TensorShape({kN}));
+  std::optional<SideChannelTicket> ticket = server->Offer(sent);
+  if (!ticket.has_value()) return absl::InternalError("the server offered no ticket");
+  DF_RETURN_IF_ERROR(FetchInto(client, server->port(), *ticket, &got));
+  if (std::memcmp(got.raw_data(), sent.raw_data(), sent.TotalBytes()) != 0) {
+    return absl::DataLossError("the fetched bytes differ from the offered ones");
+  }
+  return absl::OkStatus();
+}
+
 TEST(SideChannelServerTest, LargeTensorArrivesIntact) {
   auto server = StartServer();
   ASSERT_NE(server, nullptr);
@@ -380,11 +396,13 @@ TEST(SideChannelServerTest, ConnectionsBeyondTheCapAreClosed) {
   options.max_connections = 1;
   auto server = StartServer(options);
   ASSERT_NE(server, nullptr);
-  const int held = Dial(server->port());
-  ASSERT_GE(held, 0);
-  // Give the acceptor time to take the first connection; either way the
-  // second must end closed without an answer.
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // The one slot holds a receiver's pooled connection, authenticated by the
+  // ticket it presented.
+  SideChannelClient client;
+  absl::Status fetched = OfferAndFetchPattern(server.get(), &client);
+  ASSERT_TRUE(fetched.ok()) << fetched;
+  ASSERT_EQ(client.IdleConnections("127.0.0.1", server->port()), 1);
+  // Another connection ends closed without an answer.
   const int extra = Dial(server->port());
   ASSERT_GE(extra, 0);
   std::array<char, kSideChannelRequestBytes> req;
@@ -394,7 +412,29 @@ TEST(SideChannelServerTest, ConnectionsBeyondTheCapAreClosed) {
   EXPECT_EQ(ReadUntilClosed(extra, &closed), "");
   EXPECT_TRUE(closed);
   close(extra);
-  close(held);
+}
+
+// Strangers that take every slot and say nothing cannot keep a receiver
+// out: its connection takes the slot of the oldest silent one.
+TEST(SideChannelServerTest, SilentConnectionsGiveWayToAReceiver) {
+  SideChannelServer::Options options;
+  options.max_connections = 4;
+  options.first_request_timeout = absl::Seconds(30);  // the strangers would hold on
+  auto server = StartServer(options);
+  ASSERT_NE(server, nullptr);
+  std::vector<int> silent;
+  for (int i = 0; i < options.max_connections; ++i) {
+    silent.push_back(Dial(server->port()));
+    ASSERT_GE(silent.back(), 0);
+  }
+  SideChannelClient client;
+  absl::Status fetched = OfferAndFetchPattern(server.get(), &client);
+  ASSERT_TRUE(fetched.ok()) << fetched;
+  // The oldest stranger was closed to make room.
+  bool closed = false;
+  EXPECT_EQ(ReadUntilClosed(silent[0], &closed), "");
+  EXPECT_TRUE(closed);
+  for (int fd : silent) close(fd);
 }
 
 TEST(SideChannelServerTest, PooledConnectionClosedByTheServerIsReplaced) {

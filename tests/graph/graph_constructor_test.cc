@@ -1,5 +1,6 @@
 #include "distflow/graph/graph_constructor.h"
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "distflow/core/status.h"
 #include "distflow/framework/tensor_proto.h"
@@ -512,6 +513,42 @@ TEST(GraphConstructorTest, ManyLeavesEachGetOneSinkEdge) {
     ASSERT_EQ(n->out_edges().size(), 1u);
     EXPECT_TRUE(n->in_edges()[0]->src()->IsSource());
     EXPECT_TRUE(n->out_edges()[0]->dst()->IsSink());
+  }
+}
+
+// A node's control inputs import in linear time (each new one used to scan
+// the edges before it): 100 000 distinct sources, every one named twice,
+// give one control edge each.
+TEST(GraphConstructorTest, ManyControlInputsGiveOneEdgePerSource) {
+  GraphDef def;
+  constexpr int kSources = 100000;
+  NodeDef* sink = nullptr;
+  for (int i = 0; i < kSources; ++i) {
+    NodeDef* n = def.add_node();
+    n->set_name(absl::StrCat("src", i));
+    n->set_op("NoOp");
+  }
+  sink = def.add_node();
+  sink->set_name("all");
+  sink->set_op("NoOp");
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < kSources; ++i) sink->add_input(absl::StrCat("^src", i));
+  }
+  Graph g;
+  ASSERT_TRUE(ConvertGraphDefToGraph({}, def, &g).ok());
+  const Node* all = nullptr;
+  for (const Node* n : g.op_nodes()) {
+    if (n->name() == "all") all = n;
+  }
+  ASSERT_NE(all, nullptr);
+  ASSERT_EQ(static_cast<int>(all->in_edges().size()), kSources);
+  std::vector<bool> seen(kSources, false);
+  for (const Edge* e : all->in_edges()) {
+    ASSERT_TRUE(e->IsControlEdge());
+    int i = -1;
+    ASSERT_TRUE(absl::SimpleAtoi(absl::string_view(e->src()->name()).substr(3), &i));
+    EXPECT_FALSE(seen[i]) << e->src()->name();
+    seen[i] = true;
   }
 }
 

@@ -448,6 +448,33 @@ TEST_F(CoordinatorProcessTest, ServerStartedWithJoinRegistersAndTakesClosures) {
   ExpectAllReady(values);
 }
 
+// Registrations a stranger can send to a tokenless --accept-workers port:
+// a "worker" that is really the ps, or a second task at worker 0's address.
+// However they fail, the job goes on: each is retired (or stays down), its
+// closures run elsewhere, and none raises an error. Joins stop at
+// max_workers.
+TEST_F(CoordinatorProcessTest, CraftedJoinsNeitherEndTheJobNorGrowWithoutBound) {
+  CoordinatorOptions o = Options();
+  o.max_workers = 4;
+  StartCoordinator(std::move(o));
+  absl::StatusOr<PerWorkerValues> per_worker = coord_->CreatePerWorkerResource(read_);
+  ASSERT_TRUE(per_worker.ok()) << per_worker.status();
+  ASSERT_TRUE(coord_->RegisterJoiningWorker("worker", 7, ps_->address()).ok());
+  ASSERT_TRUE(coord_->RegisterJoiningWorker("worker", 8, workers_[0]->address()).ok());
+  absl::StatusOr<int> full = coord_->RegisterJoiningWorker("worker", 9, workers_[1]->address());
+  EXPECT_EQ(full.status().code(), absl::StatusCode::kResourceExhausted) << full.status();
+  EXPECT_THAT(full.status().message(), HasSubstr("the most it takes"));
+  std::vector<RemoteValue> values;
+  for (int i = 0; i < 100; ++i) {
+    absl::StatusOr<RemoteValue> v = coord_->Schedule(step_, {*per_worker});
+    ASSERT_TRUE(v.ok()) << v.status();
+    values.push_back(*v);
+  }
+  absl::Status joined = coord_->Join(absl::Seconds(120));
+  ASSERT_TRUE(joined.ok()) << joined;
+  for (const RemoteValue& v : values) EXPECT_TRUE(v.Fetch(absl::Seconds(1)).ok());
+}
+
 TEST_F(CoordinatorProcessTest, PerWorkerResourceIsRebuiltWhenItsWorkerReturns) {
   StartCoordinator(Options());
   // The "resource" here is a value read per worker; what matters is that it

@@ -112,10 +112,11 @@ class DistflowRunTest : public ::testing::Test {
     std::ofstream(graph_) << kGraph;
   }
 
-  // Runs `distflow <args>` (args are passed through the shell, so quote them).
-  Result Run(const std::string& args) {
+  // Runs `<prefix>distflow <args>` (args are passed through the shell, so
+  // quote them).
+  Result Run(const std::string& args, const std::string& prefix = "") {
     const std::string err_path = dir_ + "/cli_stderr.txt";
-    const std::string cmd = absl::StrCat(DISTFLOW_BINARY, " ", args, " 2>", err_path);
+    const std::string cmd = absl::StrCat(prefix, DISTFLOW_BINARY, " ", args, " 2>", err_path);
     Result r;
     FILE* p = popen(cmd.c_str(), "r");
     if (p == nullptr) return r;
@@ -392,6 +393,20 @@ TEST_F(DistflowRunTest, TimeoutEndsAStuckStep) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, StartsWith("error: DeadlineExceeded: "));
   EXPECT_THAT(r.err, HasSubstr("--timeout 0.2"));
+  EXPECT_TRUE(r.out.empty());
+}
+
+// A loop whose condition stays true for 2^31 iterations, run on the
+// calling thread: --timeout ends it in the iteration where the deadline
+// passes. `timeout 120` bounds the test should it not.
+TEST_F(DistflowRunTest, TimeoutEndsAnEndlessLoop) {
+  const std::string graph = std::string(DISTFLOW_SOURCE_DIR) + "/examples/graphs/while_loop.pbtxt";
+  Result r = Run(absl::StrCat("run ", graph, " --feed n=2147483647 --feed x=1 --fetch while/Exit",
+                              " --timeout 0.5"),
+                 "timeout 120 ");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, StartsWith("error: DeadlineExceeded: "));
+  EXPECT_THAT(r.err, HasSubstr("--timeout 0.5"));
   EXPECT_TRUE(r.out.empty());
 }
 

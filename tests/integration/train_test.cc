@@ -155,6 +155,22 @@ class TrainTest : public ::testing::Test {
     return data.string();
   }
 
+  // A ps and two workers on loopback, and the --cluster flag naming them.
+  struct PsAndTwoWorkers {
+    std::unique_ptr<distflow::ServerProcess> ps, w0, w1;
+    std::string cluster;
+  };
+  static PsAndTwoWorkers StartPsAndTwoWorkers() {
+    PsAndTwoWorkers s;
+    s.ps = distflow::ServerProcess::Start("ps=127.0.0.1:0", "ps", 0);
+    s.w0 = distflow::ServerProcess::Start("worker=127.0.0.1:0", "worker", 0);
+    s.w1 = distflow::ServerProcess::Start("worker=127.0.0.1:0,127.0.0.1:0", "worker", 1);
+    if (s.ps && s.w0 && s.w1) {
+      s.cluster = "ps=" + s.ps->address() + ";worker=" + s.w0->address() + "," + s.w1->address();
+    }
+    return s;
+  }
+
   std::filesystem::path dir_;
 };
 
@@ -339,6 +355,35 @@ TEST_F(TrainTest, ResumesFromItsCheckpointAtTheSavedEpoch) {
   EXPECT_EQ(j["steps"], 30);
 }
 
+// A lost "checkpoint" state file is no fresh start: the job resumes from the
+// newest checkpoint on disk and leaves every existing file as it was.
+TEST_F(TrainTest, LostCheckpointStateResumesFromTheNewestAndOverwritesNothing) {
+  const std::string ckpt = (dir_ / "ckpt").string();
+  const std::vector<std::string> common = {"--train-limit",    "640", "--test-limit", "500",
+                                           "--checkpoint-dir", ckpt,  "--output",     "json"};
+  std::vector<std::string> first = common;
+  first.insert(first.end(), {"--epochs", "3"});
+  Outcome a = RunTrain(first);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_TRUE(std::filesystem::remove(ckpt + "/checkpoint"));
+  std::map<std::string, std::string> before;
+  for (const auto& entry : std::filesystem::directory_iterator(ckpt)) {
+    before[entry.path().string()] = Slurp(entry.path().string());
+  }
+  EXPECT_EQ(before.size(), 6u);  // steps 10, 20 and 30: data and index each
+
+  std::vector<std::string> second = common;
+  second.insert(second.end(), {"--epochs", "4"});
+  Outcome b = RunTrain(second);
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_THAT(b.err, HasSubstr("resumed from " + ckpt + "/model.ckpt-30 after epoch 3"));
+  EXPECT_EQ(LastJson(b.out)["steps"], 40);
+  for (const auto& [path, bytes] : before) {
+    EXPECT_EQ(Slurp(path), bytes) << path << " changed";
+  }
+  EXPECT_TRUE(std::filesystem::exists(ckpt + "/model.ckpt-40.shard-0-of-1.index"));
+}
+
 TEST_F(TrainTest, BadDataIsAClearError) {
   Outcome missing = RunTrain({"--data-dir", (dir_ / "nowhere").string()});
   EXPECT_EQ(missing.exit_code, 1);
@@ -482,12 +527,10 @@ TEST_F(TrainTest, LargeWeightsAreSplitOverThePsTasks) {
 }
 
 TEST_F(TrainTest, RestartedPsResumesFromTheCheckpoint) {
-  auto ps = distflow::ServerProcess::Start("ps=127.0.0.1:0", "ps", 0);
-  auto w0 = distflow::ServerProcess::Start("worker=127.0.0.1:0", "worker", 0);
-  auto w1 = distflow::ServerProcess::Start("worker=127.0.0.1:0,127.0.0.1:0", "worker", 1);
-  ASSERT_TRUE(ps && w0 && w1);
-  const std::string cluster =
-      "ps=" + ps->address() + ";worker=" + w0->address() + "," + w1->address();
+  PsAndTwoWorkers servers = StartPsAndTwoWorkers();
+  ASSERT_TRUE(servers.ps && servers.w0 && servers.w1);
+  std::unique_ptr<distflow::ServerProcess>& ps = servers.ps;
+  const std::string& cluster = servers.cluster;
   const std::string ckpt = (dir_ / "ckpt").string();
   const std::vector<std::string> common = {"--cluster",   cluster, "--train-limit", "1280",
                                            "--test-limit", "1000",  "--checkpoint-dir", ckpt,
@@ -518,6 +561,24 @@ TEST_F(TrainTest, RestartedPsResumesFromTheCheckpoint) {
   const nlohmann::json j = LastJson(b.out);
   EXPECT_EQ(j["epochs"], 2);
   EXPECT_EQ(j["steps"], 40);
+}
+
+// Both workers dead and never back: the job ends at the worker wait with
+// Unavailable naming them, not after the hour Join allows an epoch.
+TEST_F(TrainTest, JobEndsAtTheWorkerWaitWhenNoWorkerIsUsable) {
+  PsAndTwoWorkers servers = StartPsAndTwoWorkers();
+  ASSERT_TRUE(servers.ps && servers.w0 && servers.w1);
+  const std::unique_ptr<distflow::ServerProcess>&w0 = servers.w0, &w1 = servers.w1;
+  w0->Kill(SIGKILL);
+  w1->Kill(SIGKILL);
+  Outcome o = RunTrain({"--cluster", servers.cluster, "--train-limit", "640", "--test-limit", "100",
+                        "--call-timeout", "1", "--worker-wait", "2"});
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_THAT(
+      o.err,
+      HasSubstr("error: Unavailable: no worker has been usable for the worker wait of 2s: "));
+  EXPECT_THAT(o.err, HasSubstr("/job:worker/replica:0/task:0 at " + w0->address()));
+  EXPECT_THAT(o.err, HasSubstr("/job:worker/replica:0/task:1 at " + w1->address()));
 }
 
 TEST_F(TrainTest, ClusterComesFromTfConfig) {

@@ -69,6 +69,9 @@ void AddTrainFlags(CLI::App* app, TrainFlags* flags) {
   app->add_option("--call-timeout", flags->call_timeout,
                   "seconds a worker may take to answer a call before it counts as lost")
       ->capture_default_str();
+  app->add_option("--worker-wait", flags->worker_wait,
+                  "seconds the job waits while no worker is usable before it fails naming them")
+      ->capture_default_str();
   app->add_option("--accept-workers", flags->accept_workers,
                   "listen on HOST:PORT for servers started with --join grpc://HOST:PORT, which "
                   "become workers of the running job (port 0: a free one)");
@@ -111,6 +114,9 @@ absl::Status CheckClusterFlags(const TrainFlags& f) {
   }
   if (!(f.call_timeout > 0) || f.call_timeout > 86400) {
     return errors::InvalidArgument("--call-timeout must be in (0, 86400] seconds");
+  }
+  if (!(f.worker_wait > 0) || f.worker_wait > 86400) {
+    return errors::InvalidArgument("--worker-wait must be in (0, 86400] seconds");
   }
   if (f.min_shard_bytes < 0) return errors::InvalidArgument("--min-shard-bytes must be >= 0");
   return absl::OkStatus();
@@ -198,6 +204,7 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
   o.train = flags.options;
   o.steps_per_execution = flags.steps_per_execution;
   o.call_timeout = absl::Seconds(flags.call_timeout);
+  o.worker_wait = absl::Seconds(flags.worker_wait);
   progress << "training on " << strategy.num_ps() << " ps and " << strategy.num_workers()
            << " workers, learning rate " << o.train.learning_rate;
   if (o.train.learning_rate_decay == "linear") progress << " falling linearly to 0";

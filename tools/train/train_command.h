@@ -41,6 +41,7 @@ struct TrainFlags {
   int64_t min_shard_bytes = 0;
   double kill_worker_every = 0;  // seconds; 0: never
   double call_timeout = 30;      // seconds
+  double worker_wait = 600;      // seconds
   std::string server_log;        // local servers' stderr; empty: discarded
   std::string accept_workers;    // host:port where servers may join; empty: none
   std::string logdir;            // TensorBoard event files go here; empty: none

@@ -235,18 +235,18 @@ absl::Status DirectSession::RunStep(const RunOptions& run_options, const Executa
     args.runner = runner_;
     // This thread only waits for the step: it runs the step's start.
     args.inline_start = true;
+    const int64_t timeout_ms = run_options.timeout_in_ms() > 0
+                                   ? run_options.timeout_in_ms()
+                                   : options_.config.operation_timeout_in_ms();
+    if (timeout_ms > 0) args.deadline = absl::Now() + absl::Milliseconds(timeout_ms);
     executable.executors->RunAsync(args, [done](const absl::Status& s) {
       done->status = s;
       done->notification.Notify();
     });
-    const int64_t timeout_ms = run_options.timeout_in_ms() > 0
-                                   ? run_options.timeout_in_ms()
-                                   : options_.config.operation_timeout_in_ms();
     absl::Status deadline;
     {
       StepWatchdog watchdog(absl::StrCat("step ", step_id), rendezvous.get());
-      if (timeout_ms > 0 &&
-          !done->notification.WaitForNotificationWithTimeout(absl::Milliseconds(timeout_ms))) {
+      if (timeout_ms > 0 && !done->notification.WaitForNotificationWithDeadline(args.deadline)) {
         // What the step waits for, taken before the abort releases it.
         deadline =
             errors::DeadlineExceeded("Step ", step_id, " timed out after ", timeout_ms, " ms, ",

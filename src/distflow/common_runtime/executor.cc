@@ -388,6 +388,7 @@ class Executor::StepState {
   // Whether this step times the kernels that may be expensive.
   const bool sample_costs_;
   const bool inline_start_;
+  const absl::Time deadline_;
   DoneCallback done_;
   FrameState root_frame_;
   // Live loop frame instances, by (parent instance, parent iteration, frame).
@@ -411,6 +412,7 @@ Executor::StepState::StepState(const Executor* exec, const Args& args, DoneCallb
       sample_costs_(
           exec->steps_started_.fetch_add(1, std::memory_order_relaxed) % kCostSampleSteps == 0),
       inline_start_(args.inline_start),
+      deadline_(args.deadline),
       done_(std::move(done)) {
   root_frame_.info = &exec->frames_[0];
   root_frame_.iterations.push_back(exec->TakeIterationState());
@@ -458,6 +460,16 @@ void Executor::StepState::Process(TaggedNodeSeq nodes, int64_t scheduled_micros)
     IterationState* iter = tagged.iter;
     if (ShouldStop()) {
       completed = NodeDone(absl::OkStatus(), &ready, &inline_ready);
+      continue;
+    }
+    // Every iteration of a loop passes a NextIteration: there an endless
+    // loop meets the step's deadline, whichever thread runs it.
+    if (item.loop_role == LoopRole::kNextIteration && deadline_ != absl::InfiniteFuture() &&
+        absl::Now() > deadline_) {
+      completed = NodeDone(
+          errors::DeadlineExceeded("Step ", step_id_, " passed its deadline in iteration ",
+                                   iter->iter, " of frame '", tagged.frame->info->name, "'"),
+          &ready, &inline_ready);
       continue;
     }
     if (tagged.is_dead && !item.is_transfer) {

@@ -57,6 +57,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "distflow/common_runtime/device.h"
 #include "distflow/framework/cancellation.h"
 #include "distflow/framework/op_kernel.h"
@@ -107,6 +108,10 @@ class Executor {
     // the calling thread before RunAsync returns, rather than handing them
     // to the runner: for a caller that would only wait for the step.
     bool inline_start = false;
+    // The step fails with DeadlineExceeded when a loop starts an iteration
+    // after this time: a caller whose thread runs an endless loop inline
+    // (inline_start) is never free to cancel it.
+    absl::Time deadline = absl::InfiniteFuture();
   };
   using DoneCallback = std::function<void(const absl::Status&)>;
 

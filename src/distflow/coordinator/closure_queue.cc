@@ -77,6 +77,11 @@ void ClosureQueue::MarkFailed(const Closure& closure, absl::Status error) {
   }
 }
 
+void ClosureQueue::Fail(absl::Status error) {
+  absl::MutexLock l(&mu_);
+  if (error_.ok()) error_ = std::move(error);
+}
+
 absl::Status ClosureQueue::Wait(absl::Duration timeout) {
   std::shared_ptr<CancellationManager> to_cancel;
   absl::Status s = DoWait(timeout, &to_cancel);

@@ -64,6 +64,10 @@ class ClosureQueue {
   // from an old generation is ignored.
   void MarkFailed(const Closure& closure, absl::Status error);
 
+  // An error of the whole job rather than of one closure (every worker
+  // lost): becomes the pending error unless one is pending already.
+  void Fail(absl::Status error);
+
   // Waits until no closure is queued or in flight, or an error is pending,
   // at most `timeout`. Raises a pending error as Put does. DeadlineExceeded
   // when the closures were not done in time (nothing is cancelled then).

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "distflow/coordinator/coordinator_worker.h"
 #include "distflow/coordinator/failure.h"
 #include "distflow/core/status.h"
@@ -32,18 +33,20 @@ absl::StatusOr<std::unique_ptr<ClusterCoordinator>> ClusterCoordinator::Create(
     return errors::InvalidArgument("the cluster has no '", options.ps_job,
                                    "' job; the coordinator needs parameter servers");
   }
-  if (options.max_queued_closures == 0 || options.max_attempts < 1 ||
-      options.call_timeout <= absl::ZeroDuration() ||
+  if (options.max_queued_closures == 0 || options.max_attempts < 1 || options.max_workers < 1 ||
+      options.call_timeout <= absl::ZeroDuration() || options.worker_wait <= absl::ZeroDuration() ||
       options.recovery_backoff_min <= absl::ZeroDuration() ||
       options.recovery_backoff_max < options.recovery_backoff_min) {
     return errors::InvalidArgument(
-        "coordinator options: max_queued_closures and max_attempts must be positive, "
-        "call_timeout and recovery_backoff_min positive, recovery_backoff_max >= the minimum");
+        "coordinator options: max_queued_closures, max_attempts and max_workers must be positive, "
+        "call_timeout, worker_wait and recovery_backoff_min positive, recovery_backoff_max >= the "
+        "minimum");
   }
   std::unique_ptr<ClusterCoordinator> coord(new ClusterCoordinator(std::move(options)));
   absl::MutexLock l(&coord->mu_);
   for (const auto& [task, address] : workers->tasks()) {
-    auto w = std::make_shared<CoordinatorWorker>(coord.get(), task, address);
+    auto w =
+        std::make_shared<CoordinatorWorker>(coord.get(), task, address, WorkerOrigin::kCluster);
     w->Start();
     coord->workers_.push_back(std::move(w));
   }
@@ -206,7 +209,12 @@ absl::StatusOr<PerWorkerValues> ClusterCoordinator::CreatePerWorkerResource(Func
 }
 
 absl::Status ClusterCoordinator::AddWorker(int task_index, const std::string& address) {
-  auto w = std::make_shared<CoordinatorWorker>(this, task_index, address);
+  return AddWorker(task_index, address, WorkerOrigin::kCluster);
+}
+
+absl::Status ClusterCoordinator::AddWorker(int task_index, const std::string& address,
+                                           WorkerOrigin origin) {
+  auto w = std::make_shared<CoordinatorWorker>(this, task_index, address, origin);
   {
     absl::MutexLock l(&mu_);
     for (const auto& existing : workers_) {
@@ -214,6 +222,11 @@ absl::Status ClusterCoordinator::AddWorker(int task_index, const std::string& ad
         return errors::AlreadyExists("the coordinator already has worker task ", task_index, " at ",
                                      existing->address());
       }
+    }
+    if (static_cast<int>(workers_.size()) >= options_.max_workers) {
+      return errors::ResourceExhausted("the coordinator has ", workers_.size(),
+                                       " workers, the most it takes; worker task ", task_index,
+                                       " at ", address, " is refused");
     }
     workers_.push_back(w);
   }
@@ -229,7 +242,7 @@ absl::StatusOr<int> ClusterCoordinator::RegisterJoiningWorker(const std::string&
                                    "' job can join the coordinator, not /job:", job, "/task:",
                                    task_index);
   }
-  DF_RETURN_IF_ERROR(AddWorker(task_index, address));
+  DF_RETURN_IF_ERROR(AddWorker(task_index, address, WorkerOrigin::kJoined));
   return num_workers();
 }
 
@@ -257,6 +270,27 @@ bool ClusterCoordinator::ReportPsFailure(int ps_task) {
   if (ps_task < 0) return false;
   if (static_cast<size_t>(ps_task) >= ps_failures_.size()) ps_failures_.resize(ps_task + 1, 0);
   return ++ps_failures_[ps_task] > ps_failure_threshold_;
+}
+
+void ClusterCoordinator::FailIfEveryWorkerLost() {
+  std::vector<std::shared_ptr<CoordinatorWorker>> workers;
+  {
+    absl::MutexLock l(&mu_);
+    workers = workers_;
+  }
+  absl::Time last_lost = absl::InfinitePast();
+  std::vector<std::string> lost;
+  for (const auto& w : workers) {
+    if (w->up()) return;
+    const CoordinatorWorker::Down down = w->down();
+    last_lost = std::max(last_lost, down.since);
+    lost.push_back(absl::StrCat("/job:", options_.worker_job, "/replica:0/task:", w->task(), " at ",
+                                w->address(), " (", down.why.message().substr(0, 200), ")"));
+  }
+  if (lost.empty() || absl::Now() - last_lost < options_.worker_wait) return;
+  queue_.Fail(errors::Unavailable("no worker has been usable for the worker wait of ",
+                                  absl::FormatDuration(options_.worker_wait), ": ",
+                                  absl::StrJoin(lost, "; ")));
 }
 
 ClusterDef ClusterCoordinator::ClusterFor(int task_index, const std::string& address) const {

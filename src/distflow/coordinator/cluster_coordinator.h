@@ -47,6 +47,7 @@
 namespace distflow {
 
 class CoordinatorWorker;
+enum class WorkerOrigin;
 
 struct CoordinatorOptions {
   // The whole cluster: a "ps" job and a "worker" job (job names below).
@@ -66,6 +67,12 @@ struct CoordinatorOptions {
   absl::Duration recovery_backoff_max = absl::Seconds(2);
   // A closure that failed with its worker this many times fails for good.
   int max_attempts = 20;
+  // The worker wait: once no worker has been usable for this long, the job
+  // fails with Unavailable naming every worker (raised by Schedule, Join or
+  // Done as a closure's error is), rather than waiting for them forever.
+  absl::Duration worker_wait = absl::Minutes(10);
+  // AddWorker refuses a worker beyond this many (each has a thread).
+  int max_workers = 256;
   // Transient ps failures ignored per ps task; -1 reads
   // TF_COORDINATOR_IGNORE_TRANSIENT_PS_FAILURES (default 3).
   int transient_ps_failures = -1;
@@ -167,11 +174,12 @@ class ClusterCoordinator {
 
   // Adds the worker task `task_index` of the worker job at `address` (its
   // server's own task), which starts taking closures. AlreadyExists when the
-  // task is there.
+  // task is there, ResourceExhausted when max_workers are.
   absl::Status AddWorker(int task_index, const std::string& address);
   // A server that asked to join (`distflow server --join`): AddWorker for a
   // task of the worker job, then the number of workers. InvalidArgument
-  // for another job, AddWorker's errors otherwise.
+  // for another job, AddWorker's errors otherwise. Such a worker ends no
+  // job: an error of its own retires it (see CoordinatorWorker).
   absl::StatusOr<int> RegisterJoiningWorker(const std::string& job, int task_index,
                                             const std::string& address);
   // Stops giving closures to the worker; its closure in flight, if any,
@@ -195,6 +203,7 @@ class ClusterCoordinator {
   };
 
   explicit ClusterCoordinator(CoordinatorOptions options);
+  absl::Status AddWorker(int task_index, const std::string& address, WorkerOrigin origin);
 
   // Runs a closure's function on `worker_index`; its failures are handled
   // by the worker's thread.
@@ -206,6 +215,9 @@ class ClusterCoordinator {
   std::vector<std::shared_ptr<PerWorkerResource>> resources() const;
   // A ps failure report; true iff the threshold for that task is passed.
   bool ReportPsFailure(int ps_task);
+  // Called by a worker thread whose worker is still down: fails the queue
+  // when no worker has been up for the worker wait.
+  void FailIfEveryWorkerLost();
   // The cluster a worker's session sees: the ps job and the worker job with
   // that worker at `task_index`.
   ClusterDef ClusterFor(int task_index, const std::string& address) const;

@@ -21,8 +21,18 @@ int64_t ToMillis(absl::Duration d) { return std::max<int64_t>(1, absl::ToInt64Mi
 
 }  // namespace
 
-CoordinatorWorker::CoordinatorWorker(ClusterCoordinator* coordinator, int task, std::string address)
-    : coordinator_(coordinator), task_(task), address_(std::move(address)) {}
+CoordinatorWorker::CoordinatorWorker(ClusterCoordinator* coordinator, int task, std::string address,
+                                     WorkerOrigin origin)
+    : coordinator_(coordinator),
+      task_(task),
+      address_(std::move(address)),
+      origin_(origin),
+      down_{absl::Now(), errors::Unavailable("not reached yet")} {}
+
+CoordinatorWorker::Down CoordinatorWorker::down() const {
+  absl::MutexLock l(&mu_);
+  return down_;
+}
 
 CoordinatorWorker::~CoordinatorWorker() { Stop(); }
 
@@ -42,10 +52,15 @@ bool CoordinatorWorker::SleepFor(absl::Duration d) {
 void CoordinatorWorker::Loop() {
   const CoordinatorOptions& opts = coordinator_->options_;
   absl::Duration backoff = opts.recovery_backoff_min;
-  while (!stop_.HasBeenNotified()) {
+  while (!stop_.HasBeenNotified() && !retired_) {
     if (!up()) {
       absl::Status s = Recover();
       if (!s.ok()) {
+        {
+          absl::MutexLock l(&mu_);
+          down_.why = s;
+        }
+        coordinator_->FailIfEveryWorkerLost();
         if (backoff == opts.recovery_backoff_min) {
           internal::LogLine('W', absl::StrCat("coordinator: worker task ", task_, " at ", address_,
                                               " is not usable yet: ", s.ToString()));
@@ -55,6 +70,12 @@ void CoordinatorWorker::Loop() {
         continue;
       }
       backoff = opts.recovery_backoff_min;
+      {
+        // Until MarkDown dates the next loss, a reader that sees the worker
+        // down already takes it as just lost.
+        absl::MutexLock l(&mu_);
+        down_.since = absl::InfiniteFuture();
+      }
       up_.store(true, std::memory_order_release);
     }
     std::shared_ptr<Closure> closure = coordinator_->queue_.Get(kQueuePoll);
@@ -66,6 +87,12 @@ void CoordinatorWorker::Process(std::shared_ptr<Closure> closure) {
   ClusterCoordinator& coord = *coordinator_;
   absl::StatusOr<std::vector<Tensor>> result = closure->Execute(task_);
   const Failure failure = ClassifyFailure(result.status(), coord.options_.ps_job);
+  if (failure.kind == FailureKind::kFunction && origin_ == WorkerOrigin::kJoined) {
+    coord.retried_.fetch_add(1, std::memory_order_relaxed);
+    coord.queue_.PutBack(std::move(closure));
+    Retire(result.status());
+    return;
+  }
   switch (failure.kind) {
     case FailureKind::kNone:
       closure->output().SetReady(*std::move(result));
@@ -103,6 +130,18 @@ void CoordinatorWorker::Process(std::shared_ptr<Closure> closure) {
   if (failure.kind == FailureKind::kWorker) MarkDown(result.status());
 }
 
+void CoordinatorWorker::Retire(const absl::Status& why) {
+  retired_ = true;
+  up_.store(false, std::memory_order_release);
+  internal::LogLine('W', absl::StrCat("coordinator: worker task ", task_, " at ", address_,
+                                      ", which joined, failed where its function should not: ",
+                                      why.ToString(), "; it takes no more closures"));
+  absl::MutexLock l(&mu_);
+  down_ = Down{absl::Now(), why};
+  session_.reset();
+  functions_in_session_ = 0;
+}
+
 void CoordinatorWorker::MarkDown(const absl::Status& why) {
   // Once per failure, whichever of the thread and a chief's call saw it.
   if (!up_.exchange(false, std::memory_order_acq_rel)) return;
@@ -112,6 +151,7 @@ void CoordinatorWorker::MarkDown(const absl::Status& why) {
   failures_.fetch_add(1, std::memory_order_relaxed);
   for (const auto& resource : coordinator_->resources()) resource->values.Get(task_).SetAborted();
   absl::MutexLock l(&mu_);
+  down_ = Down{absl::Now(), why};
   last_error_ = why.ToString();
   last_error_micros_ = NowMicros();
   session_.reset();
@@ -192,6 +232,10 @@ absl::Status CoordinatorWorker::Recover() {
     if (!built.ok()) {
       if (ClassifyFailure(built.status(), coordinator_->options_.ps_job).kind ==
           FailureKind::kFunction) {
+        if (origin_ == WorkerOrigin::kJoined) {
+          Retire(built.status());
+          return built.status();
+        }
         value.SetError(built.status());
         continue;
       }

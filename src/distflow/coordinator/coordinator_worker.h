@@ -10,6 +10,13 @@
 // takes closures again. Every call carries the coordinator's call deadline,
 // so a frozen worker is a failed worker, not a hang.
 //
+// A worker that joined while the coordinator ran (RegisterJoiningWorker,
+// on a port a stranger may reach) is trusted with no error that ends the
+// job: where a worker of the cluster would report the function's error
+// (its closure, or building a per-worker resource), a joined worker is
+// retired instead — it takes no more closures and its closure runs
+// elsewhere.
+//
 // Thread-safe; Run may be called from any thread.
 #ifndef DISTFLOW_COORDINATOR_COORDINATOR_WORKER_H_
 #define DISTFLOW_COORDINATOR_COORDINATOR_WORKER_H_
@@ -24,6 +31,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "distflow/common_runtime/session.h"
 #include "distflow/coordinator/closure.h"
 #include "distflow/coordinator/cluster_coordinator.h"
@@ -33,9 +41,12 @@ namespace distflow {
 
 class ClusterCoordinator;
 
+enum class WorkerOrigin { kCluster, kJoined };
+
 class CoordinatorWorker {
  public:
-  CoordinatorWorker(ClusterCoordinator* coordinator, int task, std::string address);
+  CoordinatorWorker(ClusterCoordinator* coordinator, int task, std::string address,
+                    WorkerOrigin origin);
   // Stops and joins the thread.
   ~CoordinatorWorker();
   CoordinatorWorker(const CoordinatorWorker&) = delete;
@@ -50,6 +61,14 @@ class CoordinatorWorker {
   const std::string& address() const { return address_; }
   bool up() const { return up_.load(std::memory_order_acquire); }
   CoordinatorWorkerState state() const;
+  // While !up(): since when the worker has been down (its creation when it
+  // was never up; InfiniteFuture while MarkDown is under way) and the latest
+  // reason.
+  struct Down {
+    absl::Time since;
+    absl::Status why;
+  };
+  Down down() const;
 
   // Runs function `fn` with `args` on this worker through its session.
   absl::StatusOr<std::vector<Tensor>> Run(int fn, const std::vector<Tensor>& args);
@@ -68,11 +87,16 @@ class CoordinatorWorker {
   absl::StatusOr<std::shared_ptr<Session>> SessionWithFunctions();
   // Sleeps `d` or until Stop; false when stopping.
   bool SleepFor(absl::Duration d);
+  // Takes a joined worker out of service for good after `why`.
+  void Retire(const absl::Status& why);
 
   ClusterCoordinator* const coordinator_;
   const int task_;
   const std::string address_;
+  const WorkerOrigin origin_;
   std::atomic<bool> up_{false};
+  // Only the thread touches it.
+  bool retired_ = false;
   // Whether the worker was ever up; only the thread touches it.
   bool ever_up_ = false;
   absl::Notification stop_;
@@ -82,6 +106,7 @@ class CoordinatorWorker {
   std::atomic<int64_t> failures_{0};
 
   mutable absl::Mutex mu_;
+  Down down_ ABSL_GUARDED_BY(mu_);
   std::string last_error_ ABSL_GUARDED_BY(mu_);
   int64_t last_error_micros_ ABSL_GUARDED_BY(mu_) = 0;
   std::shared_ptr<Session> session_ ABSL_GUARDED_BY(mu_);

@@ -1,6 +1,7 @@
 #include "distflow/core/env.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -74,6 +75,22 @@ absl::Status WriteStringToFileAtomic(const std::string& path, absl::string_view 
     return s;
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> RaiseOpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    return absl::ErrnoToStatus(errno, "getrlimit(RLIMIT_NOFILE)");
+  }
+  if (limit.rlim_cur < limit.rlim_max) {
+    const rlim_t before = limit.rlim_cur;
+    limit.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+      return absl::ErrnoToStatus(errno, "setrlimit(RLIMIT_NOFILE)");
+    }
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return static_cast<uint64_t>(before);
+  }
+  return static_cast<uint64_t>(limit.rlim_cur);
 }
 
 }  // namespace distflow

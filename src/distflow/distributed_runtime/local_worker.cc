@@ -155,12 +155,13 @@ void LocalWorker::RecvTensorAsync(int64_t step_id, const std::string& rendezvous
   RecvTensorRequest req;
   req.set_step_id(step_id);
   req.set_rendezvous_key(rendezvous_key);
-  worker_->RecvTensorAsync(req, [call](const absl::Status& s, const Tensor& value, bool dead) {
-    call->Finish(s, [&] {
-      *call->tensor = value;
-      *call->is_dead = dead;
-    });
-  });
+  worker_->RecvTensorAsync(/*call_cm=*/nullptr, req,
+                           [call](const absl::Status& s, const Tensor& value, bool dead) {
+                             call->Finish(s, [&] {
+                               *call->tensor = value;
+                               *call->is_dead = dead;
+                             });
+                           });
 }
 
 }  // namespace distflow

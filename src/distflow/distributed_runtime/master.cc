@@ -38,6 +38,12 @@ absl::StatusOr<std::unique_ptr<DeviceSet>> Master::DiscoverDevices(WorkerCache* 
         opts[i].set_timeout_ms(timeout_ms);
         (*worker)->GetStatusAsync(&reqs[i], &resps[i], &opts[i], std::move(done));
       });
+  return DevicesFromReplies(tasks, statuses, resps);
+}
+
+absl::StatusOr<std::unique_ptr<DeviceSet>> Master::DevicesFromReplies(
+    const std::vector<std::string>& tasks, const std::vector<absl::Status>& statuses,
+    const std::vector<GetStatusResponse>& resps) {
   auto devices = std::make_unique<DeviceSet>();
   for (size_t i = 0; i < tasks.size(); ++i) {
     if (!statuses[i].ok()) {
@@ -52,36 +58,44 @@ absl::StatusOr<std::unique_ptr<DeviceSet>> Master::DiscoverDevices(WorkerCache* 
   return devices;
 }
 
-absl::Status Master::CreateWorkerSessions(WorkerCache* cache, const std::string& handle,
-                                          int64_t timeout_ms) {
-  const std::vector<std::string> tasks = cache->ListWorkers();
-  std::vector<CreateWorkerSessionRequest> reqs(tasks.size());
-  std::vector<CreateWorkerSessionResponse> resps(tasks.size());
-  std::vector<CallOptions> opts(tasks.size());
-  const std::vector<absl::Status> statuses =
-      CallAllAndWait(tasks.size(), [&](size_t i, StatusCallback done) {
-        absl::StatusOr<WorkerInterface*> worker = cache->GetWorker(tasks[i]);
-        if (!worker.ok()) return done(worker.status());
-        ParsedDeviceName p;
-        device_name::Parse(tasks[i], &p);
-        reqs[i].set_session_handle(handle);
-        if (cache != worker_cache_.get()) {
-          *reqs[i].mutable_server_def()->mutable_cluster() = cache->cluster().def();
-          reqs[i].mutable_server_def()->set_job_name(p.job);
-          reqs[i].mutable_server_def()->set_task_index(p.task);
-        }
-        reqs[i].set_master_task(task_name_);
-        opts[i].set_timeout_ms(timeout_ms);
-        (*worker)->CreateWorkerSessionAsync(&reqs[i], &resps[i], &opts[i], std::move(done));
-      });
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    if (!statuses[i].ok()) {
-      return errors::Unavailable("cannot create a session on task ", tasks[i], ": ",
-                                 statuses[i].message());
-    }
+CreateWorkerSessionRequest Master::WorkerSessionRequest(const WorkerCache& cache,
+                                                        const std::string& task,
+                                                        const std::string& handle) const {
+  CreateWorkerSessionRequest req;
+  ParsedDeviceName p;
+  device_name::Parse(task, &p);
+  req.set_session_handle(handle);
+  if (&cache != worker_cache_.get()) {
+    *req.mutable_server_def()->mutable_cluster() = cache.cluster().def();
+    req.mutable_server_def()->set_job_name(p.job);
+    req.mutable_server_def()->set_task_index(p.task);
   }
-  return absl::OkStatus();
+  req.set_master_task(task_name_);
+  return req;
 }
+
+// One CreateSession between its request and its reply. The calls to the
+// tasks report to callbacks that start the next phase, so no thread waits
+// for a task; `opts` holds one CallOptions per task and phase, all
+// cancelled when the caller goes away.
+struct Master::SessionSetup {
+  const CreateSessionRequest* req = nullptr;
+  CreateSessionResponse* resp = nullptr;
+  Done done;
+  ConfigProto config;
+  int64_t timeout_ms = 0;
+  std::shared_ptr<WorkerCache> cache;
+  std::vector<std::string> tasks;
+  std::vector<GetStatusRequest> status_reqs;
+  std::vector<GetStatusResponse> status_resps;
+  std::vector<CreateWorkerSessionRequest> session_reqs;
+  std::vector<CreateWorkerSessionResponse> session_resps;
+  std::unique_ptr<CallOptions[]> opts;  // 2 * tasks.size()
+  std::unique_ptr<DeviceSet> devices;
+  std::string handle;
+  CancellationManager* call_cm = nullptr;
+  CancellationToken token = 0;
+};
 
 absl::StatusOr<std::shared_ptr<MasterSession>> Master::FindSession(const std::string& handle) {
   absl::MutexLock lock(&mu_);
@@ -95,47 +109,108 @@ absl::StatusOr<std::shared_ptr<MasterSession>> Master::FindSession(const std::st
 }
 
 void Master::CreateSession(const CreateSessionRequest* req, CreateSessionResponse* resp,
-                           Done done) {
-  pool_.Schedule([this, req, resp, done = std::move(done)] {
-    ConfigProto config = default_config_;
-    config.MergeFrom(req->config());
-    const int64_t timeout =
-        config.operation_timeout_in_ms() > 0 ? config.operation_timeout_in_ms() : 10000;
-    std::shared_ptr<WorkerCache> cache = worker_cache_;
-    if (config.cluster_def().job_size() > 0) {
-      absl::StatusOr<ClusterSpec> cluster = ClusterSpec::FromClusterDef(config.cluster_def());
-      if (!cluster.ok()) {
-        done(cluster.status());
-        return;
-      }
-      cache = cache_factory_(std::move(*cluster));
-    }
-    absl::StatusOr<std::unique_ptr<DeviceSet>> devices = DiscoverDevices(cache.get(), timeout);
-    if (!devices.ok()) {
-      done(devices.status());
+                           CancellationManager* call_cm, Done done) {
+  auto setup = std::make_shared<SessionSetup>();
+  setup->req = req;
+  setup->resp = resp;
+  setup->done = std::move(done);
+  setup->config = default_config_;
+  setup->config.MergeFrom(req->config());
+  const int64_t asked = setup->config.operation_timeout_in_ms();
+  setup->timeout_ms = asked > 0 ? std::min(asked, kMaxSetupCallMs) : 10000;
+  setup->cache = worker_cache_;
+  if (setup->config.cluster_def().job_size() > 0) {
+    absl::StatusOr<ClusterSpec> cluster = ClusterSpec::FromClusterDef(setup->config.cluster_def());
+    if (!cluster.ok()) {
+      setup->done(cluster.status());
       return;
     }
-    const std::string handle = absl::StrCat("session_", absl::Hex(random::New64()));
-    absl::Status created = CreateWorkerSessions(cache.get(), handle, timeout);
-    if (!created.ok()) {
-      done(created);
+    setup->cache = cache_factory_(std::move(*cluster));
+  }
+  setup->tasks = setup->cache->ListWorkers();
+  const size_t n = setup->tasks.size();
+  setup->status_reqs.resize(n);
+  setup->status_resps.resize(n);
+  setup->opts = std::make_unique<CallOptions[]>(2 * n);
+  for (size_t i = 0; i < 2 * n; ++i) setup->opts[i].set_timeout_ms(setup->timeout_ms);
+  if (call_cm != nullptr) {
+    setup->call_cm = call_cm;
+    setup->token = call_cm->get_cancellation_token();
+    // The callback keeps the setup alive: it may run while the last reply
+    // finishes the setup.
+    if (!call_cm->RegisterCallback(setup->token, [setup] {
+          for (size_t i = 0; i < 2 * setup->tasks.size(); ++i) setup->opts[i].StartCancel();
+        })) {
+      setup->call_cm = nullptr;
+      setup->done(errors::Cancelled("CreateSession was cancelled by its caller"));
       return;
     }
-    auto session =
-        std::make_shared<MasterSession>(handle, config, std::move(*devices), cache, &pool_);
-    absl::Status s = session->Create(req->graph_def());
-    if (!s.ok()) {
-      done(s);
-      return;
-    }
-    {
-      absl::MutexLock lock(&mu_);
-      sessions_[handle] = session;
-    }
-    resp->set_session_handle(handle);
-    resp->set_graph_version(0);
-    done(absl::OkStatus());
-  });
+  }
+  CallAll(
+      n,
+      [&setup](size_t i, StatusCallback done) {
+        absl::StatusOr<WorkerInterface*> worker = setup->cache->GetWorker(setup->tasks[i]);
+        if (!worker.ok()) return done(worker.status());
+        (*worker)->GetStatusAsync(&setup->status_reqs[i], &setup->status_resps[i], &setup->opts[i],
+                                  std::move(done));
+      },
+      [this, setup](std::vector<absl::Status> statuses) {
+        absl::StatusOr<std::unique_ptr<DeviceSet>> devices =
+            DevicesFromReplies(setup->tasks, statuses, setup->status_resps);
+        if (!devices.ok()) {
+          FinishSetup(setup, devices.status());
+          return;
+        }
+        setup->devices = *std::move(devices);
+        CreateWorkerSessionsForSetup(setup);
+      });
+}
+
+void Master::CreateWorkerSessionsForSetup(std::shared_ptr<SessionSetup> setup) {
+  setup->handle = absl::StrCat("session_", absl::Hex(random::New64()));
+  const size_t n = setup->tasks.size();
+  setup->session_resps.resize(n);
+  for (const std::string& task : setup->tasks) {
+    setup->session_reqs.push_back(WorkerSessionRequest(*setup->cache, task, setup->handle));
+  }
+  CallAll(
+      n,
+      [&setup, n](size_t i, StatusCallback done) {
+        absl::StatusOr<WorkerInterface*> worker = setup->cache->GetWorker(setup->tasks[i]);
+        if (!worker.ok()) return done(worker.status());
+        (*worker)->CreateWorkerSessionAsync(&setup->session_reqs[i], &setup->session_resps[i],
+                                            &setup->opts[n + i], std::move(done));
+      },
+      [this, setup](std::vector<absl::Status> statuses) {
+        for (size_t i = 0; i < statuses.size(); ++i) {
+          if (!statuses[i].ok()) {
+            FinishSetup(setup, errors::Unavailable("cannot create a session on task ",
+                                                   setup->tasks[i], ": ", statuses[i].message()));
+            return;
+          }
+        }
+        // Building the session's graph may take a while: not on a
+        // transport's thread.
+        pool_.Schedule([this, setup] {
+          auto session = std::make_shared<MasterSession>(
+              setup->handle, setup->config, std::move(setup->devices), setup->cache, &pool_);
+          absl::Status s = session->Create(setup->req->graph_def());
+          if (s.ok()) {
+            absl::MutexLock lock(&mu_);
+            sessions_[setup->handle] = session;
+          }
+          FinishSetup(setup, s);
+        });
+      });
+}
+
+void Master::FinishSetup(std::shared_ptr<SessionSetup> setup, absl::Status status) {
+  if (setup->call_cm != nullptr) setup->call_cm->DeregisterCallback(setup->token);
+  if (status.ok()) {
+    setup->resp->set_session_handle(setup->handle);
+    setup->resp->set_graph_version(0);
+  }
+  setup->done(status);
 }
 
 void Master::CallOnPool(const std::string& handle, Done done,

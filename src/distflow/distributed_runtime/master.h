@@ -1,9 +1,10 @@
 // The master service's logic: creates sessions (discovering the devices of
 // every task of the cluster, each with its incarnation), routes requests to
-// them and closes them. Calls that block (creating and closing sessions,
-// building and registering client graphs) run on the master's own pool so
-// transport threads never block; a step holds no thread at all while its
-// workers run (the reply comes from the last worker's callback).
+// them and closes them. Calls that block (closing sessions, building and
+// registering client graphs) run on the master's own pool so transport
+// threads never block; a step holds no thread at all while its workers run
+// (the reply comes from the last worker's callback), and neither does a
+// session being created while it waits for the tasks to answer.
 // Thread-safe.
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_MASTER_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_MASTER_H_
@@ -36,7 +37,13 @@ class Master {
 
   using Done = std::function<void(const absl::Status&)>;
 
-  void CreateSession(const CreateSessionRequest* req, CreateSessionResponse* resp, Done done);
+  // The calls to the tasks that set a session up wait at most the config's
+  // operation_timeout_in_ms, and never more than kMaxSetupCallMs whatever
+  // the client asks; cancelling `call_cm` (may be null: the caller went
+  // away) cancels them.
+  static constexpr int64_t kMaxSetupCallMs = 60 * 1000;
+  void CreateSession(const CreateSessionRequest* req, CreateSessionResponse* resp,
+                     CancellationManager* call_cm, Done done);
   void ExtendSession(const ExtendSessionRequest* req, ExtendSessionResponse* resp, Done done);
   // `call_cm` (may be null) is cancelled when the caller gives up; the
   // step is then cancelled.
@@ -52,13 +59,24 @@ class Master {
   void PartialRunSetup(const PartialRunSetupRequest* req, PartialRunSetupResponse* resp, Done done);
 
  private:
+  struct SessionSetup;
   // Asks every task for its devices; Unavailable naming a task that does
   // not answer within the timeout.
   absl::StatusOr<std::unique_ptr<DeviceSet>> DiscoverDevices(WorkerCache* cache,
                                                              int64_t timeout_ms);
-  // Tells every task of `cache`'s cluster about a new session.
-  absl::Status CreateWorkerSessions(WorkerCache* cache, const std::string& handle,
-                                    int64_t timeout_ms);
+  // The devices the tasks' GetStatus replies list, or Unavailable naming a
+  // task whose call failed.
+  absl::StatusOr<std::unique_ptr<DeviceSet>> DevicesFromReplies(
+      const std::vector<std::string>& tasks, const std::vector<absl::Status>& statuses,
+      const std::vector<GetStatusResponse>& resps);
+  // The CreateWorkerSession request that tells `task` of `cache`'s cluster
+  // about session `handle`.
+  CreateWorkerSessionRequest WorkerSessionRequest(const WorkerCache& cache, const std::string& task,
+                                                  const std::string& handle) const;
+  // The phases of CreateSession after the tasks' devices are known: tell
+  // every task about the session, then build it on the pool.
+  void CreateWorkerSessionsForSetup(std::shared_ptr<SessionSetup> setup);
+  void FinishSetup(std::shared_ptr<SessionSetup> setup, absl::Status status);
   absl::StatusOr<std::shared_ptr<MasterSession>> FindSession(const std::string& handle);
   // Runs `call(session)`, which blocks, on the pool, and `done` with its
   // status.

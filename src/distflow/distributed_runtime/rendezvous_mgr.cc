@@ -1,5 +1,6 @@
 #include "distflow/distributed_runtime/rendezvous_mgr.h"
 
+#include "absl/cleanup/cleanup.h"
 #include "distflow/core/logging.h"
 #include "distflow/core/status.h"
 
@@ -58,8 +59,8 @@ void RemoteRendezvous::RecvAsync(const ParsedKey& key, const Args& args, DoneCal
   RecvFromRemote(key, args, std::move(done));
 }
 
-void RemoteRendezvous::RecvLocalAsync(const ParsedKey& key, DoneCallback done) {
-  local_.RecvAsync(key, Args(), std::move(done));
+void RemoteRendezvous::RecvLocalAsync(const ParsedKey& key, const Args& args, DoneCallback done) {
+  local_.RecvAsync(key, args, std::move(done));
 }
 
 void RemoteRendezvous::RecvFromRemote(const ParsedKey& key, const Args& args, DoneCallback done) {
@@ -160,9 +161,71 @@ RendezvousMgr::~RendezvousMgr() { CleanupAll(); }
 
 RefPtr<RemoteRendezvous> RendezvousMgr::Find(int64_t step_id) {
   absl::MutexLock lock(&mu_);
+  unclaimed_.erase(step_id);
   auto& slot = table_[step_id];
   if (slot == nullptr) slot.reset(new RemoteRendezvous(task_name_, step_id));
   return slot;
+}
+
+absl::StatusOr<RefPtr<RemoteRendezvous>> RendezvousMgr::FindForReceive(int64_t step_id) {
+  std::vector<RefPtr<RemoteRendezvous>> expired;
+  absl::Cleanup abort_expired = [&expired] {
+    for (const auto& r : expired) {
+      r->StartAbort(errors::DeadlineExceeded("step ", r->step_id(), " was not run within ",
+                                             absl::FormatDuration(kUnclaimedStepLifetime),
+                                             " of a receive asking for it"));
+    }
+  };
+  absl::MutexLock lock(&mu_);
+  auto it = table_.find(step_id);
+  if (it != table_.end()) {
+    if (auto u = unclaimed_.find(step_id); u != unclaimed_.end()) ++u->second.receives;
+    return it->second;
+  }
+  expired = TakeExpiredLocked();
+  if (unclaimed_.size() >= kMaxUnclaimedSteps) {
+    return errors::ResourceExhausted("task ", task_name_, " holds receives for ", unclaimed_.size(),
+                                     " steps it was never asked to run, the most it keeps; a "
+                                     "receive for step ",
+                                     step_id, " is refused");
+  }
+  RefPtr<RemoteRendezvous>& slot = table_[step_id];
+  slot.reset(new RemoteRendezvous(task_name_, step_id));
+  unclaimed_[step_id] = Unclaimed{absl::Now(), 1};
+  return slot;
+}
+
+void RendezvousMgr::EndReceive(int64_t step_id) {
+  RefPtr<RemoteRendezvous> dropped;
+  {
+    absl::MutexLock lock(&mu_);
+    auto u = unclaimed_.find(step_id);
+    if (u == unclaimed_.end() || --u->second.receives > 0) return;
+    unclaimed_.erase(u);
+    auto it = table_.find(step_id);
+    if (it == table_.end()) return;
+    dropped = std::move(it->second);
+    table_.erase(it);
+  }
+  dropped->StartAbort(errors::Cancelled("step ", step_id, " was never run here"));
+}
+
+std::vector<RefPtr<RemoteRendezvous>> RendezvousMgr::TakeExpiredLocked() {
+  std::vector<RefPtr<RemoteRendezvous>> expired;
+  const absl::Time oldest = absl::Now() - kUnclaimedStepLifetime;
+  for (auto u = unclaimed_.begin(); u != unclaimed_.end();) {
+    if (u->second.created >= oldest) {
+      ++u;
+      continue;
+    }
+    auto it = table_.find(u->first);
+    if (it != table_.end()) {
+      expired.push_back(std::move(it->second));
+      table_.erase(it);
+    }
+    unclaimed_.erase(u++);
+  }
+  return expired;
 }
 
 void RendezvousMgr::Cleanup(int64_t step_id) {
@@ -173,6 +236,7 @@ void RendezvousMgr::Cleanup(int64_t step_id) {
     if (it == table_.end()) return;
     r = std::move(it->second);
     table_.erase(it);
+    unclaimed_.erase(step_id);
   }
   r->StartAbort(errors::Cancelled("step ", step_id, " was cleaned up"));
 }
@@ -187,6 +251,7 @@ void RendezvousMgr::CleanupAll() {
   {
     absl::MutexLock lock(&mu_);
     table.swap(table_);
+    unclaimed_.clear();
   }
   for (auto& [id, r] : table) r->StartAbort(errors::Cancelled("step ", id, " was cleaned up"));
 }

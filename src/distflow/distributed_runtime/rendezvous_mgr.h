@@ -3,6 +3,14 @@
 // peer's RecvTensor that arrives first — and dropped by Cleanup(step_id),
 // which the master sends when the step is over (success or failure).
 //
+// A step only receives have asked for is "unclaimed" until its RunGraph
+// (Find) comes: the master may never run it (a stranger's step id), so it
+// must not hold memory until a Cleanup that never comes. Such a step is
+// dropped when its last waiting receive ends (the caller's deadline or
+// cancellation), at most kMaxUnclaimedSteps exist at once, and one older
+// than kUnclaimedStepLifetime is aborted (DeadlineExceeded) when the next
+// unclaimed step is made.
+//
 // RemoteRendezvous: Send always stores locally (producers are local); a
 // receive whose source device is in this worker's task is served from the
 // local table, otherwise it becomes a RecvTensor RPC to the producer's
@@ -18,7 +26,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "distflow/common_runtime/local_rendezvous.h"
 #include "distflow/distributed_runtime/worker_cache.h"
 #include "distflow/framework/rendezvous.h"
@@ -43,8 +53,9 @@ class RemoteRendezvous : public Rendezvous {
   // RecvTensor calls in flight.
   std::vector<std::string> PendingReceives() const override;
 
-  // Serves a peer's RecvTensor: waits for the local producer of `key`.
-  void RecvLocalAsync(const ParsedKey& key, DoneCallback done);
+  // Serves a peer's RecvTensor: waits for the local producer of `key`, or
+  // until args.cancellation_manager (may be null) is cancelled.
+  void RecvLocalAsync(const ParsedKey& key, const Args& args, DoneCallback done);
 
   int64_t step_id() const { return step_id_; }
 
@@ -82,9 +93,19 @@ class RendezvousMgr {
   explicit RendezvousMgr(std::string task_name);
   ~RendezvousMgr();
 
-  // The rendezvous of `step_id`, created when new. The caller owns the
-  // returned reference.
+  static constexpr size_t kMaxUnclaimedSteps = 1024;
+  static constexpr absl::Duration kUnclaimedStepLifetime = absl::Seconds(60);
+
+  // The rendezvous of `step_id` for the step's own run (which claims it),
+  // created when new. The caller owns the returned reference.
   RefPtr<RemoteRendezvous> Find(int64_t step_id);
+  // The rendezvous of `step_id` for one receive served to a peer, created
+  // (unclaimed) when new; the caller calls EndReceive(step_id) once the
+  // receive is over. ResourceExhausted when kMaxUnclaimedSteps are there.
+  absl::StatusOr<RefPtr<RemoteRendezvous>> FindForReceive(int64_t step_id);
+  // A receive FindForReceive counted is over: an unclaimed step whose last
+  // receive it was is dropped.
+  void EndReceive(int64_t step_id);
   // Aborts and forgets the step's rendezvous (if any).
   void Cleanup(int64_t step_id);
   // Aborts and forgets every step.
@@ -93,9 +114,19 @@ class RendezvousMgr {
   size_t NumSteps() const;
 
  private:
+  // A step no RunGraph has claimed yet.
+  struct Unclaimed {
+    absl::Time created;
+    int receives = 0;  // FindForReceive calls not yet ended
+  };
+  // Removes the unclaimed steps older than kUnclaimedStepLifetime from the
+  // tables and returns them, to be aborted outside the lock.
+  std::vector<RefPtr<RemoteRendezvous>> TakeExpiredLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   const std::string task_name_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<int64_t, RefPtr<RemoteRendezvous>> table_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<int64_t, Unclaimed> unclaimed_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace distflow

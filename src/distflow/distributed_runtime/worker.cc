@@ -341,7 +341,8 @@ void Worker::RunPartialGraphAsync(CancellationManager* call_cm, const RunGraphRe
   one_done(absl::OkStatus());
 }
 
-void Worker::RecvTensorAsync(const RecvTensorRequest& req, RecvTensorDone done) {
+void Worker::RecvTensorAsync(CancellationManager* call_cm, const RecvTensorRequest& req,
+                             RecvTensorDone done) {
   Rendezvous::ParsedKey key;
   absl::Status s = Rendezvous::ParseKey(req.rendezvous_key(), &key);
   if (!s.ok()) {
@@ -357,11 +358,23 @@ void Worker::RecvTensorAsync(const RecvTensorRequest& req, RecvTensorDone done) 
          Tensor(), false);
     return;
   }
-  RefPtr<RemoteRendezvous> rendezvous = env_->rendezvous_mgr->Find(req.step_id());
-  rendezvous->RecvLocalAsync(
-      key, [done = std::move(done)](const absl::Status& s, const Rendezvous::Args&,
-                                    const Rendezvous::Args&, const Tensor& value,
-                                    bool is_dead) { done(s, value, is_dead); });
+  absl::StatusOr<RefPtr<RemoteRendezvous>> rendezvous =
+      env_->rendezvous_mgr->FindForReceive(req.step_id());
+  if (!rendezvous.ok()) {
+    done(rendezvous.status(), Tensor(), false);
+    return;
+  }
+  Rendezvous::Args args;
+  args.cancellation_manager = call_cm;
+  (*rendezvous)
+      ->RecvLocalAsync(
+          key, args,
+          [mgr = env_->rendezvous_mgr, step_id = req.step_id(), done = std::move(done)](
+              const absl::Status& s, const Rendezvous::Args&, const Rendezvous::Args&,
+              const Tensor& value, bool is_dead) {
+            done(s, value, is_dead);
+            mgr->EndReceive(step_id);
+          });
 }
 
 }  // namespace distflow

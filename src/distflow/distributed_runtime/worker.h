@@ -46,9 +46,13 @@ class Worker {
 
   // Waits for the local producer of req.rendezvous_key in step req.step_id
   // and hands the tensor itself (no copy) to `done`; a transport encodes it.
+  // Cancelling `call_cm` (the caller's deadline passed or it went away; may
+  // be null) ends the wait with Cancelled and drops a step that only this
+  // wait was holding (see RendezvousMgr).
   using RecvTensorDone =
       std::function<void(const absl::Status&, const Tensor& value, bool is_dead)>;
-  void RecvTensorAsync(const RecvTensorRequest& req, RecvTensorDone done);
+  void RecvTensorAsync(CancellationManager* call_cm, const RecvTensorRequest& req,
+                       RecvTensorDone done);
 
  private:
   // The peers a session's steps talk to: the session's own cluster when

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -52,14 +54,88 @@ struct Out {
   int index;
 };
 
+// An upper bound on the nodes lowering adds for a functional node, read
+// from the library alone (nothing is instantiated): the function's nodes,
+// its calls' bounds in turn, and for each lowered node at most
+// kOverheadPerValue nodes per input and output (Identity, Enter, Merge,
+// Switch, Exit, NextIteration...) plus kOverheadPerValue. A small request
+// can name 2^30 inlined nodes through a few nested calls; this finds that
+// before a node is made. Sums saturate at kSaturated; functions deeper than
+// kMaxFunctionCallDepth or recursive count nothing more (lowering refuses
+// them by name).
+class LoweredSizeBound {
+ public:
+  static constexpr int64_t kSaturated = int64_t{1} << 62;
+  static constexpr int64_t kOverheadPerValue = 8;
+
+  explicit LoweredSizeBound(const FunctionLibraryDefinition* library) : library_(library) {}
+
+  int64_t OfNode(const NodeDef& def, int depth = 0) {
+    int64_t total = 0;
+    int64_t outputs = 0;
+    auto add_function = [&](const std::string& name) {
+      total = Add(total, OfFunction(name, depth + 1));
+      if (const FunctionDef* f = library_->Find(name)) {
+        outputs = Add(outputs, f->signature().output_arg_size());
+      }
+    };
+    if (library_->Find(def.op()) != nullptr) add_function(def.op());
+    for (const auto& [name, value] : def.attr()) {
+      if (value.value_case() == AttrValue::kFunc) add_function(value.func().name());
+      if (value.value_case() == AttrValue::kList) {
+        for (const NameAttrList& f : value.list().func()) add_function(f.name());
+      }
+    }
+    if (total == 0 && outputs == 0) return 0;
+    const int64_t values = Add(Add(def.input_size(), outputs), 1);
+    return Add(total,
+               values > kSaturated / kOverheadPerValue ? kSaturated : values * kOverheadPerValue);
+  }
+
+  // a + b, or kSaturated when that is more. REQUIRES: 0 <= a, b <= kSaturated.
+  static int64_t Add(int64_t a, int64_t b) { return a > kSaturated - b ? kSaturated : a + b; }
+
+ private:
+  int64_t OfFunction(const std::string& name, int depth) {
+    if (depth > kMaxFunctionCallDepth) return 0;
+    if (auto it = memo_.find(name); it != memo_.end()) return it->second;
+    const FunctionDef* f = library_->Find(name);
+    if (f == nullptr || !in_progress_.insert(name).second) return 0;
+    int64_t total = f->node_def_size();
+    for (const NodeDef& n : f->node_def()) total = Add(total, OfNode(n, depth));
+    in_progress_.erase(name);
+    memo_[name] = total;
+    return total;
+  }
+
+  const FunctionLibraryDefinition* const library_;
+  absl::flat_hash_map<std::string, int64_t> memo_;
+  absl::flat_hash_set<std::string> in_progress_;
+};
+
 class Lowering {
  public:
   explicit Lowering(Graph* g) : g_(g) {}
 
   absl::Status Run() {
+    std::optional<LoweredSizeBound> bound;
+    if (g_->flib_def() != nullptr) bound.emplace(g_->flib_def().get());
+    int64_t added_at_most = 0;
     for (Node* n : g_->op_nodes()) {
       names_.insert(n->name());
-      if (IsFunctionalNode(*g_, *n)) work_.push_back({n->id(), nullptr});
+      if (!IsFunctionalNode(*g_, *n)) continue;
+      work_.push_back({n->id(), nullptr});
+      if (!bound.has_value()) continue;
+      added_at_most = LoweredSizeBound::Add(added_at_most, bound->OfNode(n->def()));
+      if (added_at_most > kMaxLoweredNodes) {
+        return errors::ResourceExhausted(
+            "lowering the functional nodes up to ", FormatNodeForError(n->def()),
+            " could grow the graph by up to ",
+            added_at_most == LoweredSizeBound::kSaturated ? std::string("2^62 or more")
+                                                          : absl::StrCat(added_at_most),
+            " nodes (their functions inlined, calls within calls), past the limit of ",
+            kMaxLoweredNodes);
+      }
     }
     while (!work_.empty()) {
       const auto [id, stack] = work_.back();

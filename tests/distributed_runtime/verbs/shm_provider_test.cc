@@ -1,14 +1,22 @@
 // The shared-memory provider on its own: a write-with-immediate lands in
 // the peer's region, a region that is not the one advertised is refused,
 // writes that do not fit are refused, and a peer that goes away is an
-// error completion naming its pid.
+// error completion naming its pid, and local dialers that never say which
+// connection they are for do not hold up the one that does.
 #include "distflow/distributed_runtime/verbs/shm_provider.h"
 
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -25,7 +33,7 @@ struct Pair {
   uint32_t imm = 0;
   absl::Status status;
 
-  bool Connect() {
+  bool Connect(const std::function<void()>& before_dial = nullptr) {
     pa = *ShmProvider::Create();
     pb = *ShmProvider::Create();
     a = *pa->CreateConnection([](const Completion&) {});
@@ -38,6 +46,7 @@ struct Pair {
         error.Notify();
       }
     });
+    if (before_dial) before_dial();
     const absl::Time deadline = absl::Now() + absl::Seconds(10);
     // b asks, a answers by dialling b; b then waits for that dial.
     return a->Connect(b->endpoint(), deadline).ok() && b->Connect(a->endpoint(), deadline).ok();
@@ -95,6 +104,36 @@ TEST(ShmProviderTest, WriteWithNoReceivePostedIsAnError) {
   ASSERT_TRUE(p.a->PostWriteWithImm(src, *remote, 0, 1, 1).ok());
   ASSERT_TRUE(p.error.WaitForNotificationWithTimeout(absl::Seconds(10)));
   EXPECT_TRUE(absl::IsDataLoss(p.status)) << p.status;
+}
+
+// Twenty local processes' worth of dials to b's socket that never send a
+// hello (each used to hold the single accept thread for 5 s) do not keep
+// a's dial from being accepted within the 10 s connect deadline.
+TEST(ShmProviderTest, SilentDialersDoNotHoldUpTheAcceptor) {
+  Pair p;
+  std::vector<int> silent;
+  ASSERT_TRUE(p.Connect([&] {
+    const std::vector<std::string> parts = absl::StrSplit(p.b->endpoint(), ';');
+    ASSERT_EQ(parts.size(), 5u);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path + 1, parts[3].data(), parts[3].size());
+    const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + parts[3].size());
+    for (int i = 0; i < 20; ++i) {
+      const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+      ASSERT_GE(fd, 0);
+      silent.push_back(fd);
+      ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), len), 0) << i;
+    }
+  }));
+  auto region = *p.pb->RegisterMemory(64);
+  ASSERT_TRUE(p.b->PostRecv(1).ok());
+  auto remote = *p.a->AttachRemote(region->info());
+  const absl::Span<const char> src[] = {{"x", 1}};
+  ASSERT_TRUE(p.a->PostWriteWithImm(src, *remote, 0, 9, 1).ok());
+  ASSERT_TRUE(p.recv.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_EQ(p.imm, 9u);
+  for (int fd : silent) close(fd);
 }
 
 }  // namespace

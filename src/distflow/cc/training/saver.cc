@@ -2,10 +2,12 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "distflow/cc/const_op.h"
@@ -15,6 +17,7 @@
 #include "distflow/core/env.h"
 #include "distflow/core/status.h"
 #include "distflow/framework/device_name_utils.h"
+#include "distflow/framework/tensor_bundle.h"
 
 namespace distflow {
 namespace {
@@ -50,8 +53,62 @@ bool IsCheckpointInDir(const std::string& dir, const std::string& path) {
   return absl::StartsWith(name, kPrefixBase) && Saver::StepOfCheckpoint(name) >= 0;
 }
 
-// The checkpoints "<dir>/checkpoint" lists, oldest first; empty when the
-// file does not exist. A file that exists must be one Save wrote: only
+// The checkpoints Save wrote into `dir` that are on disk, found by their file
+// names ("model.ckpt-<step>.shard-<i>-of-<n>.{index,data-...}"), oldest
+// first: `complete` when every shard's data and index file is there (a
+// shard's index is written after its data), `partial` otherwise.
+struct CheckpointsOnDisk {
+  std::vector<std::string> complete, partial;
+};
+
+CheckpointsOnDisk FindCheckpointsOnDisk(const std::string& dir) {
+  struct Found {
+    std::set<int64_t> shard_counts;  // the n of every "-of-<n>" in the names
+    std::set<std::string> files;
+  };
+  std::map<int64_t, Found> by_step;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string file = entry.path().filename().string();
+    absl::string_view name = file;
+    if (!absl::ConsumePrefix(&name, kPrefixBase)) continue;
+    // "<step>.shard-<i>-of-<n>.<suffix>"
+    const std::vector<absl::string_view> parts = absl::StrSplit(name, '.');
+    int64_t step;
+    if (parts.size() < 2 || !absl::SimpleAtoi(parts[0], &step) || step < 0) continue;
+    Found& found = by_step[step];
+    found.files.insert(file);
+    const std::vector<absl::string_view> i_of_n = absl::StrSplit(parts[1], "-of-");
+    int64_t n;
+    if (absl::StartsWith(parts[1], "shard-") && i_of_n.size() == 2 &&
+        absl::SimpleAtoi(i_of_n[1], &n) && n >= 1) {
+      found.shard_counts.insert(n);
+    }
+  }
+  CheckpointsOnDisk out;
+  for (const auto& [step, found] : by_step) {
+    const std::string base = absl::StrCat(kPrefixBase, step);
+    // Complete for some shard count: two files per shard, so a count above
+    // the files found is none.
+    bool complete = false;
+    for (int64_t n : found.shard_counts) {
+      if (complete || n > static_cast<int64_t>(found.files.size())) break;
+      complete = true;
+      for (int64_t i = 0; complete && i < n; ++i) {
+        const std::string shard = ShardPrefix(base, static_cast<size_t>(i), static_cast<size_t>(n));
+        complete = found.files.count(BundleDataFilename(shard)) > 0 &&
+                   found.files.count(BundleIndexFilename(shard)) > 0;
+      }
+    }
+    (complete ? out.complete : out.partial).push_back(absl::StrCat(dir, "/", base));
+  }
+  return out;
+}
+
+// The checkpoints "<dir>/checkpoint" lists, oldest first. When the file does
+// not exist, the complete checkpoints on disk stand for it, so a lost state
+// file neither restarts training from step 0 over them nor hides them from
+// pruning; empty when there are none. A file that exists must be one Save wrote: only
 // model_checkpoint_path / all_model_checkpoint_paths lines, each naming a
 // checkpoint inside `dir`. Anything else is DataLoss naming the file, so a
 // damaged index neither restarts training from step 0 nor lets Save prune
@@ -60,7 +117,7 @@ absl::StatusOr<std::vector<std::string>> ReadIndex(const std::string& dir) {
   const std::string file = absl::StrCat(dir, "/", kIndexFile);
   std::vector<std::string> paths;
   absl::StatusOr<std::string> text = ReadFileToString(file);
-  if (absl::IsNotFound(text.status())) return paths;
+  if (absl::IsNotFound(text.status())) return FindCheckpointsOnDisk(dir).complete;
   if (!text.ok()) return text.status();
   auto bad = [&file](auto... why) {
     return errors::DataLoss("checkpoint state file ", file, " is damaged: ", why...,
@@ -170,6 +227,8 @@ absl::StatusOr<std::string> Saver::Save(const ClientSession& session, const std:
   std::filesystem::create_directories(dir, ec);
   if (ec) return errors::Internal("cannot create checkpoint directory '", dir, "': ", ec.message());
   const std::string prefix = absl::StrCat(dir, "/", kPrefixBase, global_step);
+  // Read first: a damaged index stops the save before any shard is written.
+  DF_ASSIGN_OR_RETURN(std::vector<std::string> paths, ReadIndex(dir));
   ClientSession::FeedType feeds;
   std::vector<Operation> targets;
   for (size_t s = 0; s < shards_.size(); ++s) {
@@ -179,7 +238,6 @@ absl::StatusOr<std::string> Saver::Save(const ClientSession& session, const std:
   std::vector<Tensor> unused;
   DF_RETURN_IF_ERROR(session.Run(feeds, {}, targets, &unused));
 
-  DF_ASSIGN_OR_RETURN(std::vector<std::string> paths, ReadIndex(dir));
   paths.erase(std::remove(paths.begin(), paths.end(), prefix), paths.end());
   paths.push_back(prefix);
   std::vector<std::string> dropped;
@@ -205,9 +263,17 @@ absl::StatusOr<std::string> Saver::Save(const ClientSession& session, const std:
 
 absl::StatusOr<std::string> Saver::LatestCheckpoint(const std::string& dir) {
   DF_ASSIGN_OR_RETURN(std::vector<std::string> paths, ReadIndex(dir));
-  if (paths.empty())
-    return errors::NotFound("no checkpoint listed in '", dir, "/", kIndexFile, "'");
-  return paths.back();
+  if (!paths.empty()) return paths.back();
+  const std::vector<std::string> partial = FindCheckpointsOnDisk(dir).partial;
+  if (!partial.empty()) {
+    // Starting afresh would save over them.
+    return errors::DataLoss("no checkpoint state file ", dir, "/", kIndexFile,
+                            " and only incomplete checkpoints (a shard's data or index file "
+                            "missing): ",
+                            absl::StrJoin(partial, ", "),
+                            "; restore the missing files or move them away");
+  }
+  return errors::NotFound("no checkpoint listed in '", dir, "/", kIndexFile, "'");
 }
 
 absl::Status Saver::Restore(const ClientSession& session, const std::string& prefix) {

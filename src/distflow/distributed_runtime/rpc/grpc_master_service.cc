@@ -31,10 +31,39 @@ void AddOnPool(ServerCallQueue* queue, ThreadPool* pool, Master* master, const s
       1, pool);
 }
 
+// A Master method that a caller's going away cancels: (request, response,
+// the call's CancellationManager, callback).
+template <class Req, class Resp>
+using CancellableMethod = void (Master::*)(const Req*, Resp*, CancellationManager*, Master::Done);
+
+// Adds a method of the Master that takes the call's cancellation, run on
+// `pool` when given.
+template <class Req, class Resp>
+void AddCancellable(ServerCallQueue* queue, ThreadPool* pool, Master* master,
+                    const std::string* token, ServerCallQueue::RequestFn<Req, Resp> request,
+                    CancellableMethod<Req, Resp> method) {
+  queue->Add<Req, Resp>(
+      std::move(request),
+      [master, token, method](grpc::ServerContext* ctx, const Req* req, Resp* resp,
+                              CancellationManager* cm, Done done) {
+        grpc::Status auth = CheckToken(ctx, *token);
+        if (!auth.ok()) {
+          done(auth);
+          return;
+        }
+        (master->*method)(req, resp, cm, [done = std::move(done)](const absl::Status& s) {
+          done(ToGrpcStatus(s));
+        });
+      },
+      pool != nullptr ? 1 : 4, pool);
+}
+
 }  // namespace
 
 void GrpcMasterService::ServeOn(ServerCallQueue* queue, ThreadPool* pool) {
-  AddOnPool<CreateSessionRequest, CreateSessionResponse>(
+  // A client that cancels or goes away cancels the session's setup, or its
+  // step.
+  AddCancellable<CreateSessionRequest, CreateSessionResponse>(
       queue, pool, master_, &token_, [this](auto... args) { RequestCreateSession(args...); },
       &Master::CreateSession);
   AddOnPool<ExtendSessionRequest, ExtendSessionResponse>(
@@ -58,33 +87,12 @@ void GrpcMasterService::ServeOn(ServerCallQueue* queue, ThreadPool* pool) {
   AddOnPool<ReleaseCallableRequest, ReleaseCallableResponse>(
       queue, pool, master_, &token_, [this](auto... args) { RequestReleaseCallable(args...); },
       &Master::ReleaseCallable);
-  // A client that cancels or goes away cancels its step.
-  queue->Add<RunStepRequest, RunStepResponse>(
-      [this](auto... args) { RequestRunStep(args...); },
-      [this](grpc::ServerContext* ctx, const RunStepRequest* req, RunStepResponse* resp,
-             CancellationManager* cm, Done done) {
-        grpc::Status auth = CheckToken(ctx, token_);
-        if (!auth.ok()) {
-          done(auth);
-          return;
-        }
-        master_->RunStep(req, resp, cm, [done = std::move(done)](const absl::Status& s) {
-          done(ToGrpcStatus(s));
-        });
-      });
-  queue->Add<RunCallableRequest, RunCallableResponse>(
-      [this](auto... args) { RequestRunCallable(args...); },
-      [this](grpc::ServerContext* ctx, const RunCallableRequest* req, RunCallableResponse* resp,
-             CancellationManager* cm, Done done) {
-        grpc::Status auth = CheckToken(ctx, token_);
-        if (!auth.ok()) {
-          done(auth);
-          return;
-        }
-        master_->RunCallable(req, resp, cm, [done = std::move(done)](const absl::Status& s) {
-          done(ToGrpcStatus(s));
-        });
-      });
+  AddCancellable<RunStepRequest, RunStepResponse>(
+      queue, nullptr, master_, &token_, [this](auto... args) { RequestRunStep(args...); },
+      &Master::RunStep);
+  AddCancellable<RunCallableRequest, RunCallableResponse>(
+      queue, nullptr, master_, &token_, [this](auto... args) { RequestRunCallable(args...); },
+      &Master::RunCallable);
 }
 
 }  // namespace distflow

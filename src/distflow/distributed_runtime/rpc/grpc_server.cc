@@ -102,7 +102,8 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const ServerDef& 
       req.set_step_id(step_id);
       req.set_rendezvous_key(key);
       server->impl_->worker->RecvTensorAsync(
-          req, [done = std::move(done)](const absl::Status& st, const Tensor& t, bool is_dead) {
+          /*call_cm=*/nullptr, req,
+          [done = std::move(done)](const absl::Status& st, const Tensor& t, bool is_dead) {
             done(st, t, is_dead);
           });
     };

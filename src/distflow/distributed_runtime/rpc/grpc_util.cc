@@ -64,6 +64,7 @@ void ConfigureServerBuilder(grpc::ServerBuilder* builder) {
   builder->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
   builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveMs);
   builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 2 * kKeepaliveMs);
+  builder->AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, kServerHandshakeTimeoutMs);
 }
 
 absl::StatusOr<std::shared_ptr<grpc::Channel>> NewGrpcChannel(const std::string& address) {

@@ -27,9 +27,14 @@ inline constexpr int kMaxMessageBytes = 0x7fffffff;
 // Keepalive period of every channel while calls are in flight; servers
 // accept pings this often.
 inline constexpr int kKeepaliveMs = 5000;
+// A server closes a connection that has not completed its handshake (TLS,
+// HTTP/2 preface and settings) within this long (gRPC's default is 120 s):
+// a flood of silent connections holds its descriptors no longer.
+inline constexpr int kServerHandshakeTimeoutMs = 10000;
 
 grpc::ChannelArguments DistflowChannelArguments();
-// Server settings matching DistflowChannelArguments (message size, pings).
+// Server settings matching DistflowChannelArguments (message size, pings),
+// and the handshake timeout.
 void ConfigureServerBuilder(grpc::ServerBuilder* builder);
 // A channel to "host:port" with DistflowChannelArguments(), over the
 // process's TLS settings (grpc_tls.h) and carrying the process token

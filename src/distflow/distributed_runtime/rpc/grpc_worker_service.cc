@@ -97,7 +97,7 @@ void GrpcWorkerService::ServeOn(ServerCallQueue* queue, ThreadPool* pool) {
   queue->Add<grpc::ByteBuffer, grpc::ByteBuffer>(
       [this](auto... args) { RequestRecvTensor(args...); },
       [this](grpc::ServerContext* ctx, const grpc::ByteBuffer* req, grpc::ByteBuffer* resp,
-             CancellationManager* /*cm*/, Done done) {
+             CancellationManager* cm, Done done) {
         grpc::Status auth = CheckToken(ctx, token_);
         if (!auth.ok()) {
           done(auth);
@@ -117,8 +117,9 @@ void GrpcWorkerService::ServeOn(ServerCallQueue* queue, ThreadPool* pool) {
         }
         SideChannelServer* side = request->side_channel_ok() ? side_channel_ : nullptr;
         worker_->RecvTensorAsync(
-            *request, [request, resp, side, done = std::move(done)](
-                          const absl::Status& s, const Tensor& value, bool is_dead) {
+            cm, *request,
+            [request, resp, side, done = std::move(done)](const absl::Status& s,
+                                                          const Tensor& value, bool is_dead) {
               if (s.ok()) {
                 std::optional<SideChannelTicket> ticket;
                 if (side != nullptr && !is_dead) ticket = side->Offer(value);

@@ -130,7 +130,9 @@ void SideChannelServer::AcceptLoop() {
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;  // the peer gave up, or out of descriptors: next round
     absl::MutexLock lock(&mu_);
-    if (stopped_.load() || live_ >= options_.max_connections || !PrepareSideChannelSocket(fd)) {
+    const bool room =
+        live_ - evicted_ < options_.max_connections || EvictOldestUnauthenticatedLocked();
+    if (stopped_.load() || !room || !PrepareSideChannelSocket(fd)) {
       close(fd);
       continue;
     }
@@ -140,6 +142,18 @@ void SideChannelServer::AcceptLoop() {
     c->fd = fd;
     c->thread = std::thread([this, c] { Serve(c); });
   }
+}
+
+bool SideChannelServer::EvictOldestUnauthenticatedLocked() {
+  // connections_ is in the order of accept.
+  for (Connection& c : connections_) {
+    if (c.done || c.authenticated || c.evicted || c.fd < 0) continue;
+    c.evicted = true;
+    ++evicted_;
+    shutdown(c.fd, SHUT_RDWR);
+    return true;
+  }
+  return false;
 }
 
 void SideChannelServer::Reap() {
@@ -170,6 +184,10 @@ void SideChannelServer::Serve(Connection* c) {
     SideChannelReplyHeader header;
     if (!DecodeSideChannelRequest(request, &header.ticket)) break;  // not our protocol
     absl::StatusOr<Tensor> tensor = tickets_.Redeem(header.ticket);
+    if (tensor.ok() && !c->authenticated) {
+      absl::MutexLock lock(&mu_);
+      c->authenticated = true;
+    }
     std::array<char, kSideChannelReplyHeaderBytes> head;
     if (!tensor.ok()) {
       const std::string message(tensor.status().message());
@@ -202,6 +220,7 @@ void SideChannelServer::Serve(Connection* c) {
   c->fd = -1;
   c->done = true;
   --live_;
+  if (c->evicted) --evicted_;
 }
 
 }  // namespace distflow

@@ -10,9 +10,12 @@
 // closed; a bad magic closes it with nothing sent; an unknown, used or
 // lapsed ticket gets a NotFound reply and the connection is closed; a
 // receiver that takes nothing for `stall_timeout` is dropped. At most
-// `max_connections` connections are served at once (more are closed on
-// accept). Nothing a peer sends can crash the process or hold a thread
-// without a bound.
+// `max_connections` connections are served at once. A connection counts as
+// authenticated once it has presented a valid ticket; when the slots are
+// full, a new connection takes the slot of the oldest one that has not (so
+// strangers that connect and say nothing cannot keep a receiver out), and
+// is closed on accept only when every slot is authenticated. Nothing a peer
+// sends can crash the process or hold a thread without a bound.
 //
 // The side channel is plaintext: a server speaking TLS must not start one
 // (GrpcServer does not), or tensors would leave the process unencrypted.
@@ -45,7 +48,8 @@ class SideChannelServer {
     uint64_t min_bytes = 512 << 10;
     SideChannelTickets::Limits tickets;
     int max_connections = 64;
-    absl::Duration first_request_timeout = absl::Seconds(5);
+    // A receiver sends its request as soon as it connects.
+    absl::Duration first_request_timeout = absl::Milliseconds(250);
     absl::Duration idle_timeout = absl::Seconds(30);
     absl::Duration stall_timeout = absl::Seconds(30);
   };
@@ -79,6 +83,8 @@ class SideChannelServer {
     int fd = -1;  // closed by its thread, under mu_
     std::thread thread;
     bool done = false;
+    bool authenticated = false;  // a valid ticket came on it
+    bool evicted = false;        // shut down to free its slot
   };
 
   explicit SideChannelServer(Options options)
@@ -87,6 +93,9 @@ class SideChannelServer {
   void Serve(Connection* c);
   // Joins the connection threads that have finished.
   void Reap() ABSL_LOCKS_EXCLUDED(mu_);
+  // Shuts down the oldest connection that is not authenticated (its thread
+  // then ends and frees its slot); false when every one is.
+  bool EvictOldestUnauthenticatedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
   SideChannelTickets tickets_;
@@ -98,7 +107,10 @@ class SideChannelServer {
   std::atomic<int64_t> fetches_served_{0};
   absl::Mutex mu_;
   std::list<Connection> connections_ ABSL_GUARDED_BY(mu_);
+  // Connections whose threads run; those evicted and not yet ended are not
+  // counted against max_connections.
   int live_ ABSL_GUARDED_BY(mu_) = 0;
+  int evicted_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace distflow

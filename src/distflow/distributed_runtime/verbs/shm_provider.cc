@@ -8,9 +8,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <vector>
 
@@ -18,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/time.h"
 #include "distflow/core/random.h"
 #include "distflow/core/status.h"
 
@@ -25,8 +28,13 @@ namespace distflow {
 namespace {
 
 constexpr char kMemfdPrefix[] = "distflow-verbs-";
-// How long an accepted socket may take to say which connection it is for.
-constexpr int kHelloTimeoutMs = 5000;
+// How long an accepted socket may take to say which connection it is for
+// (a peer sends its hello right after connecting), and how many may be
+// waiting to do so at once (beyond that the oldest is dropped). Any local
+// user can dial the abstract socket: silent dialers cost the acceptor
+// neither time nor more than this many descriptors.
+constexpr absl::Duration kHelloTimeout = absl::Milliseconds(250);
+constexpr size_t kMaxPendingHellos = 64;
 
 std::atomic<uint64_t> next_generation{1};
 
@@ -351,33 +359,71 @@ absl::StatusOr<std::unique_ptr<ShmProvider>> ShmProvider::Create() {
 }
 
 ShmProvider::~ShmProvider() {
+  stopping_.store(true);
   if (listen_fd_ >= 0) shutdown(listen_fd_, SHUT_RDWR);
   if (acceptor_.joinable()) acceptor_.join();
   if (listen_fd_ >= 0) close(listen_fd_);
 }
 
 void ShmProvider::AcceptLoop() {
-  for (;;) {
+  // Accepted sockets whose hello has not come yet, oldest first; every one
+  // is polled together with the listener, so none holds up the others.
+  struct Pending {
+    int fd;
+    absl::Time deadline;
+  };
+  std::deque<Pending> pending;
+  auto drop_front = [&pending] {
+    close(pending.front().fd);
+    pending.pop_front();
+  };
+  // Shutting the listener down wakes the poll; the bound is a second thought.
+  constexpr int64_t kMaxPollMs = 1000;
+  while (!stopping_.load()) {
+    std::vector<pollfd> fds = {{listen_fd_, POLLIN, 0}};
+    for (const Pending& p : pending) fds.push_back({p.fd, POLLIN, 0});
+    const int64_t until_lapse =
+        pending.empty() ? kMaxPollMs
+                        : absl::ToInt64Milliseconds(pending.front().deadline - absl::Now()) + 1;
+    const int timeout_ms = static_cast<int>(std::clamp<int64_t>(until_lapse, 0, kMaxPollMs));
+    if (poll(fds.data(), fds.size(), timeout_ms) < 0 && errno != EINTR) break;
+    // Hellos (or hang-ups) first, then the lapsed; fds[i + 1] is pending[i].
+    std::deque<Pending> still;
+    const absl::Time now = absl::Now();
+    for (size_t i = 0; i < pending.size(); ++i) {
+      const int fd = pending[i].fd;
+      if (fds[i + 1].revents == 0) {
+        if (now < pending[i].deadline) {
+          still.push_back(pending[i]);
+        } else {
+          close(fd);
+        }
+        continue;
+      }
+      Hello hello{};
+      if (recv(fd, &hello, sizeof(hello), MSG_DONTWAIT) != sizeof(hello)) {
+        close(fd);
+        continue;
+      }
+      absl::MutexLock lock(&mu_);
+      auto it = waiting_.find(hello.connection);
+      if (it == waiting_.end() || !it->second->Attach(fd, hello.pid)) {
+        close(fd);
+        continue;
+      }
+      waiting_.erase(it);
+    }
+    pending.swap(still);
+    if (fds[0].revents == 0) continue;
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
-      return;  // shut down
+      if (errno == EINTR || errno == ECONNABORTED || errno == EAGAIN) continue;
+      break;  // shut down
     }
-    Hello hello{};
-    pollfd pfd{fd, POLLIN, 0};
-    if (poll(&pfd, 1, kHelloTimeoutMs) != 1 ||
-        recv(fd, &hello, sizeof(hello), 0) != sizeof(hello)) {
-      close(fd);
-      continue;
-    }
-    absl::MutexLock lock(&mu_);
-    auto it = waiting_.find(hello.connection);
-    if (it == waiting_.end() || !it->second->Attach(fd, hello.pid)) {
-      close(fd);
-      continue;
-    }
-    waiting_.erase(it);
+    if (pending.size() >= kMaxPendingHellos) drop_front();
+    pending.push_back(Pending{fd, absl::Now() + kHelloTimeout});
   }
+  while (!pending.empty()) drop_front();
 }
 
 void ShmProvider::Forget(uint64_t id) {

@@ -30,6 +30,7 @@
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_VERBS_SHM_PROVIDER_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_VERBS_SHM_PROVIDER_H_
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -69,6 +70,7 @@ class ShmProvider : public VerbsProvider {
   int listen_fd_ = -1;
   std::string socket_name_;
   std::thread acceptor_;
+  std::atomic<bool> stopping_{false};
   absl::Mutex mu_;
   // Connections waiting for the peer's dial, by id.
   absl::flat_hash_map<uint64_t, ShmConnection*> waiting_ ABSL_GUARDED_BY(mu_);
