@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "distflow/cc/const_op.h"
@@ -24,7 +25,14 @@ using ops::internal::BuildOp;
 constexpr char kIndexFile[] = "checkpoint";
 constexpr char kPrefixBase[] = "model.ckpt-";
 
-std::string ShardPrefix(const std::string& prefix, size_t i, size_t n) {
+// Where shard i of n saves before the merge (TensorFlow's ShardedFilename).
+std::string TempShardPrefix(const std::string& prefix, size_t i, size_t n) {
+  return absl::StrFormat("%s_temp/part-%05d-of-%05d", prefix, i, n);
+}
+
+// Shard i of n of a checkpoint written by distflow before checkpoints were
+// TensorFlow's: a checkpoint of its own.
+std::string OldShardPrefix(const std::string& prefix, size_t i, size_t n) {
   return absl::StrCat(prefix, ".shard-", i, "-of-", n);
 }
 
@@ -142,6 +150,14 @@ Saver::Saver(const Scope& scope, std::vector<Variable> variables, int max_to_kee
     shard.save = ops::SaveV2(sc, shard.prefix, names_c, slices_c, values).operation;
     shard.restored = ops::RestoreV2(sc, shard.prefix, names_c, slices_c, dtypes).tensors;
   }
+  std::vector<Operation> saves;
+  for (const Shard& shard : shards_) saves.push_back(shard.save);
+  const Scope merge_scope = scope_.WithDevice(shards_.empty() ? "" : shards_[0].device);
+  merge_inputs_ = ops::Placeholder(merge_scope.WithOpName("shard_prefixes"), DT_STRING);
+  merge_dest_ = ops::Placeholder(merge_scope.WithOpName("checkpoint_prefix"), DT_STRING);
+  merge_ = ops::MergeV2Checkpoints(merge_scope.WithControlDependencies(saves), merge_inputs_,
+                                   merge_dest_)
+               .operation;
   for (size_t v = 0; v < variables_.size(); ++v) {
     const Node* n = variables_[v].handle.node();
     const Scope sc = scope_.WithDevice(n == nullptr ? "" : n->requested_device());
@@ -171,13 +187,16 @@ absl::StatusOr<std::string> Saver::Save(const ClientSession& session, const std:
   if (ec) return errors::Internal("cannot create checkpoint directory '", dir, "': ", ec.message());
   const std::string prefix = absl::StrCat(dir, "/", kPrefixBase, global_step);
   ClientSession::FeedType feeds;
-  std::vector<Operation> targets;
+  Tensor parts(DT_STRING, TensorShape({static_cast<int64_t>(shards_.size())}));
   for (size_t s = 0; s < shards_.size(); ++s) {
-    feeds.emplace(shards_[s].prefix, Input::Initializer(ShardPrefix(prefix, s, shards_.size())));
-    targets.push_back(shards_[s].save);
+    const std::string part = TempShardPrefix(prefix, s, shards_.size());
+    feeds.emplace(shards_[s].prefix, Input::Initializer(part));
+    parts.flat<std::string>()[s] = part;
   }
+  feeds.emplace(merge_inputs_, Input::Initializer(parts));
+  feeds.emplace(merge_dest_, Input::Initializer(prefix));
   std::vector<Tensor> unused;
-  DF_RETURN_IF_ERROR(session.Run(feeds, {}, targets, &unused));
+  DF_RETURN_IF_ERROR(session.Run(feeds, {}, {merge_}, &unused));
 
   DF_ASSIGN_OR_RETURN(std::vector<std::string> paths, ReadIndex(dir));
   paths.erase(std::remove(paths.begin(), paths.end(), prefix), paths.end());
@@ -195,8 +214,10 @@ absl::StatusOr<std::string> Saver::Save(const ClientSession& session, const std:
   for (const std::string& old : dropped) {
     const std::filesystem::path p(old);
     for (const auto& entry : std::filesystem::directory_iterator(p.parent_path(), ec)) {
-      if (absl::StartsWith(entry.path().filename().string(), p.filename().string() + ".")) {
-        std::filesystem::remove(entry.path(), ec);
+      const std::string name = entry.path().filename().string();
+      if (absl::StartsWith(name, p.filename().string() + ".") ||
+          name == p.filename().string() + "_temp") {
+        std::filesystem::remove_all(entry.path(), ec);
       }
     }
   }
@@ -212,11 +233,17 @@ absl::StatusOr<std::string> Saver::LatestCheckpoint(const std::string& dir) {
 
 absl::Status Saver::Restore(const ClientSession& session, const std::string& prefix) {
   DF_RETURN_IF_ERROR(scope_.status());
-  // Step 1: read every shard.
+  // Step 1: read every shard. Each task reads its own variables from the
+  // checkpoint, or from its own shard of a checkpoint of the old layout.
+  const bool old_layout =
+      !std::filesystem::exists(absl::StrCat(prefix, ".index")) &&
+      std::filesystem::exists(absl::StrCat(OldShardPrefix(prefix, 0, shards_.size()), ".index"));
   ClientSession::FeedType feeds;
   std::vector<Output> fetches;
   for (size_t s = 0; s < shards_.size(); ++s) {
-    feeds.emplace(shards_[s].prefix, Input::Initializer(ShardPrefix(prefix, s, shards_.size())));
+    feeds.emplace(
+        shards_[s].prefix,
+        Input::Initializer(old_layout ? OldShardPrefix(prefix, s, shards_.size()) : prefix));
     for (const Output& o : shards_[s].restored) fetches.push_back(o);
   }
   std::vector<Tensor> values;
