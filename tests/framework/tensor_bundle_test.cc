@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "distflow/core/crc32c.h"
 #include "distflow/core/env.h"
+#include "distflow/core/varint.h"
 #include "distflow/framework/bundle_index.h"
 #include "distflow/framework/tensor_slice.h"
 #include "gmock/gmock.h"
@@ -381,6 +382,34 @@ TEST_F(TensorBundleTest, DamagedFilesAreErrorsNamingFileAndTensor) {
   ASSERT_TRUE(WriteBundleIndex(prefix, *parsed).ok());
   ExpectStatus(BundleReader::Open(prefix).status(), absl::StatusCode::kDataLoss,
                {index_file, "'a'", "shard 3"});
+}
+
+// A LevelDB table footer naming one block (offset, size) as both its
+// metaindex and its index block.
+std::string Footer(uint64_t offset, uint64_t size) {
+  std::string f;
+  for (uint64_t v : {offset, size, offset, size}) PutVarint64(&f, v);
+  f.resize(40, '\0');
+  const uint64_t magic = 0xdb4775248b80fb57ull;
+  f.append(reinterpret_cast<const char*>(&magic), 8);
+  return f;
+}
+
+TEST(BundleIndexTest, SizesACraftedTableNamesAreCheckedBeforeAllocating) {
+  // An index block of 2^60 bytes.
+  absl::StatusOr<BundleIndex> huge =
+      ParseBundleIndex("x.index", std::string(5, '\0') + Footer(0, uint64_t{1} << 60));
+  EXPECT_EQ(huge.status().code(), absl::StatusCode::kDataLoss) << huge.status();
+  EXPECT_THAT(std::string(huge.status().message()), HasSubstr("lies outside the file"));
+  // A Snappy block claiming 2^32 - 1 bytes uncompressed.
+  std::string block("\xff\xff\xff\xff\x0f", 5);
+  block += std::string("\x01\0\0\0\0", 5);  // trailer: Snappy, a CRC
+  absl::StatusOr<BundleIndex> bomb = ParseBundleIndex("x.index", block + Footer(0, 5));
+  EXPECT_EQ(bomb.status().code(), absl::StatusCode::kDataLoss) << bomb.status();
+  EXPECT_THAT(std::string(bomb.status().message()), HasSubstr("bad uncompressed size"));
+  // Not a table at all.
+  EXPECT_EQ(ParseBundleIndex("x.index", std::string(100, 'x')).status().code(),
+            absl::StatusCode::kDataLoss);
 }
 
 TEST_F(TensorBundleTest, WriterRefusesBadNamesAndTypes) {

@@ -9,6 +9,7 @@
 #include "distflow/core/crc32c.h"
 #include "distflow/core/env.h"
 #include "distflow/core/status.h"
+#include "distflow/core/varint.h"
 #include "distflow/framework/tensor_shape.h"
 #include "distflow/framework/tensor_slice.h"
 #include "leveldb/env.h"
@@ -16,6 +17,7 @@
 #include "leveldb/options.h"
 #include "leveldb/table.h"
 #include "leveldb/table_builder.h"
+#include "snappy.h"
 
 namespace distflow {
 namespace {
@@ -101,7 +103,95 @@ absl::Status CheckEntry(const std::string& file, int num_shards, absl::string_vi
   return absl::OkStatus();
 }
 
+// LevelDB allocates a block's size as the table names it (and a Snappy
+// block's uncompressed size as the block names it) before it reads or checks
+// the block. So every block handle, and every uncompressed size, is checked
+// against the file here first: a crafted index cannot make LevelDB allocate
+// more than a small multiple of the index file's own size.
+constexpr size_t kFooterSize = 48;       // two handles, padding, the magic
+constexpr size_t kBlockTrailerSize = 5;  // compression type, masked CRC
+constexpr uint64_t kTableMagic = 0xdb4775248b80fb57ull;
+constexpr size_t kMaxSnappyExpansion = 32;  // Snappy cannot expand data more
+
+// The contents of the block at the handle read from the front of `handles`,
+// uncompressed into `scratch` when it is a Snappy block and `uncompress`.
+absl::StatusOr<absl::string_view> CheckedBlock(const std::string& file, absl::string_view bytes,
+                                               absl::string_view* handles, bool uncompress,
+                                               std::string* scratch) {
+  auto bad = [&](auto... why) {
+    return errors::DataLoss("checkpoint index ", file, " is not a well-formed table: ", why...);
+  };
+  uint64_t offset, size;
+  if (!GetVarint64(handles, &offset) || !GetVarint64(handles, &size)) {
+    return bad("a block handle is cut off");
+  }
+  const uint64_t limit = bytes.size() - kFooterSize;
+  if (offset > limit || size > limit - offset || kBlockTrailerSize > limit - offset - size) {
+    return bad("a block at ", offset, " of ", size, " bytes lies outside the file");
+  }
+  const absl::string_view block = bytes.substr(offset, size);
+  switch (bytes[offset + size]) {
+    case leveldb::kNoCompression:
+      return block;
+    case leveldb::kSnappyCompression: {
+      size_t n;
+      if (!snappy::GetUncompressedLength(block.data(), block.size(), &n) ||
+          n > kMaxSnappyExpansion * block.size() + 64) {
+        return bad("a compressed block at ", offset, " has a bad uncompressed size");
+      }
+      if (!uncompress) return block;
+      scratch->resize(n);
+      if (!snappy::RawUncompress(block.data(), block.size(), scratch->data())) {
+        return bad("a compressed block at ", offset, " does not uncompress");
+      }
+      return absl::string_view(*scratch);
+    }
+    default:
+      return bad("a block at ", offset, " has unknown compression type ",
+                 static_cast<int>(bytes[offset + size]));
+  }
+}
+
+// Checks every block handle of the table: the footer's two, and the one
+// each entry of the index block holds (a data block's).
+absl::Status CheckTableBlocks(const std::string& file, absl::string_view bytes) {
+  auto bad = [&](auto... why) {
+    return errors::DataLoss("checkpoint index ", file, " is truncated or not an index table (",
+                            why..., ")");
+  };
+  if (bytes.size() < kFooterSize) return bad(bytes.size(), " bytes");
+  uint64_t magic;
+  std::memcpy(&magic, bytes.data() + bytes.size() - 8, 8);
+  if (magic != kTableMagic) return bad("no table magic at its end");
+  absl::string_view footer = bytes.substr(bytes.size() - kFooterSize);
+  std::string scratch;
+  DF_RETURN_IF_ERROR(CheckedBlock(file, bytes, &footer, false, &scratch).status());  // metaindex
+  DF_ASSIGN_OR_RETURN(absl::string_view index, CheckedBlock(file, bytes, &footer, true, &scratch));
+  // The index block: entries (shared, unshared and value lengths as
+  // varints, the key's unshared bytes, the value: a block handle), then the
+  // restart offsets (u32 each) and their count (u32).
+  uint32_t restarts;
+  if (index.size() < 4) return bad("its index block has ", index.size(), " bytes");
+  std::memcpy(&restarts, index.data() + index.size() - 4, 4);
+  if (restarts > (index.size() - 4) / 4) return bad("its index block is malformed");
+  absl::string_view entries = index.substr(0, index.size() - 4 - 4 * size_t{restarts});
+  while (!entries.empty()) {
+    uint64_t shared, unshared, value_size;
+    if (!GetVarint64(&entries, &shared) || !GetVarint64(&entries, &unshared) ||
+        !GetVarint64(&entries, &value_size) || unshared > entries.size() ||
+        value_size > entries.size() - unshared) {
+      return bad("its index block is malformed");
+    }
+    absl::string_view handle = entries.substr(unshared, value_size);
+    entries.remove_prefix(unshared + value_size);
+    std::string unused;
+    DF_RETURN_IF_ERROR(CheckedBlock(file, bytes, &handle, false, &unused).status());
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<BundleIndex> ParseTableIndex(const std::string& file, absl::string_view bytes) {
+  DF_RETURN_IF_ERROR(CheckTableBlocks(file, bytes));
   BytesSource source(bytes);
   leveldb::Options options;
   options.paranoid_checks = true;

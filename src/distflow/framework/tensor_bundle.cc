@@ -10,6 +10,7 @@
 #include "distflow/core/checked_math.h"
 #include "distflow/core/crc32c.h"
 #include "distflow/core/status.h"
+#include "distflow/core/varint.h"
 
 namespace distflow {
 namespace {
@@ -22,25 +23,6 @@ constexpr size_t kWriteBuffer = 4 << 20;
 
 bool CheckpointableType(DataType dtype) {
   return !IsRefType(dtype) && dtype != DT_RESOURCE && DataTypeIsSupported(dtype);
-}
-
-void PutVarint64(std::string* out, uint64_t v) {
-  for (; v >= 0x80; v >>= 7) out->push_back(static_cast<char>(v | 0x80));
-  out->push_back(static_cast<char>(v));
-}
-
-bool GetVarint64(absl::string_view* in, uint64_t* v) {
-  uint64_t result = 0;
-  for (int shift = 0; shift <= 63 && !in->empty(); shift += 7) {
-    const uint8_t byte = static_cast<uint8_t>(in->front());
-    in->remove_prefix(1);
-    result |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) {
-      *v = result;
-      return true;
-    }
-  }
-  return false;
 }
 
 // Extends `crc` over a string length as TensorFlow checksums it: a 4-byte
