@@ -4,7 +4,8 @@ hand-written text graphs in fuzz/corpus/graphdef_text/ and small hand-made
 messages, encoding protobuf text with protoc. Run from anywhere; the output
 is checked in, so this is needed only to change the seeds. The tf_*.pb
 graphs in corpus/graphdef_binary/ are small GraphDefs written by TensorFlow,
-copied in as they are."""
+and the tf*.index files in corpus/bundle_index/ checkpoint indexes TensorFlow
+wrote (from ../shared/saved_models), copied in as they are."""
 import os
 import struct
 import subprocess
@@ -14,11 +15,10 @@ PROTO = os.path.join(HERE, '..', 'proto')
 CORPUS = os.path.join(HERE, 'corpus')
 
 
-def encode(message, text):
+def encode(message, text, files=('master.proto', 'worker.proto')):
     return subprocess.run(
-        ['protoc', '-I', PROTO, '--encode=distflow.' + message,
-         os.path.join(PROTO, 'distflow', 'master.proto'),
-         os.path.join(PROTO, 'distflow', 'worker.proto')],
+        ['protoc', '-I', PROTO, '--encode=distflow.' + message] +
+        [os.path.join(PROTO, 'distflow', f) for f in files],
         input=text.encode(), stdout=subprocess.PIPE, check=True).stdout
 
 
@@ -83,25 +83,27 @@ def main():
     write('npy', 'b1', npy('|b1', '(2,)', b'\x01\x00'))
     write('npy', 'u1_v2', npy('|u1', '()', b'\x07', version=2))
 
-    def bundle(entries):
-        data = b''
-        index_entries = b''
-        for name, dtype, dims, payload in sorted(entries):
-            index_entries += struct.pack('<I', len(name)) + name.encode()
-            index_entries += struct.pack('<II', dtype, len(dims))
-            index_entries += b''.join(struct.pack('<q', d) for d in dims)
-            index_entries += struct.pack('<QQI', len(data), len(payload), crc32c(payload))
-            data += payload
-        index = b'DFBUNDLE' + struct.pack('<IIQI', 1, len(entries), len(data), crc32c(data))
-        index += index_entries
-        return struct.pack('<I', len(index)) + index + data
-    DT_FLOAT, DT_INT32, DT_STRING, DT_BOOL = 1, 3, 7, 10
-    write('tensor_bundle', 'float', bundle([('w', DT_FLOAT, [2], struct.pack('<2f', 1, 2))]))
-    write('tensor_bundle', 'mixed', bundle([
-        ('a', DT_INT32, [], struct.pack('<i', 3)),
-        ('s', DT_STRING, [2], struct.pack('<Q', 1) + b'x' + struct.pack('<Q', 2) + b'yz'),
-        ('b', DT_BOOL, [1], b'\x01'),
-    ]))
+    # tensor_bundle: a u32 length, a BundleEntryProto, the data file.
+    def bundle(entry_text, data):
+        entry = encode('BundleEntryProto', entry_text, files=('tensor_bundle.proto',))
+        return struct.pack('<I', len(entry)) + entry + data
+    write('tensor_bundle', 'float', bundle(
+        'dtype: DT_FLOAT shape { dim { size: 2 } } size: 8', struct.pack('<2f', 1, 2)))
+    write('tensor_bundle', 'bool', bundle(
+        'dtype: DT_BOOL shape { dim { size: 2 } } offset: 1 size: 2', b'\x00\x01\x07'))
+    # TensorFlow's string layout: varint lengths, their masked CRC, the bytes.
+    lengths_crc = crc32c(struct.pack('<II', 1, 2))
+    masked = ((((lengths_crc >> 15) | (lengths_crc << 17)) & 0xFFFFFFFF) + 0xa282ead8) & 0xFFFFFFFF
+    strings = b'\x01\x02' + struct.pack('<I', masked) + b'xyz'
+    write('tensor_bundle', 'strings', bundle(
+        'dtype: DT_STRING shape { dim { size: 2 } } size: %d' % len(strings), strings))
+
+    # bundle_index: distflow's old DFBUNDLE index (its checksum is refilled).
+    payload = struct.pack('<2f', 1, 2)
+    entry = struct.pack('<I', 1) + b'w' + struct.pack('<II', 1, 1) + struct.pack('<q', 2)
+    entry += struct.pack('<QQI', 0, len(payload), crc32c(payload))
+    index = b'DFBUNDLE' + struct.pack('<IIQI', 1, 1, len(payload), crc32c(payload)) + entry
+    write('bundle_index', 'dfbundle.index', index + struct.pack('<I', crc32c(index)))
 
     device = '/job:localhost/replica:0/task:0/device:CPU:0'
     worker_graph = ('node { name: "c" op: "Const" device: "%s" '

@@ -1,8 +1,9 @@
-// Checkpoint files -> tensors. The input is a u32 (little-endian) length L,
-// L bytes of index file without its trailing checksum, and the data file.
-// The harness fills in the index's checksum and the data file's checksum
-// (index bytes 24..27) so that inputs reach the entry parser and the tensor
-// decoder instead of stopping at the checksums; every entry is then read.
+// Checkpoint entries -> tensors. The input is a u32 (little-endian) length
+// L, L bytes of a serialized BundleEntryProto, and the data file. The
+// harness writes an index holding that entry as tensor "t" (in shard 0 of
+// 1) with the CRC of the bytes it names filled in, so that inputs reach the
+// tensor decoders (numbers, bools, TensorFlow's string layout, slices)
+// instead of stopping at the checksum; then reads "t" whole.
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -12,41 +13,32 @@
 #include "distflow/framework/tensor_bundle.h"
 #include "fuzz_limits.h"
 
-namespace {
-
-void WriteFile(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
-
-void PutU32(std::string* s, size_t at, uint32_t v) {
-  for (int i = 0; i < 4; ++i) (*s)[at + i] = static_cast<char>(v >> (8 * i));
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace distflow;
   fuzz::SetFuzzLimits();
   if (size < 4) return 0;
-  uint32_t index_len;
-  std::memcpy(&index_len, data, 4);
-  if (index_len > size - 4) return 0;
+  uint32_t entry_len;
+  std::memcpy(&entry_len, data, 4);
+  if (entry_len > size - 4) return 0;
   const char* bytes = reinterpret_cast<const char*>(data) + 4;
-  std::string index(bytes, index_len);
-  const std::string payload(bytes + index_len, size - 4 - index_len);
-  constexpr size_t kDataCrcAt = 24;
-  if (index.size() >= kDataCrcAt + 4) PutU32(&index, kDataCrcAt, crc32c::Value(payload));
-  const uint32_t crc = crc32c::Value(index);
-  index.append(reinterpret_cast<const char*>(&crc), 4);
+  BundleEntryProto entry;
+  if (!entry.ParseFromArray(bytes, static_cast<int>(entry_len))) return 0;
+  const std::string payload(bytes + entry_len, size - 4 - entry_len);
+  entry.set_shard_id(0);
+  const uint64_t offset = static_cast<uint64_t>(entry.offset());
+  const uint64_t n = static_cast<uint64_t>(entry.size());
+  if (offset <= payload.size() && n <= payload.size() - offset) {
+    entry.set_crc32c(crc32c::Mask(crc32c::Value(absl::string_view(payload).substr(offset, n))));
+  }
+  BundleIndex index;
+  index.header.set_num_shards(1);
+  index.entries["t"] = entry;
 
   const std::string prefix = fuzz::ScratchDir() + "/ckpt";
-  WriteFile(BundleIndexFilename(prefix), index);
-  WriteFile(BundleDataFilename(prefix), payload);
+  if (!WriteBundleIndex(prefix, index).ok()) return 0;
+  std::ofstream(BundleDataFilename(prefix), std::ios::binary | std::ios::trunc) << payload;
   absl::StatusOr<std::unique_ptr<BundleReader>> reader = BundleReader::Open(prefix);
   if (!reader.ok()) return 0;
-  for (const std::string& name : (*reader)->Names()) {
-    const BundleReader::Entry* e = (*reader)->Find(name);
-    (*reader)->Read(name, e->dtype).IgnoreError();
-  }
+  (*reader)->Read("t", entry.dtype()).IgnoreError();
   return 0;
 }

@@ -8,7 +8,7 @@ packages=(
   protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev
   libabsl-dev libeigen3-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev openssl
-  zlib1g-dev dataset-fashion-mnist
+  zlib1g-dev dataset-fashion-mnist libleveldb-dev libsnappy-dev
   clang libfuzzer-14-dev
   libibverbs-dev
   libcpp-httplib-dev prometheus

@@ -10,6 +10,8 @@
 //                  [--ps N --workers M | --cluster SPEC] [--kill-worker-every S]
 //                  [--steps-per-execution K]
 //   distflow server --cluster "ps=h:p;worker=h:p,h:p" --job J --task T
+//   distflow checkpoint list PREFIX
+//   distflow checkpoint dump PREFIX NAME OUT.npy
 //   distflow --version
 // Errors print "error: <Code>: <message>" on stderr and exit with status 1;
 // a run stopped by Ctrl-C (SIGINT) exits with 130, by SIGTERM with 143.
@@ -27,6 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "checkpoint_command.h"
 #include "demo/demo.h"
 #include "distflow/core/env.h"
 #include "run_command.h"
@@ -40,7 +43,7 @@
 
 namespace {
 
-constexpr const char* kSubcommands[] = {"run", "server", "demo", "train"};
+constexpr const char* kSubcommands[] = {"run", "server", "demo", "train", "checkpoint"};
 
 // Edit distance, for suggesting the subcommand a typo meant.
 size_t EditDistance(const std::string& a, const std::string& b) {
@@ -239,6 +242,19 @@ int Main(int argc, char** argv) {
       "parameter-server cluster through the coordinator (--ps/--workers, --cluster, TF_CONFIG)");
   distflow::AddTrainFlags(train_cmd, &train);
 
+  CLI::App* ckpt_cmd = app.add_subcommand(
+      "checkpoint", "Inspect a checkpoint in TensorFlow's format (PREFIX.index + data files)");
+  ckpt_cmd->require_subcommand(1);
+  std::string ckpt_prefix, ckpt_name, ckpt_out;
+  CLI::App* ckpt_list = ckpt_cmd->add_subcommand("list", "Print each tensor's name, dtype, shape");
+  ckpt_list->add_option("PREFIX", ckpt_prefix, "checkpoint prefix (the path before .index)")
+      ->required();
+  CLI::App* ckpt_dump = ckpt_cmd->add_subcommand("dump", "Write one tensor to an .npy file");
+  ckpt_dump->add_option("PREFIX", ckpt_prefix, "checkpoint prefix (the path before .index)")
+      ->required();
+  ckpt_dump->add_option("NAME", ckpt_name, "the tensor's name, as list prints it")->required();
+  ckpt_dump->add_option("OUT", ckpt_out, "the .npy file to write")->required();
+
   // What CLI11 would answer with "A subcommand is required": the version,
   // the help, or the subcommand a typo meant.
   if (argc >= 2 && std::string(argv[1]) == "--version") {
@@ -247,7 +263,8 @@ int Main(int argc, char** argv) {
   }
   if (argc < 2) {
     std::cerr << app.help() << std::endl;
-    return Fail(absl::InvalidArgumentError("a subcommand is required: run, server, demo or train"));
+    return Fail(absl::InvalidArgumentError(
+        "a subcommand is required: run, server, demo, train or checkpoint"));
   }
   const std::string first = argv[1];
   if (!first.empty() && first[0] != '-' &&
@@ -294,6 +311,13 @@ int Main(int argc, char** argv) {
     signal(SIGTERM, ExitOnSignal);
     absl::Status s =
         NoThrow([&] { return distflow::RunTrainCommand(train, std::cout, std::cerr); });
+    return s.ok() ? 0 : Fail(s);
+  }
+  if (ckpt_cmd->parsed()) {
+    absl::Status s = NoThrow([&] {
+      return ckpt_list->parsed() ? distflow::ListCheckpoint(ckpt_prefix, std::cout)
+                                 : distflow::DumpCheckpointTensor(ckpt_prefix, ckpt_name, ckpt_out);
+    });
     return s.ok() ? 0 : Fail(s);
   }
   if (run_cmd->parsed()) {

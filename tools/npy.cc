@@ -1,10 +1,13 @@
 #include "npy.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "distflow/core/checked_math.h"
 #include "distflow/core/env.h"
@@ -39,6 +42,17 @@ bool FindHeaderValue(absl::string_view header, absl::string_view key, absl::stri
   }
   return false;
 }
+
+// The dtypes with an .npy equivalent (strings aside), written and read.
+struct NpyType {
+  DataType dtype;
+  absl::string_view descr;
+};
+constexpr NpyType kNpyTypes[] = {
+    {DT_FLOAT, "<f4"},  {DT_DOUBLE, "<f8"}, {DT_INT8, "|i1"},  {DT_INT16, "<i2"},
+    {DT_INT32, "<i4"},  {DT_INT64, "<i8"},  {DT_UINT8, "|u1"}, {DT_UINT16, "<u2"},
+    {DT_UINT32, "<u4"}, {DT_UINT64, "<u8"}, {DT_BOOL, "|b1"},
+};
 
 absl::string_view Unquote(absl::string_view s) {
   if (s.size() >= 2 && (s[0] == '\'' || s[0] == '"') && s.back() == s[0]) {
@@ -85,23 +99,19 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view data, const std::string& name)
   descr = Unquote(descr);
   if (fortran != "False") return bad("Fortran-order arrays are not supported");
 
-  DataType dtype;
-  int item_size;
-  if (descr == "<f4") {
-    dtype = DT_FLOAT, item_size = 4;
-  } else if (descr == "<f8") {
-    dtype = DT_DOUBLE, item_size = 8;
-  } else if (descr == "<i4") {
-    dtype = DT_INT32, item_size = 4;
-  } else if (descr == "<i8") {
-    dtype = DT_INT64, item_size = 8;
-  } else if (descr == "|u1" || descr == "<u1") {
-    dtype = DT_UINT8, item_size = 1;
-  } else if (descr == "|b1" || descr == "<b1") {
-    dtype = DT_BOOL, item_size = 1;
-  } else {
-    return bad("unsupported dtype '", descr, "' (supported: <f4, <f8, <i4, <i8, |u1, |b1)");
+  // One-byte types may be written with either byte-order mark.
+  if (descr.size() == 3 && descr[2] == '1' && descr[0] == '<') {
+    descr = descr[1] == 'u' ? "|u1" : descr[1] == 'b' ? "|b1" : descr[1] == 'i' ? "|i1" : descr;
   }
+  DataType dtype = DT_INVALID;
+  for (const NpyType& t : kNpyTypes) {
+    if (t.descr == descr) dtype = t.dtype;
+  }
+  if (dtype == DT_INVALID) {
+    return bad("unsupported dtype '", descr,
+               "' (supported: <f4, <f8, |i1, <i2, <i4, <i8, |u1, <u2, <u4, <u8, |b1)");
+  }
+  const int item_size = DataTypeSize(dtype);
 
   if (shape_text.size() < 2 || shape_text.front() != '(' || shape_text.back() != ')') {
     return bad("malformed shape '", shape_text, "'");
@@ -149,6 +159,53 @@ absl::StatusOr<Tensor> ReadNpyFile(const std::string& path) {
                         absl::StrCat("npy file '", path, "': ", data.status().message()));
   }
   return ParseNpy(*data, path);
+}
+
+absl::StatusOr<std::string> SerializeNpy(const Tensor& tensor) {
+  std::string descr;
+  size_t width = 0;  // of a string element
+  if (tensor.dtype() == DT_STRING) {
+    for (const std::string& e : tensor.flat<std::string>()) width = std::max(width, e.size());
+    width = std::max<size_t>(width, 1);
+    descr = absl::StrCat("|S", width);
+  }
+  for (const NpyType& t : kNpyTypes) {
+    if (t.dtype == tensor.dtype()) descr = std::string(t.descr);
+  }
+  if (descr.empty()) {
+    return errors::Unimplemented("a ", DataTypeString(tensor.dtype()),
+                                 " tensor cannot be written as .npy: NumPy has no such dtype");
+  }
+  // Python's tuples: "()", "(2,)", "(2, 3)".
+  const std::string dims = absl::StrJoin(tensor.shape().dim_sizes(), ", ");
+  const std::string shape = absl::StrCat("(", dims, tensor.dims() == 1 ? ",)" : ")");
+  std::string header =
+      absl::StrCat("{'descr': '", descr, "', 'fortran_order': False, 'shape': ", shape, ", }");
+  // Magic, version 1.0 and the 2-byte header length take 10 bytes; the
+  // header ends in '\n' and pads the whole preamble to a multiple of 64.
+  const size_t padded = (10 + header.size() + 1 + 63) / 64 * 64;
+  header.append(padded - 10 - header.size() - 1, ' ');
+  header += '\n';
+  std::string out(kMagic);
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  out += header;
+  if (tensor.dtype() == DT_STRING) {
+    for (const std::string& e : tensor.flat<std::string>()) {
+      out += e;
+      out.append(width - e.size(), '\0');
+    }
+  } else {
+    out.append(static_cast<const char*>(tensor.raw_data()), tensor.TotalBytes());
+  }
+  return out;
+}
+
+absl::Status WriteNpyFile(const Tensor& tensor, const std::string& path) {
+  DF_ASSIGN_OR_RETURN(std::string bytes, SerializeNpy(tensor));
+  return WriteStringToFileAtomic(path, bytes);
 }
 
 }  // namespace distflow

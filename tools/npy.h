@@ -1,8 +1,10 @@
-// Reading NumPy .npy files (format versions 1 and 2) into Tensors: little-
-// endian float32/float64/int32/int64 ('<f4', '<f8', '<i4', '<i8'), uint8
-// ('|u1') and bool ('|b1'), C order. Every error is InvalidArgument (or the
-// file system's NotFound) naming the file and what is wrong. Pure functions;
-// thread-safe.
+// NumPy .npy files and Tensors. Read (format versions 1 and 2) and written
+// (version 1): little-endian float32/float64 ('<f4', '<f8'), int8/16/32/64
+// ('|i1', '<i2', '<i4', '<i8'), uint8/16/32/64 ('|u1', '<u2', '<u4', '<u8')
+// and bool ('|b1'), C order; strings are written as fixed-width bytes
+// ('|S<n>', n the longest; NumPy drops trailing NUL bytes when it reads
+// them). Every error is InvalidArgument (or the file system's NotFound)
+// naming the file and what is wrong. Pure functions; thread-safe.
 #ifndef DISTFLOW_TOOLS_NPY_H_
 #define DISTFLOW_TOOLS_NPY_H_
 
@@ -17,6 +19,12 @@ namespace distflow {
 // Parses the bytes of an .npy file; `name` is used in error messages.
 absl::StatusOr<Tensor> ParseNpy(absl::string_view data, const std::string& name);
 absl::StatusOr<Tensor> ReadNpyFile(const std::string& path);
+
+// The bytes of an .npy file holding `tensor`. Unimplemented for a dtype
+// NumPy has no equivalent of (bfloat16, resource).
+absl::StatusOr<std::string> SerializeNpy(const Tensor& tensor);
+// Writes `tensor` to `path` atomically.
+absl::Status WriteNpyFile(const Tensor& tensor, const std::string& path);
 
 }  // namespace distflow
 

@@ -2,6 +2,7 @@
 // complete checkpoint on disk, or none when there is none; only incomplete
 // ones on disk, or a damaged file, are DataLoss naming them, never a silent
 // fresh start that would save over them.
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -92,8 +93,37 @@ TEST_F(CheckpointStateTest, MissingFileWithOnlyIncompleteCheckpointsIsRefusedNam
   absl::StatusOr<std::string> latest = Saver::LatestCheckpoint(dir_);
   EXPECT_EQ(latest.status().code(), absl::StatusCode::kDataLoss) << latest.status();
   EXPECT_THAT(latest.status().message(),
-              HasSubstr("only incomplete checkpoints (a shard's data or index file missing): " +
+              HasSubstr("only incomplete checkpoints (an index or data file missing): " +
                         dir_ + "/model.ckpt-10, " + dir_ + "/model.ckpt-20"));
+}
+
+// TensorFlow's layout, which Save writes: "<prefix>.index" (written last)
+// and "<prefix>.data-<k>-of-<n>" for every k.
+TEST_F(CheckpointStateTest, MissingFileFindsCheckpointsInTensorFlowsLayout) {
+  auto write = [this](int step, std::vector<int> data, int of, bool index) {
+    const std::string prefix = dir_ + "/model.ckpt-" + std::to_string(step);
+    for (int k : data) {
+      char name[64];
+      std::snprintf(name, sizeof(name), ".data-%05d-of-%05d", k, of);
+      std::ofstream(prefix + name) << "d";
+    }
+    if (index) std::ofstream(prefix + ".index") << "i";
+  };
+  write(10, {0}, 1, true);
+  write(20, {0, 1}, 2, true);
+  write(30, {0, 1}, 2, false);  // the merge never wrote its index
+  write(40, {1}, 2, true);      // a data file lost
+  absl::StatusOr<std::string> latest = Saver::LatestCheckpoint(dir_);
+  ASSERT_TRUE(latest.ok()) << latest.status();
+  EXPECT_EQ(*latest, dir_ + "/model.ckpt-20");
+
+  std::filesystem::remove(dir_ + "/model.ckpt-10.index");
+  std::filesystem::remove(dir_ + "/model.ckpt-20.data-00000-of-00002");
+  latest = Saver::LatestCheckpoint(dir_);
+  EXPECT_EQ(latest.status().code(), absl::StatusCode::kDataLoss) << latest.status();
+  EXPECT_THAT(latest.status().message(),
+              HasSubstr(dir_ + "/model.ckpt-10, " + dir_ + "/model.ckpt-20, " + dir_ +
+                        "/model.ckpt-30, " + dir_ + "/model.ckpt-40"));
 }
 
 // Seeded mutations of checkpoint file names (digits, dots, dashes and

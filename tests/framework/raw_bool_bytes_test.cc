@@ -49,17 +49,14 @@ TEST(RawBoolBytesTest, CheckpointBoolBytesBecomeZeroOrOne) {
     ASSERT_TRUE(w.Add("b", b).ok());
     ASSERT_TRUE(w.Finish().ok());
   }
-  // Rewrite the data file's true (1) as 7 and fix every checksum, as a
-  // crafted checkpoint would.
+  // Rewrite the data file's true (1) as 7 and fix the entry's checksum, as
+  // a crafted checkpoint would.
   const std::string data = std::string("\x00\x07", 2);
   ASSERT_TRUE(WriteStringToFileAtomic(BundleDataFilename(prefix), data).ok());
-  std::string index = *ReadFileToString(BundleIndexFilename(prefix));
-  const uint32_t data_crc = crc32c::Value(data);
-  std::memcpy(&index[24], &data_crc, 4);                // header: magic, version, count, size, crc
-  std::memcpy(&index[index.size() - 8], &data_crc, 4);  // the entry's crc
-  const uint32_t index_crc = crc32c::Value(absl::string_view(index.data(), index.size() - 4));
-  std::memcpy(&index[index.size() - 4], &index_crc, 4);
-  ASSERT_TRUE(WriteStringToFileAtomic(BundleIndexFilename(prefix), index).ok());
+  absl::StatusOr<BundleIndex> index = ReadBundleIndex(prefix);
+  ASSERT_TRUE(index.ok()) << index.status();
+  index->entries["b"].set_crc32c(crc32c::Mask(crc32c::Value(data)));
+  ASSERT_TRUE(WriteBundleIndex(prefix, *index).ok());
 
   auto reader = BundleReader::Open(prefix);
   ASSERT_TRUE(reader.ok()) << reader.status();

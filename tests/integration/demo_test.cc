@@ -23,6 +23,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "distflow/framework/tensor_bundle.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -311,70 +312,33 @@ TEST(DemoTest, DivergedTrainingStopsWithAnError) {
   EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
 }
 
-// CRC-32C (Castagnoli), as checkpoint bundles use it.
-uint32_t Crc32c(const std::string& bytes) {
-  uint32_t crc = ~0u;
-  for (unsigned char b : bytes) {
-    crc ^= b;
-    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));
-  }
-  return ~crc;
-}
-
-std::string ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-template <typename T>
-T Get(const std::string& s, size_t at) {
-  T v;
-  std::memcpy(&v, s.data() + at, sizeof(T));
-  return v;
-}
-template <typename T>
-void Put(std::string* s, size_t at, T v) {
-  std::memcpy(s->data() + at, &v, sizeof(T));
-}
-
-// Overwrites tensor `name` of the single-shard checkpoint `prefix` with
-// `bytes` (same size) and fixes every checksum, as a crafted file would.
+// Overwrites tensor `name` of the checkpoint `prefix` with `bytes` (same
+// size), keeping every checksum right, as a crafted file would: the
+// checkpoint is read and written again with the value replaced.
 void PatchCheckpointTensor(const std::string& prefix, const std::string& name,
                            const std::string& bytes) {
-  const std::string index_path = prefix + ".index";
-  const std::string data_path = prefix + ".data-00000-of-00001";
-  std::string index = ReadBytes(index_path);
-  std::string data = ReadBytes(data_path);
-  ASSERT_GT(index.size(), 32u);
-  // magic(8) version(4) count(4) data_size(8) data_crc(4), then per entry:
-  // name_len(4) name dtype(4) rank(4) dims(8 each) offset(8) size(8) crc(4).
-  const uint32_t count = Get<uint32_t>(index, 12);
-  size_t at = 28;
+  auto reader = distflow::BundleReader::Open(prefix);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  std::vector<std::pair<std::string, distflow::Tensor>> tensors;
   bool found = false;
-  for (uint32_t i = 0; i < count; ++i) {
-    const uint32_t name_len = Get<uint32_t>(index, at);
-    const std::string entry(index, at + 4, name_len);
-    at += 4 + name_len + 4;
-    const uint32_t rank = Get<uint32_t>(index, at);
-    at += 4 + 8 * rank;
-    const uint64_t offset = Get<uint64_t>(index, at);
-    const uint64_t size = Get<uint64_t>(index, at + 8);
-    if (entry == name) {
-      ASSERT_EQ(size, bytes.size());
-      data.replace(offset, size, bytes);
-      Put<uint32_t>(&index, at + 16, Crc32c(bytes));
+  for (const std::string& n : (*reader)->Names()) {
+    auto t = (*reader)->Read(n, (*reader)->Find(n)->dtype());
+    ASSERT_TRUE(t.ok()) << t.status();
+    if (n == name) {
+      ASSERT_EQ(t->TotalBytes(), bytes.size());
+      std::memcpy(t->raw_data(), bytes.data(), bytes.size());
       found = true;
     }
-    at += 20;
+    tensors.emplace_back(n, *t);
   }
   ASSERT_TRUE(found) << name;
-  Put<uint32_t>(&index, 24, Crc32c(data));
-  Put<uint32_t>(&index, index.size() - 4, Crc32c(index.substr(0, index.size() - 4)));
-  std::ofstream(index_path, std::ios::binary | std::ios::trunc) << index;
-  std::ofstream(data_path, std::ios::binary | std::ios::trunc) << data;
+  reader->reset();
+  distflow::BundleWriter writer(prefix);
+  for (const auto& [n, t] : tensors) ASSERT_TRUE(writer.Add(n, t).ok());
+  ASSERT_TRUE(writer.Finish().ok());
 }
 
-// Trains briefly into `dir` and returns the prefix of the latest shard.
+// Trains briefly into `dir` and returns the prefix of the latest checkpoint.
 std::string TrainedCheckpointShard(const std::string& dir) {
   std::filesystem::remove_all(dir);
   Outcome good = RunDemo({"--steps", "40", "--checkpoint-dir", dir, "--checkpoint-every", "20"});
@@ -385,7 +349,7 @@ std::string TrainedCheckpointShard(const std::string& dir) {
   std::smatch m;
   EXPECT_TRUE(std::regex_search(first_line, m, std::regex(R"(\"(.*model\.ckpt-\d+)\")")))
       << first_line;
-  return m[1].str() + ".shard-0-of-1";
+  return m[1].str();
 }
 
 TEST(DemoTest, CheckpointedGlobalStepOutOfRangeIsRefused) {

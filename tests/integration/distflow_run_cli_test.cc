@@ -1,8 +1,6 @@
 // Runs the `distflow run` binary on small graphs and checks what it prints:
 // JSON and text output, feeds from JSON and .npy files, several devices, a
 // Chrome trace, and the error format on stderr with exit status 1.
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "command_line.h"
 #include "distflow/graph/graph_io.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -116,17 +115,9 @@ class DistflowRunTest : public ::testing::Test {
   // quote them).
   Result Run(const std::string& args, const std::string& prefix = "") {
     const std::string err_path = dir_ + "/cli_stderr.txt";
-    const std::string cmd = absl::StrCat(prefix, DISTFLOW_BINARY, " ", args, " 2>", err_path);
-    Result r;
-    FILE* p = popen(cmd.c_str(), "r");
-    if (p == nullptr) return r;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-    const int status = pclose(p);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.err = ReadAll(err_path);
-    return r;
+    distflow::test::CommandOutput o = distflow::test::RunCommandLine(
+        absl::StrCat(prefix, DISTFLOW_BINARY, " ", args, " 2>", err_path));
+    return Result{o.exit_code, o.out, ReadAll(err_path)};
   }
 
   std::string dir_;

@@ -1,35 +1,21 @@
 // Runs `distflow run` on the TensorFlow 2 style graphs in examples/graphs/
 // (a library of functions called through StatefulPartitionedCall, If, Case
 // and While nodes) and checks the values it prints.
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "command_line.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-};
+using Result = distflow::test::CommandOutput;
 
 // Runs `distflow run <args>`, stderr folded into the output.
 Result RunDistflow(const std::string& args) {
-  const std::string cmd = absl::StrCat(DISTFLOW_BINARY, " run ", args, " 2>&1");
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return distflow::test::RunCommandLine(absl::StrCat(DISTFLOW_BINARY, " run ", args, " 2>&1"));
 }
 
 std::string Example(const std::string& name) {

@@ -29,6 +29,7 @@
 
 #include "absl/strings/str_format.h"
 #include "distflow/monitoring/event_file.h"
+#include "distflow/framework/tensor_bundle.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "http_get.h"
@@ -381,7 +382,7 @@ TEST_F(TrainTest, LostCheckpointStateResumesFromTheNewestAndOverwritesNothing) {
   for (const auto& [path, bytes] : before) {
     EXPECT_EQ(Slurp(path), bytes) << path << " changed";
   }
-  EXPECT_TRUE(std::filesystem::exists(ckpt + "/model.ckpt-40.shard-0-of-1.index"));
+  EXPECT_TRUE(std::filesystem::exists(ckpt + "/model.ckpt-40.index"));
 }
 
 TEST_F(TrainTest, BadDataIsAClearError) {
@@ -519,11 +520,18 @@ TEST_F(TrainTest, LargeWeightsAreSplitOverThePsTasks) {
   EXPECT_EQ(j["steps"], 50);
   EXPECT_GT(j["test_accuracy"].get<double>(), 0.5);
   // The hidden layer's kernel (784 x 256 floats) has a shard on each ps,
-  // so each ps writes a shard of the checkpoint.
-  EXPECT_TRUE(std::filesystem::exists(ckpt + "/model.ckpt-50.shard-0-of-2.index"));
-  EXPECT_TRUE(std::filesystem::exists(ckpt + "/model.ckpt-50.shard-1-of-2.index"));
-  EXPECT_THAT(Slurp(ckpt + "/model.ckpt-50.shard-1-of-2.index"),
-              HasSubstr("mlp/hidden/kernel/part_1"));
+  // so each ps writes a data file of the checkpoint, as TensorFlow's sharded
+  // Saver does; one index names them all.
+  EXPECT_TRUE(std::filesystem::exists(ckpt + "/model.ckpt-50.index"));
+  EXPECT_TRUE(std::filesystem::exists(ckpt + "/model.ckpt-50.data-00000-of-00002"));
+  EXPECT_TRUE(std::filesystem::exists(ckpt + "/model.ckpt-50.data-00001-of-00002"));
+  EXPECT_FALSE(std::filesystem::exists(ckpt + "/model.ckpt-50_temp"));
+  auto reader = distflow::BundleReader::Open(ckpt + "/model.ckpt-50");
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  const distflow::BundleEntryProto* part0 = (*reader)->Find("mlp/hidden/kernel/part_0");
+  const distflow::BundleEntryProto* part1 = (*reader)->Find("mlp/hidden/kernel/part_1");
+  ASSERT_TRUE(part0 != nullptr && part1 != nullptr);
+  EXPECT_NE(part0->shard_id(), part1->shard_id());
 }
 
 TEST_F(TrainTest, RestartedPsResumesFromTheCheckpoint) {

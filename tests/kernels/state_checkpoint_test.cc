@@ -1,7 +1,8 @@
-// Checkpoints: CRC-32C, the bundle format (round trip of every dtype,
-// whole-file reads), SaveV2/RestoreV2, and the errors of a restore — missing
-// tensor, wrong dtype or shape, a corrupted byte, a truncated file, a
-// missing checkpoint — each naming the tensor and never producing outputs.
+// Checkpoints through the kernels: SaveV2/RestoreV2 (round trip of every
+// dtype, slices of a partitioned variable), MergeV2Checkpoints, and the
+// errors of a restore — missing tensor, wrong dtype or shape, a corrupted
+// byte, a truncated file, a missing checkpoint — each naming the tensor and
+// never producing outputs.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -11,6 +12,7 @@
 #include "distflow/core/env.h"
 #include "distflow/core/file_roots.h"
 #include "distflow/framework/tensor_bundle.h"
+#include "distflow/framework/tensor_slice.h"
 #include "state_test_util.h"
 
 namespace distflow {
@@ -43,10 +45,12 @@ class CheckpointTest : public ::testing::Test {
   }
   ~CheckpointTest() override { std::filesystem::remove_all(dir_); }
 
-  absl::Status Save(const std::vector<std::string>& names, const std::vector<Tensor>& tensors) {
-    std::vector<test::KernelInput> inputs = {Tensor::Scalar<std::string>(prefix_),
-                                             StringVector(names),
-                                             StringVector(std::vector<std::string>(names.size()))};
+  absl::Status Save(const std::vector<std::string>& names, const std::vector<Tensor>& tensors,
+                    std::vector<std::string> specs = {}, std::string prefix = "") {
+    specs.resize(names.size());
+    std::vector<test::KernelInput> inputs = {
+        Tensor::Scalar<std::string>(prefix.empty() ? prefix_ : prefix), StringVector(names),
+        StringVector(specs)};
     DataTypeVector dtypes;
     for (const Tensor& t : tensors) {
       inputs.push_back(t);
@@ -94,9 +98,17 @@ TEST_F(CheckpointTest, RoundTripEveryDtype) {
       StringVector({"", "hello", std::string("a\0b", 3)}),
       Tensor(DT_FLOAT, TensorShape({0, 3})),
       Tensor::Scalar<bfloat16>(bfloat16(0.5f)),
+      AsTensor<int8_t>({-128, 127}),
+      AsTensor<int16_t>({-32768, 32767}),
+      AsTensor<uint16_t>({0, 65535}),
+      AsTensor<uint32_t>({0, 4294967295u}),
+      AsTensor<uint64_t>({0, ~uint64_t{0}}),
+      Tensor(DT_STRING, TensorShape({2, 0})),
+      StringVector({}),
   };
-  std::vector<std::string> names = {"w",     "scope/d", "ints",  "step", "bytes",
-                                    "flags", "words",   "empty", "bf"};
+  std::vector<std::string> names = {
+      "w",  "scope/d", "ints", "step", "bytes", "flags", "words",      "empty",
+      "bf", "i8",      "i16",  "u16",  "u32",   "u64",   "no_strings", "zero_strings"};
   ASSERT_TRUE(Save(names, tensors).ok());
   EXPECT_TRUE(std::filesystem::exists(BundleIndexFilename(prefix_)));
   EXPECT_TRUE(std::filesystem::exists(BundleDataFilename(prefix_)));
@@ -116,7 +128,59 @@ TEST_F(CheckpointTest, RoundTripEveryDtype) {
   auto reader = BundleReader::Open(prefix_);
   ASSERT_TRUE(reader.ok());
   EXPECT_EQ((*reader)->Names().size(), names.size());
-  EXPECT_EQ((*reader)->Find("w")->shape, TensorShape({2, 2}));
+  EXPECT_EQ((*reader)->Find("w")->shape().ShortDebugString(), "dim { size: 2 } dim { size: 2 }");
+}
+
+// A 4x3 variable 0..11 partitioned by rows over two tasks, saved as
+// TensorFlow's sharded Saver saves it: each task's SaveV2 into a part of
+// its own with shape_and_slices, then MergeV2Checkpoints.
+TEST_F(CheckpointTest, PartitionedVariableOverTwoShards) {
+  const std::string part0 = (dir_ / "sub" / "model.ckpt_temp" / "part-00000-of-00002").string();
+  const std::string part1 = (dir_ / "sub" / "model.ckpt_temp" / "part-00001-of-00002").string();
+  ASSERT_TRUE(Save({"w", "step"},
+                   {AsTensor<float>({0, 1, 2, 3, 4, 5}, {2, 3}), Tensor::Scalar<int64_t>(9)},
+                   {"4 3 0,2:-", ""}, part0)
+                  .ok());
+  ASSERT_TRUE(
+      Save({"w"}, {AsTensor<float>({6, 7, 8, 9, 10, 11}, {2, 3})}, {"4 3 2,2:-"}, part1).ok());
+  auto merged = r_.Run("MergeV2Checkpoints",
+                       {StringVector({part0, part1}), Tensor::Scalar<std::string>(prefix_)}, {});
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_TRUE(std::filesystem::exists(prefix_ + ".data-00000-of-00002"));
+  EXPECT_TRUE(std::filesystem::exists(prefix_ + ".data-00001-of-00002"));
+  // delete_old_dirs (true by default) removed the emptied part directory.
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "sub" / "model.ckpt_temp"));
+
+  // Whole, and as each task restores its own part.
+  auto whole = Restore({"w", "step"}, {DT_FLOAT, DT_INT64});
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ExpectTensorEqual(AsTensor<float>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {4, 3}), (*whole)[0]);
+  ExpectTensorEqual(Tensor::Scalar<int64_t>(9), (*whole)[1]);
+  auto part = Restore({"w"}, {DT_FLOAT}, {"4 3 2,2:-"});
+  ASSERT_TRUE(part.ok()) << part.status();
+  ExpectTensorEqual(AsTensor<float>({6, 7, 8, 9, 10, 11}, {2, 3}), (*part)[0]);
+  // Repartitioned: a column across both parts.
+  auto column = Restore({"w"}, {DT_FLOAT}, {"4 3 -:1,1"});
+  ASSERT_TRUE(column.ok()) << column.status();
+  ExpectTensorEqual(AsTensor<float>({1, 4, 7, 10}, {4, 1}), (*column)[0]);
+  ExpectError(Restore({"w"}, {DT_FLOAT}, {"5 3 0,2:-"}).status(),
+              absl::StatusCode::kInvalidArgument, {"'w'", "[4,3]", "[5,3]"});
+
+  // A missing part is DataLoss naming the data file and the slice.
+  std::filesystem::remove(prefix_ + ".data-00001-of-00002");
+  ExpectError(Restore({"w"}, {DT_FLOAT}).status(), absl::StatusCode::kDataLoss,
+              {prefix_ + ".data-00001-of-00002", "slice 2,2:- of tensor 'w'"});
+}
+
+TEST_F(CheckpointTest, MergeOfTheSameTensorTwiceIsInvalidArgument) {
+  const std::string a = (dir_ / "a").string(), b = (dir_ / "b").string();
+  ASSERT_TRUE(Save({"w"}, {AsTensor<float>({1})}, {}, a).ok());
+  ASSERT_TRUE(Save({"w"}, {AsTensor<float>({2})}, {}, b).ok());
+  auto merged =
+      r_.Run("MergeV2Checkpoints", {StringVector({a, b}), Tensor::Scalar<std::string>(prefix_)},
+             {{"delete_old_dirs", false}});
+  ExpectError(merged.status(), absl::StatusCode::kInvalidArgument, {"'w'", b});
+  EXPECT_FALSE(std::filesystem::exists(BundleIndexFilename(prefix_)));
 }
 
 TEST_F(CheckpointTest, SaveReplacesAnOlderCheckpoint) {
@@ -139,11 +203,12 @@ TEST_F(CheckpointTest, SaveErrors) {
               absl::StatusCode::kInvalidArgument, {"'w'", "twice"});
   Tensor handle(DT_RESOURCE, TensorShape());
   ExpectError(Save({"h"}, {handle}), absl::StatusCode::kInvalidArgument, {"'h'", "resource"});
+  // A slice whose tensor is not of the slice's shape.
   auto sliced = r_.Run("SaveV2",
                        {Tensor::Scalar<std::string>(prefix_), StringVector({"w"}),
                         StringVector({"2 0,1"}), AsTensor<float>({1, 2})},
                        {{"dtypes", DataTypeVector{DT_FLOAT}}});
-  ExpectError(sliced.status(), absl::StatusCode::kUnimplemented, {"'w'"});
+  ExpectError(sliced.status(), absl::StatusCode::kInvalidArgument, {"'w'", "[2]", "[1]"});
   EXPECT_FALSE(std::filesystem::exists(BundleIndexFilename(prefix_)));
 }
 
@@ -163,17 +228,20 @@ TEST_F(CheckpointTest, WrongDtypeOrShapeIsInvalidArgument) {
               {"'w'", "float32", "int32"});
   ExpectError(Restore({"w"}, {DT_FLOAT}, {"3 -"}).status(), absl::StatusCode::kInvalidArgument,
               {"'w'", "[2]", "[3]"});
-  ExpectError(Restore({"w"}, {DT_FLOAT}, {"2 0,1"}).status(), absl::StatusCode::kUnimplemented,
-              {"'w'"});
+  ExpectError(Restore({"w"}, {DT_FLOAT}, {"2 1,2"}).status(), absl::StatusCode::kInvalidArgument,
+              {"'w'", "1,2", "[2]"});
 }
 
 TEST_F(CheckpointTest, CorruptedDataByteIsDataLossNamingTheTensor) {
   ASSERT_TRUE(Save({"a", "b"}, {AsTensor<float>({1, 2}), AsTensor<float>({3, 4})}).ok());
   // The data file holds a's 8 bytes, then b's.
   CorruptByte(BundleDataFilename(prefix_), 9);
-  // Even a restore of only "a" refuses a checkpoint with a corrupted tensor.
-  ExpectError(Restore({"a"}, {DT_FLOAT}).status(), absl::StatusCode::kDataLoss,
-              {"'b'", "checksum"});
+  ExpectError(Restore({"a", "b"}, {DT_FLOAT, DT_FLOAT}).status(), absl::StatusCode::kDataLoss,
+              {"'b'", "checksum", BundleDataFilename(prefix_)});
+  // As in TensorFlow, only the tensors read are checked: "a" is intact.
+  auto a = Restore({"a"}, {DT_FLOAT});
+  ASSERT_TRUE(a.ok()) << a.status();
+  ExpectTensorEqual(AsTensor<float>({1, 2}), (*a)[0]);
 }
 
 TEST_F(CheckpointTest, CorruptedIndexIsDataLoss) {
@@ -210,14 +278,18 @@ TEST_F(CheckpointTest, DataFileOfAnotherSaveIsDataLoss) {
 
 TEST(ShapeAndSliceTest, Parse) {
   TensorShape shape;
-  ASSERT_TRUE(ParseShapeAndSlice("4 5 -:-", &shape).ok());
+  TensorSlice slice;
+  ASSERT_TRUE(ParseShapeAndSlice("4 5 -:-", &shape, &slice).ok());
   EXPECT_EQ(shape, TensorShape({4, 5}));
-  ASSERT_TRUE(ParseShapeAndSlice("4 5 0,4:-", &shape).ok());
-  EXPECT_EQ(ParseShapeAndSlice("4 5 1,2:-", &shape).code(), absl::StatusCode::kUnimplemented);
-  EXPECT_EQ(ParseShapeAndSlice("4 -", &shape).code(), absl::StatusCode::kOk);
-  EXPECT_EQ(ParseShapeAndSlice("4 5 -", &shape).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ParseShapeAndSlice("x -", &shape).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ParseShapeAndSlice("-", &shape).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(slice.Covers(shape));
+  ASSERT_TRUE(ParseShapeAndSlice("4 5 1,2:-", &shape, &slice).ok());
+  EXPECT_EQ(slice.SliceShape(shape), TensorShape({2, 5}));
+  EXPECT_EQ(slice.DebugString(), "1,2:-");
+  EXPECT_EQ(ParseShapeAndSlice("4 -", &shape, &slice).code(), absl::StatusCode::kOk);
+  for (const char* bad : {"4 5 -", "x -", "-", "4 3,2", "4 -1,2", "4 0,x"}) {
+    EXPECT_EQ(ParseShapeAndSlice(bad, &shape, &slice).code(), absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
 }
 
 TEST_F(CheckpointTest, FileRootsConfineSaveAndRestore) {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -48,30 +49,52 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
 }
 
 absl::Status WriteStringToFileAtomic(const std::string& path, absl::string_view data) {
-  const std::string tmp = absl::StrCat(path, ".tmp", random::New64() & 0xffffffff);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  absl::StatusOr<std::unique_ptr<AtomicFileWriter>> file = AtomicFileWriter::Create(path);
+  if (!file.ok()) return file.status();
+  DF_RETURN_IF_ERROR((*file)->Append(data));
+  return (*file)->Commit();
+}
+
+absl::StatusOr<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(
+    const std::string& path) {
+  std::string tmp = absl::StrCat(path, ".tmp", random::New64() & 0xffffffff);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return IoError("cannot create", tmp);
+  return std::unique_ptr<AtomicFileWriter>(new AtomicFileWriter(path, std::move(tmp), fd));
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(tmp_.c_str());
+  }
+}
+
+absl::Status AtomicFileWriter::Append(absl::string_view data) {
   size_t off = 0;
   while (off < data.size()) {
-    const ssize_t w = ::write(fd, data.data() + off, data.size() - off);
+    const ssize_t w = ::write(fd_, data.data() + off, data.size() - off);
     if (w < 0) {
       if (errno == EINTR) continue;
-      absl::Status s = IoError("cannot write", tmp);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return s;
+      return IoError("cannot write", tmp_);
     }
     off += static_cast<size_t>(w);
   }
-  const bool sync_failed = ::fsync(fd) != 0;
-  if (::close(fd) != 0 || sync_failed) {
-    absl::Status s = IoError("cannot flush", tmp);
-    ::unlink(tmp.c_str());
+  return absl::OkStatus();
+}
+
+absl::Status AtomicFileWriter::Commit() {
+  const bool sync_failed = ::fsync(fd_) != 0;
+  const bool close_failed = ::close(fd_) != 0;
+  fd_ = -1;
+  if (sync_failed || close_failed) {
+    absl::Status s = IoError("cannot flush", tmp_);
+    ::unlink(tmp_.c_str());
     return s;
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    absl::Status s = IoError("cannot rename onto", path);
-    ::unlink(tmp.c_str());
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    absl::Status s = IoError("cannot rename onto", path_);
+    ::unlink(tmp_.c_str());
     return s;
   }
   return absl::OkStatus();
@@ -91,6 +114,38 @@ absl::StatusOr<uint64_t> RaiseOpenFileLimit() {
     if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return static_cast<uint64_t>(before);
   }
   return static_cast<uint64_t>(limit.rlim_cur);
+}
+
+absl::StatusOr<std::unique_ptr<RandomAccessFile>> RandomAccessFile::Open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return IoError("cannot open", path);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    absl::Status s = IoError("cannot stat", path);
+    ::close(fd);
+    return s;
+  }
+  return std::unique_ptr<RandomAccessFile>(
+      new RandomAccessFile(path, fd, static_cast<uint64_t>(st.st_size)));
+}
+
+RandomAccessFile::~RandomAccessFile() { ::close(fd_); }
+
+absl::Status RandomAccessFile::Read(uint64_t offset, size_t n, char* out) const {
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t r = ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return IoError("cannot read", path_);
+    }
+    if (r == 0) {
+      return errors::OutOfRange("'", path_, "' ends at byte ", offset + done, ", before byte ",
+                                offset + n);
+    }
+    done += static_cast<size_t>(r);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace distflow

@@ -1,365 +1,478 @@
 #include "distflow/framework/tensor_bundle.h"
 
-#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <system_error>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "distflow/core/checked_math.h"
 #include "distflow/core/crc32c.h"
-#include "distflow/core/env.h"
 #include "distflow/core/status.h"
-#include "distflow/framework/tensor_proto.h"
+#include "distflow/core/varint.h"
 
 namespace distflow {
 namespace {
 
 static_assert(std::endian::native == std::endian::little,
-              "checkpoint payloads are the host's little-endian bytes");
+              "checkpoint data files hold the host's little-endian bytes");
 
-constexpr char kMagic[] = "DFBUNDLE";  // 8 bytes, no terminator written
-constexpr size_t kMagicSize = 8;
-constexpr uint32_t kVersion = 1;
-constexpr int kMaxRank = 254;
-
-void PutU32(std::string* out, uint32_t v) {
-  out->append(reinterpret_cast<const char*>(&v), sizeof(v));
-}
-void PutU64(std::string* out, uint64_t v) {
-  out->append(reinterpret_cast<const char*>(&v), sizeof(v));
-}
-
-// Reads fixed-size fields from the front of a byte range; any read past the
-// end sets the reader to failed.
-class Cursor {
- public:
-  explicit Cursor(absl::string_view bytes) : rest_(bytes) {}
-  bool ok() const { return ok_; }
-  bool empty() const { return rest_.empty(); }
-
-  template <typename T>
-  T Get() {
-    T v{};
-    if (!ok_ || rest_.size() < sizeof(T)) {
-      ok_ = false;
-      return v;
-    }
-    std::memcpy(&v, rest_.data(), sizeof(T));
-    rest_.remove_prefix(sizeof(T));
-    return v;
-  }
-  absl::string_view GetBytes(uint64_t n) {
-    if (!ok_ || rest_.size() < n) {
-      ok_ = false;
-      return {};
-    }
-    absl::string_view v = rest_.substr(0, n);
-    rest_.remove_prefix(n);
-    return v;
-  }
-
- private:
-  absl::string_view rest_;
-  bool ok_ = true;
-};
+// Bytes gathered before a write; tensors larger than this go straight out.
+constexpr size_t kWriteBuffer = 4 << 20;
 
 bool CheckpointableType(DataType dtype) {
   return !IsRefType(dtype) && dtype != DT_RESOURCE && DataTypeIsSupported(dtype);
 }
 
-// Appends the payload of `t` to `out`.
-void EncodeTensor(const Tensor& t, std::string* out) {
-  if (t.dtype() == DT_STRING) {
-    for (const std::string& s : t.flat<std::string>()) {
-      PutU64(out, s.size());
-      out->append(s);
-    }
-    return;
+// Extends `crc` over a string length as TensorFlow checksums it: a 4-byte
+// integer when it fits, else 8 bytes.
+uint32_t ExtendLength(uint32_t crc, uint64_t length) {
+  if (length <= UINT32_MAX) {
+    const uint32_t n = static_cast<uint32_t>(length);
+    return crc32c::Extend(crc, reinterpret_cast<const char*>(&n), sizeof(n));
   }
-  if (t.NumElements() > 0) {
-    out->append(static_cast<const char*>(t.raw_data()),
-                static_cast<size_t>(t.NumElements()) * DataTypeSize(t.dtype()));
+  return crc32c::Extend(crc, reinterpret_cast<const char*>(&length), sizeof(length));
+}
+
+// The lengths and the length checksum of a string tensor's bytes (the
+// elements' bytes follow them), and the CRC so far.
+void EncodeStringLengths(absl::Span<const std::string> strings, std::string* out, uint32_t* crc) {
+  *crc = 0;
+  for (const std::string& s : strings) {
+    PutVarint64(out, s.size());
+    *crc = ExtendLength(*crc, s.size());
   }
+  const uint32_t masked = crc32c::Mask(*crc);
+  out->append(reinterpret_cast<const char*>(&masked), sizeof(masked));
+  *crc = crc32c::Extend(*crc, reinterpret_cast<const char*>(&masked), sizeof(masked));
+}
+
+// Renames `from` onto `to`, naming both on failure.
+absl::Status Rename(const std::string& from, const std::string& to) {
+  std::error_code ec;
+  std::filesystem::rename(from, to, ec);
+  if (ec) return errors::Internal("cannot rename '", from, "' to '", to, "': ", ec.message());
+  return absl::OkStatus();
+}
+
+absl::Status CreateParentDir(const std::string& path) {
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) return absl::OkStatus();
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return errors::Unavailable("cannot create checkpoint directory ", dir.string(), ": ",
+                               ec.message());
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
 
-std::string BundleDataFilename(absl::string_view prefix) {
-  return absl::StrCat(prefix, ".data-00000-of-00001");
+BundleWriter::BundleWriter(std::string prefix) : prefix_(std::move(prefix)) {
+  index_.header.set_num_shards(1);
+  index_.header.mutable_version()->set_producer(1);
 }
-
-std::string BundleIndexFilename(absl::string_view prefix) { return absl::StrCat(prefix, ".index"); }
-
-absl::Status ParseShapeAndSlice(absl::string_view spec, TensorShape* shape) {
-  std::vector<absl::string_view> parts = absl::StrSplit(spec, ' ', absl::SkipEmpty());
-  if (parts.size() < 2) {
-    return errors::InvalidArgument(
-        "shape_and_slice '", spec,
-        "' must be 'dim0 dim1 ... slice' (one size per dim, then the slice)");
-  }
-  std::vector<int64_t> dims;
-  for (size_t i = 0; i + 1 < parts.size(); ++i) {
-    int64_t d;
-    if (!absl::SimpleAtoi(parts[i], &d) || d < 0) {
-      return errors::InvalidArgument("shape_and_slice '", spec, "' has a bad size '", parts[i],
-                                     "'");
-    }
-    dims.push_back(d);
-  }
-  std::vector<absl::string_view> slices = absl::StrSplit(parts.back(), ':');
-  if (slices.size() != dims.size()) {
-    return errors::InvalidArgument("shape_and_slice '", spec, "' has ", dims.size(), " sizes but ",
-                                   slices.size(), " slice dims");
-  }
-  for (size_t i = 0; i < slices.size(); ++i) {
-    if (slices[i] == "-") continue;
-    std::vector<absl::string_view> se = absl::StrSplit(slices[i], ',');
-    int64_t start, length;
-    if (se.size() != 2 || !absl::SimpleAtoi(se[0], &start) || !absl::SimpleAtoi(se[1], &length)) {
-      return errors::InvalidArgument("shape_and_slice '", spec, "' has a bad slice '", slices[i],
-                                     "'");
-    }
-    if (start != 0 || (length != dims[i] && length != -1)) {
-      return errors::Unimplemented("shape_and_slice '", spec,
-                                   "' asks for part of a tensor; only whole "
-                                   "tensors can be saved and restored");
-    }
-  }
-  return TensorShape::BuildTensorShape(dims, shape);
-}
-
-BundleWriter::BundleWriter(std::string prefix) : prefix_(std::move(prefix)) {}
 
 absl::Status BundleWriter::Add(absl::string_view name, const Tensor& tensor) {
-  if (name.empty()) {
-    return errors::InvalidArgument("checkpoint tensor names must not be empty");
+  DF_RETURN_IF_ERROR(status_);
+  if (name.empty() || name.front() == '\0') {
+    status_ = errors::InvalidArgument(
+        "checkpoint tensor names must not be empty or begin with a "
+        "NUL byte, got '",
+        PrintableKey(name), "'");
+    return status_;
   }
+  return AddEntry(std::string(name), tensor);
+}
+
+absl::Status BundleWriter::AddSlice(absl::string_view name, const TensorShape& full_shape,
+                                    const TensorSlice& slice, const Tensor& tensor) {
+  DF_RETURN_IF_ERROR(status_);
+  absl::Status fits = slice.CheckFits(full_shape);
+  if (!fits.ok()) {
+    status_ = errors::InvalidArgument("saving tensor '", name, "': ", fits.message());
+    return status_;
+  }
+  if (slice.Covers(full_shape)) return Add(name, tensor);
+  if (tensor.shape() != slice.SliceShape(full_shape)) {
+    status_ = errors::InvalidArgument("slice ", slice.DebugString(), " of tensor '", name,
+                                      "' has shape ", tensor.shape().DebugString(), " but ",
+                                      slice.SliceShape(full_shape).DebugString(), " was declared");
+    return status_;
+  }
+  if (name.empty() || name.front() == '\0') return Add(name, tensor);  // reports the name
+  auto [it, inserted] = index_.entries.try_emplace(std::string(name));
+  BundleEntryProto& full = it->second;
+  TensorShape known;
+  if (!inserted && (full.slices().empty() || full.dtype() != tensor.dtype() ||
+                    !TensorShape::FromProto(full.shape(), &known).ok() || known != full_shape)) {
+    status_ =
+        errors::InvalidArgument("tensor '", name,
+                                "' is saved twice in one checkpoint, or its slices disagree on its "
+                                "dtype or full shape");
+    return status_;
+  }
+  full.set_dtype(tensor.dtype());
+  full_shape.AsProto(full.mutable_shape());
+  slice.ToProto(full.add_slices());
+  return AddEntry(SliceKey(name, slice), tensor);
+}
+
+absl::Status BundleWriter::AddEntry(const std::string& key, const Tensor& tensor) {
   if (!CheckpointableType(tensor.dtype()) || !tensor.IsInitialized()) {
-    return errors::InvalidArgument("tensor '", name, "' of type ", DataTypeString(tensor.dtype()),
-                                   " cannot be saved in a checkpoint");
+    status_ =
+        errors::InvalidArgument("tensor '", PrintableKey(key), "' of type ",
+                                DataTypeString(tensor.dtype()), " cannot be saved in a checkpoint");
+    return status_;
   }
-  const uint64_t offset = data_.size();
-  EncodeTensor(tensor, &data_);
-  const uint64_t size = data_.size() - offset;
-  Pending p{tensor.dtype(), tensor.shape(), offset, size,
-            crc32c::Extend(0, data_.data() + offset, size)};
-  if (!entries_.emplace(std::string(name), std::move(p)).second) {
-    data_.resize(offset);
-    return errors::InvalidArgument("tensor '", name, "' is saved twice in one checkpoint");
+  auto [it, inserted] = index_.entries.try_emplace(key);
+  if (!inserted) {
+    status_ = errors::InvalidArgument("tensor '", PrintableKey(key),
+                                      "' is saved twice in one checkpoint");
+    return status_;
   }
+  BundleEntryProto& e = it->second;
+  e.set_dtype(tensor.dtype());
+  tensor.shape().AsProto(e.mutable_shape());
+  e.set_shard_id(0);
+  e.set_offset(size_);
+  uint32_t crc;
+  if (tensor.dtype() == DT_STRING) {
+    absl::Span<const std::string> strings = tensor.flat<std::string>();
+    std::string lengths;
+    EncodeStringLengths(strings, &lengths, &crc);
+    status_ = Write(lengths);
+    for (size_t i = 0; i < strings.size() && status_.ok(); ++i) {
+      crc = crc32c::Extend(crc, strings[i].data(), strings[i].size());
+      status_ = Write(strings[i]);
+    }
+  } else {
+    const absl::string_view bytes(static_cast<const char*>(tensor.raw_data()), tensor.TotalBytes());
+    crc = crc32c::Value(bytes);
+    status_ = Write(bytes);
+  }
+  e.set_size(size_ - e.offset());
+  e.set_crc32c(crc32c::Mask(crc));
+  return status_;
+}
+
+absl::Status BundleWriter::Write(absl::string_view bytes) {
+  if (data_ == nullptr) {
+    DF_RETURN_IF_ERROR(CreateParentDir(prefix_));
+    DF_ASSIGN_OR_RETURN(data_, AtomicFileWriter::Create(BundleDataFilename(prefix_, 0, 1)));
+  }
+  size_ += static_cast<int64_t>(bytes.size());
+  if (buffer_.size() + bytes.size() <= kWriteBuffer) {
+    buffer_.append(bytes.data(), bytes.size());
+    return absl::OkStatus();
+  }
+  DF_RETURN_IF_ERROR(FlushBuffer());
+  if (bytes.size() >= kWriteBuffer) return data_->Append(bytes);
+  buffer_.append(bytes.data(), bytes.size());
   return absl::OkStatus();
+}
+
+absl::Status BundleWriter::FlushBuffer() {
+  absl::Status s = data_->Append(buffer_);
+  buffer_.clear();
+  return s;
 }
 
 absl::Status BundleWriter::Finish() {
-  std::string index(kMagic, kMagicSize);
-  PutU32(&index, kVersion);
-  PutU32(&index, static_cast<uint32_t>(entries_.size()));
-  PutU64(&index, data_.size());
-  PutU32(&index, crc32c::Value(data_));
-  for (const auto& [name, e] : entries_) {
-    PutU32(&index, static_cast<uint32_t>(name.size()));
-    index.append(name);
-    PutU32(&index, static_cast<uint32_t>(e.dtype));
-    PutU32(&index, static_cast<uint32_t>(e.shape.dims()));
-    for (int64_t d : e.shape.dim_sizes()) PutU64(&index, static_cast<uint64_t>(d));
-    PutU64(&index, e.offset);
-    PutU64(&index, e.size);
-    PutU32(&index, e.crc);
-  }
-  PutU32(&index, crc32c::Value(index));
-
-  const std::filesystem::path dir =
-      std::filesystem::path(BundleIndexFilename(prefix_)).parent_path();
-  if (!dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) {
-      return errors::Unavailable("cannot create checkpoint directory ", dir.string(), ": ",
-                                 ec.message());
-    }
-  }
-  DF_RETURN_IF_ERROR(WriteStringToFileAtomic(BundleDataFilename(prefix_), data_));
-  return WriteStringToFileAtomic(BundleIndexFilename(prefix_), index);
-}
-
-absl::StatusOr<std::unique_ptr<BundleReader>> BundleReader::Open(const std::string& prefix) {
-  const std::string index_file = BundleIndexFilename(prefix);
-  absl::StatusOr<std::string> index = ReadFileToString(index_file);
-  if (absl::IsNotFound(index.status())) {
-    return errors::NotFound("no checkpoint at '", prefix, "': ", index_file, " does not exist");
-  }
-  if (!index.ok()) return index.status();
-  std::unique_ptr<BundleReader> reader(new BundleReader(prefix));
-  uint64_t data_size = 0;
-  uint32_t data_crc = 0;
-  DF_RETURN_IF_ERROR(reader->ParseIndex(index_file, *index, &data_size, &data_crc));
-
-  const std::string data_file = BundleDataFilename(prefix);
-  absl::StatusOr<std::string> data = ReadFileToString(data_file);
-  if (absl::IsNotFound(data.status())) {
-    return errors::DataLoss("checkpoint '", prefix, "' has an index but its data file ", data_file,
-                            " is missing");
-  }
-  if (!data.ok()) return data.status();
-  reader->data_ = *std::move(data);
-  DF_RETURN_IF_ERROR(reader->CheckData(data_size, data_crc));
-  return reader;
-}
-
-absl::Status BundleReader::ParseIndex(const std::string& index_file, absl::string_view index,
-                                      uint64_t* data_size, uint32_t* data_crc) {
-  constexpr size_t kHeader = kMagicSize + 4 + 4 + 8 + 4;
-  if (index.size() < kHeader + 4) {
-    return errors::DataLoss("checkpoint index ", index_file, " is truncated (", index.size(),
-                            " bytes)");
-  }
-  if (index.substr(0, kMagicSize) != absl::string_view(kMagic, kMagicSize)) {
-    return errors::DataLoss("checkpoint index ", index_file, " is not a distflow checkpoint index");
-  }
-  const absl::string_view body = index.substr(0, index.size() - 4);
-  uint32_t stored_crc;
-  std::memcpy(&stored_crc, index.data() + body.size(), 4);
-  if (crc32c::Value(body) != stored_crc) {
-    return errors::DataLoss("checkpoint index ", index_file,
-                            " is corrupted or truncated (checksum mismatch)");
-  }
-  Cursor in(body.substr(kMagicSize));
-  const uint32_t version = in.Get<uint32_t>();
-  if (version != kVersion) {
-    return errors::DataLoss("checkpoint index ", index_file, " has version ", version,
-                            "; this build reads version ", kVersion);
-  }
-  const uint32_t n = in.Get<uint32_t>();
-  *data_size = in.Get<uint64_t>();
-  *data_crc = in.Get<uint32_t>();
-  for (uint32_t i = 0; i < n && in.ok(); ++i) {
-    const uint32_t name_len = in.Get<uint32_t>();
-    const std::string name(in.GetBytes(name_len));
-    Entry e;
-    e.dtype = static_cast<DataType>(in.Get<uint32_t>());
-    const uint32_t rank = in.Get<uint32_t>();
-    if (!in.ok()) break;
-    if (rank > kMaxRank || !CheckpointableType(e.dtype)) {
-      return errors::DataLoss("checkpoint index ", index_file, " entry '", name,
-                              "' has a bad dtype or rank");
-    }
-    std::vector<int64_t> dims(rank);
-    for (int64_t& d : dims) d = static_cast<int64_t>(in.Get<uint64_t>());
-    e.offset = in.Get<uint64_t>();
-    e.size = in.Get<uint64_t>();
-    e.crc = in.Get<uint32_t>();
-    if (!in.ok()) break;
-    if (!TensorShape::BuildTensorShape(dims, &e.shape).ok() || e.offset > *data_size ||
-        e.size > *data_size - e.offset) {
-      return errors::DataLoss("checkpoint index ", index_file, " entry '", name,
-                              "' has a bad shape or byte range");
-    }
-    if (!entries_.emplace(name, std::move(e)).second) {
-      return errors::DataLoss("checkpoint index ", index_file, " lists '", name, "' twice");
-    }
-  }
-  if (!in.ok() || !in.empty()) {
-    return errors::DataLoss("checkpoint index ", index_file, " is malformed");
-  }
+  DF_RETURN_IF_ERROR(status_);
+  status_ = Write("");  // an empty checkpoint still has its (empty) data file
+  if (status_.ok()) status_ = FlushBuffer();
+  if (status_.ok()) status_ = data_->Commit();
+  if (status_.ok()) status_ = WriteBundleIndex(prefix_, index_);
+  DF_RETURN_IF_ERROR(status_);
+  status_ = errors::FailedPrecondition("BundleWriter for '", prefix_, "' is finished");
   return absl::OkStatus();
 }
 
-absl::Status BundleReader::CheckData(uint64_t data_size, uint32_t data_crc) const {
-  const std::string data_file = BundleDataFilename(prefix_);
-  std::vector<std::pair<const std::string*, const Entry*>> by_offset;
-  for (const auto& [name, e] : entries_) by_offset.emplace_back(&name, &e);
-  std::sort(by_offset.begin(), by_offset.end(),
-            [](const auto& a, const auto& b) { return a.second->offset < b.second->offset; });
-  if (data_.size() < data_size) {
-    std::string victim;
-    for (const auto& [name, e] : by_offset) {
-      if (e->offset + e->size > data_.size()) {
-        victim = absl::StrCat(": tensor '", *name, "' is cut off");
-        break;
-      }
-    }
-    return errors::DataLoss("checkpoint data file ", data_file, " is truncated (", data_.size(),
-                            " of ", data_size, " bytes)", victim);
-  }
-  if (data_.size() > data_size) {
-    return errors::DataLoss("checkpoint data file ", data_file, " has ", data_.size(),
-                            " bytes but its index expects ", data_size);
-  }
-  if (crc32c::Value(data_) == data_crc) return absl::OkStatus();
-  for (const auto& [name, e] : by_offset) {
-    if (crc32c::Extend(0, data_.data() + e->offset, e->size) != e->crc) {
-      return errors::DataLoss("checksum mismatch for tensor '", *name, "' in ", data_file,
-                              ": the checkpoint is corrupted");
-    }
-  }
-  return errors::DataLoss("checksum mismatch in checkpoint data file ", data_file,
-                          ": it does not belong to its index or is corrupted");
+absl::StatusOr<std::unique_ptr<BundleReader>> BundleReader::Open(const std::string& prefix) {
+  DF_ASSIGN_OR_RETURN(BundleIndex index, ReadBundleIndex(prefix));
+  std::unique_ptr<BundleReader> reader(new BundleReader(prefix, std::move(index)));
+  absl::MutexLock lock(&reader->mu_);
+  reader->data_files_.resize(reader->index_.header.num_shards());
+  return reader;
 }
 
-const BundleReader::Entry* BundleReader::Find(absl::string_view name) const {
-  auto it = entries_.find(name);
-  return it == entries_.end() ? nullptr : &it->second;
+const BundleEntryProto* BundleReader::Find(absl::string_view name) const {
+  auto it = index_.entries.find(name);
+  return it == index_.entries.end() ? nullptr : &it->second;
 }
 
 std::vector<std::string> BundleReader::Names() const {
   std::vector<std::string> names;
-  for (const auto& [name, e] : entries_) names.push_back(name);
+  for (const auto& [key, e] : index_.entries) {
+    if (key.front() != '\0') names.push_back(key);
+  }
   return names;
 }
 
-absl::StatusOr<Tensor> BundleReader::Read(absl::string_view name, DataType dtype) const {
-  const Entry* e = Find(name);
-  if (e == nullptr) {
-    return errors::NotFound("tensor '", name, "' not found in checkpoint '", prefix_, "'");
+absl::StatusOr<const RandomAccessFile*> BundleReader::DataFile(int shard,
+                                                               const std::string& what) const {
+  absl::MutexLock lock(&mu_);
+  std::unique_ptr<RandomAccessFile>& file = data_files_[shard];
+  if (file == nullptr) {
+    const std::string name = BundleDataFilename(prefix_, shard, index_.header.num_shards());
+    absl::StatusOr<std::unique_ptr<RandomAccessFile>> opened = RandomAccessFile::Open(name);
+    if (absl::IsNotFound(opened.status())) {
+      return errors::DataLoss("checkpoint '", prefix_, "' is missing its data file ", name,
+                              ", which holds ", what);
+    }
+    if (!opened.ok()) return opened.status();
+    file = *std::move(opened);
   }
-  if (e->dtype != dtype) {
-    return errors::InvalidArgument("tensor '", name, "' is ", DataTypeString(e->dtype),
-                                   " in checkpoint '", prefix_, "' but ", DataTypeString(dtype),
-                                   " was requested");
+  return file.get();
+}
+
+absl::StatusOr<Tensor> BundleReader::ReadEntry(const BundleEntryProto& e,
+                                               const std::string& what) const {
+  const DataType dtype = e.dtype();
+  if (!CheckpointableType(dtype)) {
+    return errors::Unimplemented(what, " in checkpoint '", prefix_, "' is ", DataTypeString(dtype),
+                                 ", which distflow cannot hold");
   }
-  const absl::string_view bytes(data_.data() + e->offset, e->size);
-  if (crc32c::Value(bytes) != e->crc) {
-    return errors::DataLoss("checksum mismatch for tensor '", name, "' in checkpoint '", prefix_,
-                            "'");
+  TensorShape shape;
+  DF_RETURN_IF_ERROR(TensorShape::FromProto(e.shape(), &shape));  // checked by the index
+  DF_ASSIGN_OR_RETURN(const RandomAccessFile* file, DataFile(e.shard_id(), what));
+  const uint64_t offset = static_cast<uint64_t>(e.offset());
+  const uint64_t size = static_cast<uint64_t>(e.size());
+  if (offset > file->size() || size > file->size() - offset) {
+    return errors::DataLoss("checkpoint data file ", file->path(), " is truncated (", file->size(),
+                            " bytes): ", what, " is cut off (it needs bytes [", offset, ", ",
+                            offset + size, "))");
   }
   auto bad_size = [&] {
-    return errors::DataLoss("tensor '", name, "' in checkpoint '", prefix_, "' has ", e->size,
+    return errors::DataLoss(what, " in checkpoint '", prefix_, "' has ", size,
                             " bytes, which do not hold a ", DataTypeString(dtype),
-                            " tensor of shape ", e->shape.DebugString());
+                            " tensor of shape ", shape.DebugString());
+  };
+  auto bad_crc = [&] {
+    return errors::DataLoss("checksum mismatch for ", what, " in ", file->path(),
+                            ": the checkpoint is corrupted");
   };
   // The shape comes from the file: check it against the entry's byte count
   // before allocating, so a claimed shape of [2^62] is an error, not a huge
   // (or, with wrapped arithmetic, tiny) buffer.
-  const int64_t n = e->shape.num_elements();
-  if (dtype == DT_STRING) {
-    // Every string carries at least its 8-byte length.
-    if (static_cast<uint64_t>(n) > e->size / sizeof(uint64_t)) return bad_size();
-  } else {
+  const int64_t n = shape.num_elements();
+  Tensor t;
+  if (dtype != DT_STRING) {
     int64_t want;
     if (!MultiplyWithoutOverflow<int64_t>(n, DataTypeSize(dtype), &want) ||
-        static_cast<uint64_t>(want) != e->size) {
+        static_cast<uint64_t>(want) != size) {
       return bad_size();
     }
-  }
-  Tensor t;
-  DF_RETURN_IF_ERROR(errors::Annotate(
-      Tensor::Allocate(dtype, e->shape, &t),
-      absl::StrCat("reading tensor '", name, "' from checkpoint '", prefix_, "': ")));
-  if (dtype == DT_STRING) {
-    Cursor in(bytes);
-    for (std::string& s : t.flat<std::string>()) {
-      const uint64_t len = in.Get<uint64_t>();
-      s = std::string(in.GetBytes(len));
+    DF_RETURN_IF_ERROR(
+        errors::Annotate(Tensor::Allocate(dtype, shape, &t),
+                         absl::StrCat("reading ", what, " from checkpoint '", prefix_, "': ")));
+    char* bytes = static_cast<char*>(t.raw_data());
+    if (size > 0) DF_RETURN_IF_ERROR(file->Read(offset, size, bytes));
+    if (crc32c::Value(absl::string_view(bytes, size)) != crc32c::Unmask(e.crc32c())) {
+      return bad_crc();
     }
-    if (!in.ok() || !in.empty()) return bad_size();
+    if (dtype == DT_BOOL) {  // any nonzero byte is true; never leave another value in a bool
+      for (uint64_t i = 0; i < size; ++i) bytes[i] = bytes[i] != 0;
+    }
     return t;
   }
-  CopyRawBytesToTensor(bytes.data(), &t);
+  // Every string takes at least one byte (V2's varint, DFBUNDLE's 8-byte length).
+  if (static_cast<uint64_t>(n) > size) return bad_size();
+  std::string bytes(size, '\0');
+  DF_RETURN_IF_ERROR(file->Read(offset, size, bytes.data()));
+  DF_RETURN_IF_ERROR(
+      errors::Annotate(Tensor::Allocate(dtype, shape, &t),
+                       absl::StrCat("reading ", what, " from checkpoint '", prefix_, "': ")));
+  absl::Span<std::string> strings = t.flat<std::string>();
+  absl::string_view in(bytes);
+  if (index_.format == BundleIndex::Format::kDfBundle) {
+    if (crc32c::Value(in) != crc32c::Unmask(e.crc32c())) return bad_crc();
+    for (std::string& s : strings) {
+      uint64_t len;
+      if (in.size() < sizeof(len)) return bad_size();
+      std::memcpy(&len, in.data(), sizeof(len));
+      in.remove_prefix(sizeof(len));
+      if (len > in.size()) return bad_size();
+      s.assign(in.data(), len);
+      in.remove_prefix(len);
+    }
+    if (!in.empty()) return bad_size();
+    return t;
+  }
+  if (size == 0 && n == 0) return t;
+  std::vector<uint64_t> lengths(strings.size());
+  uint32_t crc = 0;
+  for (uint64_t& len : lengths) {
+    if (!GetVarint64(&in, &len)) return bad_size();
+    crc = ExtendLength(crc, len);
+  }
+  uint32_t masked;
+  if (in.size() < sizeof(masked)) return bad_size();
+  std::memcpy(&masked, in.data(), sizeof(masked));
+  if (crc32c::Unmask(masked) != crc) {
+    return errors::DataLoss("checksum mismatch for the string lengths of ", what, " in ",
+                            file->path(), ": the checkpoint is corrupted");
+  }
+  crc = crc32c::Extend(crc, in.data(), sizeof(masked));
+  in.remove_prefix(sizeof(masked));
+  crc = crc32c::Extend(crc, in.data(), in.size());
+  if (crc != crc32c::Unmask(e.crc32c())) return bad_crc();
+  for (size_t i = 0; i < strings.size(); ++i) {
+    if (lengths[i] > in.size()) return bad_size();
+    strings[i].assign(in.data(), lengths[i]);
+    in.remove_prefix(lengths[i]);
+  }
+  if (!in.empty()) return bad_size();
   return t;
+}
+
+absl::StatusOr<Tensor> BundleReader::Read(absl::string_view name, DataType dtype) const {
+  const BundleEntryProto* e = Find(name);
+  if (e != nullptr && e->slices().empty() && e->dtype() == dtype) {
+    return ReadEntry(*e, absl::StrCat("tensor '", name, "'"));
+  }
+  TensorShape full;
+  if (e != nullptr) DF_RETURN_IF_ERROR(TensorShape::FromProto(e->shape(), &full));  // checked
+  return ReadSlice(name, dtype, full, TensorSlice(full.dims()));
+}
+
+absl::StatusOr<Tensor> BundleReader::ReadSlice(absl::string_view name, DataType dtype,
+                                               const TensorShape& full_shape,
+                                               const TensorSlice& slice) const {
+  const BundleEntryProto* e = Find(name);
+  if (e == nullptr) {
+    return errors::NotFound("tensor '", name, "' not found in checkpoint '", prefix_, "'");
+  }
+  if (e->dtype() != dtype) {
+    return errors::InvalidArgument("tensor '", name, "' is ", DataTypeString(e->dtype()),
+                                   " in checkpoint '", prefix_, "' but ", DataTypeString(dtype),
+                                   " was requested");
+  }
+  TensorShape full;
+  DF_RETURN_IF_ERROR(TensorShape::FromProto(e->shape(), &full));  // checked by the index
+  if (full != full_shape) {
+    return errors::InvalidArgument("tensor '", name, "' has shape ", full.DebugString(),
+                                   " in checkpoint '", prefix_, "' but shape ",
+                                   full_shape.DebugString(), " was requested");
+  }
+  if (absl::Status fits = slice.CheckFits(full); !fits.ok()) {
+    return errors::InvalidArgument("reading tensor '", name, "' from checkpoint '", prefix_,
+                                   "': ", fits.message());
+  }
+  const TensorSlice want = slice.Resolve(full);
+  if (e->slices().empty()) {
+    DF_ASSIGN_OR_RETURN(Tensor whole, ReadEntry(*e, absl::StrCat("tensor '", name, "'")));
+    if (slice.Covers(full)) return whole;
+    Tensor out(dtype, slice.SliceShape(full));
+    CopySliceOverlap(whole, TensorSlice(full.dims()).Resolve(full), want, &out);
+    return out;
+  }
+  Tensor out;
+  DF_RETURN_IF_ERROR(errors::Annotate(
+      Tensor::Allocate(dtype, slice.SliceShape(full), &out),
+      absl::StrCat("reading tensor '", name, "' from checkpoint '", prefix_, "': ")));
+  int64_t filled = 0;
+  for (const TensorSliceProto& proto : e->slices()) {
+    const TensorSlice stored = *TensorSlice::FromProto(proto);  // checked by the index
+    const TensorSlice saved = stored.Resolve(full);
+    if (OverlapElements(saved, want) == 0) continue;
+    const std::string what =
+        absl::StrCat("slice ", stored.DebugString(), " of tensor '", name, "'");
+    const BundleEntryProto* part = Find(SliceKey(name, stored));
+    if (part == nullptr || part->dtype() != dtype || !part->slices().empty()) {
+      return errors::DataLoss("checkpoint index ", BundleIndexFilename(prefix_), " lists ", what,
+                              " but has no ", DataTypeString(dtype), " entry for it");
+    }
+    DF_ASSIGN_OR_RETURN(Tensor values, ReadEntry(*part, what));
+    if (values.shape() != saved.SliceShape(full)) {
+      return errors::DataLoss(what, " in checkpoint '", prefix_, "' has shape ",
+                              values.shape().DebugString());
+    }
+    filled += CopySliceOverlap(values, saved, want, &out);
+  }
+  if (filled != out.NumElements()) {
+    return errors::NotFound("the slices of tensor '", name, "' saved in checkpoint '", prefix_,
+                            "' do not cover slice ", want.DebugString());
+  }
+  return out;
+}
+
+absl::Status MergeBundles(absl::Span<const std::string> prefixes, const std::string& merged_prefix,
+                          bool allow_missing_files) {
+  BundleIndex merged;
+  bool first = true;
+  // Input data file -> its shard number in the merged checkpoint.
+  std::map<std::string, int> shard_of;
+  std::vector<std::string> data_files;  // by merged shard number
+  std::vector<std::string> merged_inputs;
+  for (const std::string& prefix : prefixes) {
+    absl::StatusOr<BundleIndex> in = ReadBundleIndex(prefix);
+    if (allow_missing_files && absl::IsNotFound(in.status())) continue;
+    if (!in.ok()) return in.status();
+    if (in->format != BundleIndex::Format::kTensorBundleV2) {
+      return errors::InvalidArgument("cannot merge checkpoint '", prefix,
+                                     "': it is in the old DFBUNDLE format");
+    }
+    const BundleHeaderProto& h = in->header;
+    if (first) {
+      merged.header = h;
+      first = false;
+    } else if (h.endianness() != merged.header.endianness() ||
+               h.version().SerializeAsString() != merged.header.version().SerializeAsString()) {
+      return errors::InvalidArgument("cannot merge checkpoint '", prefix,
+                                     "': its header's byte order or version differs from the "
+                                     "first checkpoint's");
+    }
+    for (auto& [key, entry] : in->entries) {
+      auto existing = merged.entries.find(key);
+      if (existing != merged.entries.end()) {
+        // Only a tensor saved in slices may appear in several inputs.
+        BundleEntryProto& full = existing->second;
+        if (full.slices().empty() || entry.slices().empty() || full.dtype() != entry.dtype() ||
+            full.shape().SerializeAsString() != entry.shape().SerializeAsString()) {
+          return errors::InvalidArgument("cannot merge checkpoint '", prefix, "': tensor '",
+                                         PrintableKey(key), "' is in an earlier checkpoint too");
+        }
+        for (const TensorSliceProto& s : entry.slices()) *full.add_slices() = s;
+        continue;
+      }
+      if (entry.slices().empty()) {
+        const std::string file = BundleDataFilename(prefix, entry.shard_id(), h.num_shards());
+        auto [it, inserted] = shard_of.try_emplace(file, static_cast<int>(data_files.size()));
+        if (inserted) data_files.push_back(file);
+        entry.set_shard_id(it->second);
+      }
+      merged.entries.emplace(key, std::move(entry));
+    }
+    merged_inputs.push_back(prefix);
+  }
+  const int n = static_cast<int>(data_files.size());
+  merged.header.set_num_shards(n);
+  if (first) merged.header.mutable_version()->set_producer(1);
+  DF_RETURN_IF_ERROR(CreateParentDir(merged_prefix));
+  for (int i = 0; i < n; ++i) {
+    const std::string to = BundleDataFilename(merged_prefix, i, n);
+    if (data_files[i] == to) continue;
+    if (!std::filesystem::exists(data_files[i])) {
+      return errors::DataLoss("cannot merge into '", merged_prefix, "': data file ", data_files[i],
+                              " is missing");
+    }
+    DF_RETURN_IF_ERROR(Rename(data_files[i], to));
+  }
+  DF_RETURN_IF_ERROR(WriteBundleIndex(merged_prefix, merged));
+  // The inputs' index files go, and any data file no entry used (an input
+  // that saved no tensor still wrote an empty one).
+  std::error_code ec;
+  for (const std::string& prefix : merged_inputs) {
+    if (prefix == merged_prefix) continue;
+    std::filesystem::remove(BundleIndexFilename(prefix), ec);
+    const std::string unused = BundleDataFilename(prefix, 0, 1);
+    if (!shard_of.contains(unused)) std::filesystem::remove(unused, ec);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace distflow

@@ -1,15 +1,17 @@
-// Checkpoint ops: SaveV2 writes named tensors to a checkpoint at a prefix
-// and RestoreV2 reads them back (the file format is described in
+// Checkpoint ops: SaveV2 writes named tensors to a checkpoint at a prefix,
+// RestoreV2 reads them back, MergeV2Checkpoints joins the checkpoints of a
+// sharded save into one (the format, TensorFlow's, is described in
 // framework/tensor_bundle.h). Names, inputs, outputs and attrs follow
 // TensorFlow's; shape_and_slices entries are "" (the whole tensor) or
-// TensorFlow's "dim0 dim1 ... slice" form with whole-tensor slices.
+// TensorFlow's "dim0 dim1 ... slice" form ("4 5 0,2:-": rows 0 and 1 of a
+// 4x5 tensor), as a partitioned variable is saved and restored.
 #include <string>
 #include <vector>
 
 #include "distflow/core/status.h"
 #include "distflow/framework/op_registry.h"
 #include "distflow/framework/shape_inference.h"
-#include "distflow/framework/tensor_bundle.h"
+#include "distflow/framework/tensor_slice.h"
 
 namespace distflow {
 namespace {
@@ -47,8 +49,9 @@ absl::Status RestoreV2Shape(InferenceContext* c) {
       const std::string& spec = specs->flat<std::string>()[i];
       if (!spec.empty()) {
         TensorShape shape;
-        DF_RETURN_IF_ERROR(ParseShapeAndSlice(spec, &shape));
-        out = shape;
+        TensorSlice slice;
+        DF_RETURN_IF_ERROR(ParseShapeAndSlice(spec, &shape, &slice));
+        out = slice.SliceShape(shape);
       }
     }
     c->set_output(i, out);
@@ -82,5 +85,22 @@ REGISTER_OP("RestoreV2")
         "Reads tensor_names from the checkpoint at prefix, checking their "
         "dtypes, shapes and checksums; nothing is output unless every tensor "
         "reads back intact.");
+
+REGISTER_OP("MergeV2Checkpoints")
+    .Input("checkpoint_prefixes: string")
+    .Input("destination_prefix: string")
+    .Attr("delete_old_dirs: bool = true")
+    .Attr("allow_missing_files: bool = false")
+    .SetIsStateful()
+    .SetShapeFn([](InferenceContext* c) {
+      PartialTensorShape unused;
+      DF_RETURN_IF_ERROR(c->WithRank(0, 1, &unused));
+      DF_RETURN_IF_ERROR(c->WithScalar(1));
+      return NoOutputs(c);
+    })
+    .Doc(
+        "Merges the checkpoints at checkpoint_prefixes (one per shard of a "
+        "save) into one at destination_prefix; with delete_old_dirs, removes "
+        "their directories when they are left empty.");
 
 }  // namespace distflow

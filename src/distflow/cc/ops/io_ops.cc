@@ -18,5 +18,9 @@ RestoreV2::RestoreV2(const Scope& scope, Input prefix, Input tensor_names, Input
                         {{"dtypes", dtypes}})),
       tensors(AllOutputs(operation)) {}
 
+MergeV2Checkpoints::MergeV2Checkpoints(const Scope& scope, Input checkpoint_prefixes,
+                                       Input destination_prefix)
+    : operation(BuildOp(scope, "MergeV2Checkpoints", {checkpoint_prefixes, destination_prefix})) {}
+
 }  // namespace ops
 }  // namespace distflow

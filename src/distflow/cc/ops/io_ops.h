@@ -1,7 +1,7 @@
 // Client wrappers for checkpoint I/O: SaveV2 writes named tensors under a
-// file prefix, RestoreV2 reads them back (see kernels for the format and its
-// checks). Each class builds one node when constructed; errors go to the
-// scope.
+// file prefix, RestoreV2 reads them back, MergeV2Checkpoints joins the
+// checkpoints of a sharded save (see kernels for the format and its checks). Each class builds one
+// node when constructed; errors go to the scope.
 #ifndef DISTFLOW_CC_OPS_IO_OPS_H_
 #define DISTFLOW_CC_OPS_IO_OPS_H_
 
@@ -30,6 +30,16 @@ class RestoreV2 {
             const std::vector<DataType>& dtypes);
   Operation operation;
   OutputList tensors;
+};
+
+// Op MergeV2Checkpoints: `checkpoint_prefixes` a 1-D string tensor,
+// `destination_prefix` a string scalar; the directories of the inputs are
+// removed when the merge leaves them empty.
+class MergeV2Checkpoints {
+ public:
+  MergeV2Checkpoints(const Scope& scope, Input checkpoint_prefixes, Input destination_prefix);
+  operator Operation() const { return operation; }
+  Operation operation;
 };
 
 }  // namespace ops

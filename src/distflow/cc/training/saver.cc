@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "distflow/cc/const_op.h"
@@ -27,7 +28,14 @@ using ops::internal::BuildOp;
 constexpr char kIndexFile[] = "checkpoint";
 constexpr char kPrefixBase[] = "model.ckpt-";
 
-std::string ShardPrefix(const std::string& prefix, size_t i, size_t n) {
+// Where shard i of n saves before the merge (TensorFlow's ShardedFilename).
+std::string TempShardPrefix(const std::string& prefix, size_t i, size_t n) {
+  return absl::StrFormat("%s_temp/part-%05d-of-%05d", prefix, i, n);
+}
+
+// Shard i of n of a checkpoint written by distflow before checkpoints were
+// TensorFlow's: a checkpoint of its own.
+std::string OldShardPrefix(const std::string& prefix, size_t i, size_t n) {
   return absl::StrCat(prefix, ".shard-", i, "-of-", n);
 }
 
@@ -54,16 +62,19 @@ bool IsCheckpointInDir(const std::string& dir, const std::string& path) {
 }
 
 // The checkpoints Save wrote into `dir` that are on disk, found by their file
-// names ("model.ckpt-<step>.shard-<i>-of-<n>.{index,data-...}"), oldest
-// first: `complete` when every shard's data and index file is there (a
-// shard's index is written after its data), `partial` otherwise.
+// names, oldest first: `complete` when every file of one layout is there,
+// `partial` otherwise. TensorFlow's layout: "model.ckpt-<step>.index" (written
+// last, after the merge) and ".data-<k>-of-<n>" for every k < n; the layout
+// of earlier distflow versions: ".shard-<i>-of-<n>.index" and its data file
+// for every i < n.
 struct CheckpointsOnDisk {
   std::vector<std::string> complete, partial;
 };
 
 CheckpointsOnDisk FindCheckpointsOnDisk(const std::string& dir) {
   struct Found {
-    std::set<int64_t> shard_counts;  // the n of every "-of-<n>" in the names
+    std::set<int64_t> data_counts;   // the n of every ".data-<k>-of-<n>"
+    std::set<int64_t> shard_counts;  // the n of every ".shard-<i>-of-<n>"
     std::set<std::string> files;
   };
   std::map<int64_t, Found> by_step;
@@ -72,32 +83,40 @@ CheckpointsOnDisk FindCheckpointsOnDisk(const std::string& dir) {
     const std::string file = entry.path().filename().string();
     absl::string_view name = file;
     if (!absl::ConsumePrefix(&name, kPrefixBase)) continue;
-    // "<step>.shard-<i>-of-<n>.<suffix>"
     const std::vector<absl::string_view> parts = absl::StrSplit(name, '.');
     int64_t step;
     if (parts.size() < 2 || !absl::SimpleAtoi(parts[0], &step) || step < 0) continue;
     Found& found = by_step[step];
     found.files.insert(file);
-    const std::vector<absl::string_view> i_of_n = absl::StrSplit(parts[1], "-of-");
+    const std::vector<absl::string_view> k_of_n = absl::StrSplit(parts[1], "-of-");
     int64_t n;
-    if (absl::StartsWith(parts[1], "shard-") && i_of_n.size() == 2 &&
-        absl::SimpleAtoi(i_of_n[1], &n) && n >= 1) {
-      found.shard_counts.insert(n);
-    }
+    if (k_of_n.size() != 2 || !absl::SimpleAtoi(k_of_n[1], &n) || n < 1) continue;
+    if (absl::StartsWith(parts[1], "data-")) found.data_counts.insert(n);
+    if (absl::StartsWith(parts[1], "shard-")) found.shard_counts.insert(n);
   }
   CheckpointsOnDisk out;
   for (const auto& [step, found] : by_step) {
     const std::string base = absl::StrCat(kPrefixBase, step);
-    // Complete for some shard count: two files per shard, so a count above
-    // the files found is none.
+    auto has = [&found](const std::string& f) { return found.files.count(f) > 0; };
+    // A count above the files found cannot be complete: skip it unchecked.
+    const int64_t files = static_cast<int64_t>(found.files.size());
     bool complete = false;
+    if (has(BundleIndexFilename(base))) {
+      for (int64_t n : found.data_counts) {
+        if (complete || n >= files) break;
+        complete = true;
+        for (int64_t k = 0; complete && k < n; ++k) {
+          complete = has(BundleDataFilename(base, static_cast<int>(k), static_cast<int>(n)));
+        }
+      }
+    }
     for (int64_t n : found.shard_counts) {
-      if (complete || n > static_cast<int64_t>(found.files.size())) break;
+      if (complete || 2 * n > files) break;
       complete = true;
       for (int64_t i = 0; complete && i < n; ++i) {
-        const std::string shard = ShardPrefix(base, static_cast<size_t>(i), static_cast<size_t>(n));
-        complete = found.files.count(BundleDataFilename(shard)) > 0 &&
-                   found.files.count(BundleIndexFilename(shard)) > 0;
+        const std::string shard =
+            OldShardPrefix(base, static_cast<size_t>(i), static_cast<size_t>(n));
+        complete = has(BundleDataFilename(shard)) && has(BundleIndexFilename(shard));
       }
     }
     (complete ? out.complete : out.partial).push_back(absl::StrCat(dir, "/", base));
@@ -199,6 +218,14 @@ Saver::Saver(const Scope& scope, std::vector<Variable> variables, int max_to_kee
     shard.save = ops::SaveV2(sc, shard.prefix, names_c, slices_c, values).operation;
     shard.restored = ops::RestoreV2(sc, shard.prefix, names_c, slices_c, dtypes).tensors;
   }
+  std::vector<Operation> saves;
+  for (const Shard& shard : shards_) saves.push_back(shard.save);
+  const Scope merge_scope = scope_.WithDevice(shards_.empty() ? "" : shards_[0].device);
+  merge_inputs_ = ops::Placeholder(merge_scope.WithOpName("shard_prefixes"), DT_STRING);
+  merge_dest_ = ops::Placeholder(merge_scope.WithOpName("checkpoint_prefix"), DT_STRING);
+  merge_ = ops::MergeV2Checkpoints(merge_scope.WithControlDependencies(saves), merge_inputs_,
+                                   merge_dest_)
+               .operation;
   for (size_t v = 0; v < variables_.size(); ++v) {
     const Node* n = variables_[v].handle.node();
     const Scope sc = scope_.WithDevice(n == nullptr ? "" : n->requested_device());
@@ -230,13 +257,16 @@ absl::StatusOr<std::string> Saver::Save(const ClientSession& session, const std:
   // Read first: a damaged index stops the save before any shard is written.
   DF_ASSIGN_OR_RETURN(std::vector<std::string> paths, ReadIndex(dir));
   ClientSession::FeedType feeds;
-  std::vector<Operation> targets;
+  Tensor parts(DT_STRING, TensorShape({static_cast<int64_t>(shards_.size())}));
   for (size_t s = 0; s < shards_.size(); ++s) {
-    feeds.emplace(shards_[s].prefix, Input::Initializer(ShardPrefix(prefix, s, shards_.size())));
-    targets.push_back(shards_[s].save);
+    const std::string part = TempShardPrefix(prefix, s, shards_.size());
+    feeds.emplace(shards_[s].prefix, Input::Initializer(part));
+    parts.flat<std::string>()[s] = part;
   }
+  feeds.emplace(merge_inputs_, Input::Initializer(parts));
+  feeds.emplace(merge_dest_, Input::Initializer(prefix));
   std::vector<Tensor> unused;
-  DF_RETURN_IF_ERROR(session.Run(feeds, {}, targets, &unused));
+  DF_RETURN_IF_ERROR(session.Run(feeds, {}, {merge_}, &unused));
 
   paths.erase(std::remove(paths.begin(), paths.end(), prefix), paths.end());
   paths.push_back(prefix);
@@ -253,8 +283,10 @@ absl::StatusOr<std::string> Saver::Save(const ClientSession& session, const std:
   for (const std::string& old : dropped) {
     const std::filesystem::path p(old);
     for (const auto& entry : std::filesystem::directory_iterator(p.parent_path(), ec)) {
-      if (absl::StartsWith(entry.path().filename().string(), p.filename().string() + ".")) {
-        std::filesystem::remove(entry.path(), ec);
+      const std::string name = entry.path().filename().string();
+      if (absl::StartsWith(name, p.filename().string() + ".") ||
+          name == p.filename().string() + "_temp") {
+        std::filesystem::remove_all(entry.path(), ec);
       }
     }
   }
@@ -268,8 +300,7 @@ absl::StatusOr<std::string> Saver::LatestCheckpoint(const std::string& dir) {
   if (!partial.empty()) {
     // Starting afresh would save over them.
     return errors::DataLoss("no checkpoint state file ", dir, "/", kIndexFile,
-                            " and only incomplete checkpoints (a shard's data or index file "
-                            "missing): ",
+                            " and only incomplete checkpoints (an index or data file missing): ",
                             absl::StrJoin(partial, ", "),
                             "; restore the missing files or move them away");
   }
@@ -278,11 +309,17 @@ absl::StatusOr<std::string> Saver::LatestCheckpoint(const std::string& dir) {
 
 absl::Status Saver::Restore(const ClientSession& session, const std::string& prefix) {
   DF_RETURN_IF_ERROR(scope_.status());
-  // Step 1: read every shard.
+  // Step 1: read every shard. Each task reads its own variables from the
+  // checkpoint, or from its own shard of a checkpoint of the old layout.
+  const bool old_layout =
+      !std::filesystem::exists(absl::StrCat(prefix, ".index")) &&
+      std::filesystem::exists(absl::StrCat(OldShardPrefix(prefix, 0, shards_.size()), ".index"));
   ClientSession::FeedType feeds;
   std::vector<Output> fetches;
   for (size_t s = 0; s < shards_.size(); ++s) {
-    feeds.emplace(shards_[s].prefix, Input::Initializer(ShardPrefix(prefix, s, shards_.size())));
+    feeds.emplace(
+        shards_[s].prefix,
+        Input::Initializer(old_layout ? OldShardPrefix(prefix, s, shards_.size()) : prefix));
     for (const Output& o : shards_[s].restored) fetches.push_back(o);
   }
   std::vector<Tensor> values;

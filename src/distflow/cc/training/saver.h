@@ -1,11 +1,16 @@
-// Saver: checkpoints of resource variables, TensorFlow-style. Saving runs
-// one SaveV2 per task that owns variables, on that task (a parameter server
-// writes its own shard), so tensors never travel to the client. A
-// checkpoint is the prefix "<dir>/model.ckpt-<step>"; shard i is written to
-// "<prefix>.shard-<i>-of-<n>". The text file "<dir>/checkpoint" lists the
-// latest checkpoints (newest last, at most max_to_keep; older ones are
-// deleted) and is replaced atomically after every shard is written, so a
-// crash mid-save never leaves it pointing at a partial checkpoint.
+// Saver: checkpoints of resource variables, TensorFlow-style and in
+// TensorFlow's format. Saving runs one SaveV2 per task that owns variables,
+// on that task (a parameter server writes its own shard), so tensors never
+// travel to the client; each writes "<prefix>_temp/part-0000i-of-0000n",
+// and then MergeV2Checkpoints (on the first shard's task; the tasks share
+// the checkpoint directory) makes them one checkpoint, the prefix
+// "<dir>/model.ckpt-<step>" with one data file per shard, as TensorFlow's
+// sharded Saver does. The text file "<dir>/checkpoint" lists the latest
+// checkpoints (newest last, at most max_to_keep; older ones are deleted) and
+// is replaced atomically after the merge, so a crash mid-save never leaves
+// it pointing at a partial checkpoint. Checkpoints of earlier distflow
+// versions (shard i a checkpoint of its own, "<prefix>.shard-<i>-of-<n>")
+// still restore.
 //
 // Restoring is all or nothing: a first step reads every shard (RestoreV2
 // checks names, dtypes and checksums), the values are checked against the
@@ -64,6 +69,9 @@ class Saver {
   Scope scope_;
   std::vector<Variable> variables_;
   std::vector<Shard> shards_;
+  Output merge_inputs_;                // string vector placeholder: the shards' prefixes
+  Output merge_dest_;                  // string placeholder: the checkpoint's prefix
+  Operation merge_;                    // runs after every shard's save
   std::vector<Output> assign_values_;  // one placeholder per variable
   std::vector<Operation> assigns_;
   int max_to_keep_;

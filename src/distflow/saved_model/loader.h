@@ -1,0 +1,42 @@
+// Loading a SavedModel as TensorFlow's C++ LoadSavedModel does, for the
+// SavedModels TensorFlow 1.x writes: saved_model.pb (or saved_model.pbtxt)
+// is read; the MetaGraphDef whose tag set is exactly `tags` is chosen; its
+// graph goes into a new session; the variables are restored by running the
+// saver's restore op with its filename tensor fed EXPORT_DIR/variables/
+// variables (a checkpoint in TensorFlow's format, framework/tensor_bundle.h);
+// then the init op runs (the main_op or legacy_init_op collection, or the
+// __saved_model_init_op signature), with every asset_file_def's tensor fed
+// the path of its file in EXPORT_DIR/assets/.
+//
+// Errors: NotFound when EXPORT_DIR holds no saved_model.pb(txt) or no graph
+// with the tag set (the message lists the tag sets there are);
+// InvalidArgument naming the file when it is not a SavedModel; the
+// session's errors (an op distflow lacks, a damaged checkpoint) annotated
+// with the directory. Thread-safe (no shared state).
+#ifndef DISTFLOW_SAVED_MODEL_LOADER_H_
+#define DISTFLOW_SAVED_MODEL_LOADER_H_
+
+#include <memory>
+#include <set>
+#include <string>
+
+#include "absl/status/status.h"
+#include "distflow/common_runtime/session.h"
+#include "distflow/meta_graph.pb.h"
+
+namespace distflow {
+
+// A loaded model: the session holding its graph and restored variables, and
+// the MetaGraphDef it came from (signatures in meta_graph_def.signature_def).
+struct SavedModelBundle {
+  std::unique_ptr<Session> session;
+  MetaGraphDef meta_graph_def;
+};
+
+absl::Status LoadSavedModel(const SessionOptions& session_options, const RunOptions& run_options,
+                            const std::string& export_dir, const std::set<std::string>& tags,
+                            SavedModelBundle* bundle);
+
+}  // namespace distflow
+
+#endif  // DISTFLOW_SAVED_MODEL_LOADER_H_
