@@ -136,7 +136,11 @@ class ReceiveFlood {
 TEST(ServerLimitsTest, TimedOutReceivesForStepsThatNeverRunLeaveNoMemory) {
   auto server = ServerProcess::Start("worker=127.0.0.1:0", "worker", 0);
   ASSERT_NE(server, nullptr);
-  ReceiveFlood flood(server->address());
+  // Never destroyed: each call's context is released on a gRPC thread after
+  // its callback ran, and destroying the client right after the last
+  // callback aborted about one run in three with a double free in that
+  // teardown (not understood yet; the server's side is what is measured).
+  ReceiveFlood& flood = *new ReceiveFlood(server->address());
   flood.Run(1, 2000);
   const int64_t before = RssBytes(server->pid());
   ASSERT_GT(before, 0);
