@@ -1,6 +1,7 @@
 #include "train/train_status.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <utility>
 
@@ -203,11 +204,12 @@ std::string TrainStatus::Metrics() const {
   t.Sample("distflow_worker_recoveries_total", {}, static_cast<double>(c.recoveries));
   t.Family("distflow_train_steps_total", "counter", "Training steps done (the global step).");
   t.Sample("distflow_train_steps_total", {}, static_cast<double>(step));
+  // The gauges of the last progress window: NaN before the first.
   t.Family("distflow_train_loss", "gauge", "Mean training loss over the last progress window.");
-  t.Sample("distflow_train_loss", {}, loss);
+  t.Sample("distflow_train_loss", {}, loss < 0 ? std::nan("") : loss);
   t.Family("distflow_train_examples_per_second", "gauge",
            "Training throughput over the last progress window.");
-  t.Sample("distflow_train_examples_per_second", {}, eps);
+  t.Sample("distflow_train_examples_per_second", {}, eps < 0 ? std::nan("") : eps);
   t.Family("distflow_step_seconds", "histogram",
            "Mean seconds per training step, one observation per progress window.");
   step_seconds_.WriteSamples("distflow_step_seconds", {}, &t);

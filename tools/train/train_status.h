@@ -65,8 +65,9 @@ class TrainStatus {
   ClusterCoordinator* coordinator_ ABSL_GUARDED_BY(mu_) = nullptr;
   int64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t step_ ABSL_GUARDED_BY(mu_) = 0;
-  double loss_ ABSL_GUARDED_BY(mu_) = 0, accuracy_ ABSL_GUARDED_BY(mu_) = 0;
-  double examples_per_second_ ABSL_GUARDED_BY(mu_) = 0;
+  // -1 until the first progress report (the page shows "–").
+  double loss_ ABSL_GUARDED_BY(mu_) = -1, accuracy_ ABSL_GUARDED_BY(mu_) = -1;
+  double examples_per_second_ ABSL_GUARDED_BY(mu_) = -1;
   double test_accuracy_ ABSL_GUARDED_BY(mu_) = -1;
   bool done_ ABSL_GUARDED_BY(mu_) = false;
   CoordinatorCounters last_counters_ ABSL_GUARDED_BY(mu_);
