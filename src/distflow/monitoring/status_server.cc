@@ -51,6 +51,10 @@ absl::StatusOr<std::unique_ptr<StatusServer>> StatusServer::Start(
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
   server.set_payload_max_length(kMaxBodyBytes);
+  // One request per connection ("Connection: close"): an idle keep-alive
+  // connection would hold one of the few threads, and a browser reusing a
+  // connection the server was closing sees a failed request.
+  server.set_keep_alive_max_count(1);
   server.set_read_timeout(kIoTimeoutSeconds, 0);
   server.set_write_timeout(kIoTimeoutSeconds, 0);
   const std::string token = options.token;
