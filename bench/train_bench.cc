@@ -30,7 +30,6 @@
 
 namespace {
 
-using distflow::ServerProcess;
 using distflow::fashion_mnist::TrainOptions;
 
 // User plus system CPU seconds `pid` has used so far (/proc/PID/stat's
@@ -52,24 +51,13 @@ double CpuSeconds(pid_t pid) {
 
 // One epoch on 1 ps + `workers` workers; false after printing the error.
 bool RunOnCluster(const TrainOptions& o, int workers, int64_t steps_per_execution) {
-  std::vector<std::unique_ptr<ServerProcess>> tasks;
-  tasks.push_back(ServerProcess::Start("ps=127.0.0.1:0", "ps", 0));
-  std::string spec = "ps=" + (tasks[0] ? tasks[0]->address() : "") + ";worker=";
-  for (int w = 0; w < workers; ++w) {
-    std::string entries;
-    for (int i = 0; i <= w; ++i) absl::StrAppend(&entries, i ? "," : "", "127.0.0.1:0");
-    tasks.push_back(ServerProcess::Start("worker=" + entries, "worker", w));
-    if (tasks.back() == nullptr) break;
-    absl::StrAppend(&spec, w ? "," : "", tasks.back()->address());
-  }
-  for (const auto& t : tasks) {
-    if (t == nullptr) {
-      std::cerr << "error: a server did not start" << std::endl;
-      return false;
-    }
+  const distflow::LocalPsCluster tasks = distflow::LocalPsCluster::Start(workers);
+  if (!tasks.ok()) {
+    std::cerr << "error: a server did not start" << std::endl;
+    return false;
   }
   absl::StatusOr<distflow::ParameterServerStrategy> strategy =
-      distflow::ParameterServerStrategy::FromFlag(spec);
+      distflow::ParameterServerStrategy::FromFlag(tasks.Flag());
   if (!strategy.ok()) {
     std::cerr << "error: " << strategy.status() << std::endl;
     return false;
@@ -92,9 +80,9 @@ bool RunOnCluster(const TrainOptions& o, int workers, int64_t steps_per_executio
                    o.model, workers, steps_per_execution, r->train.examples_per_second,
                    closures / r->train.seconds, r->train.steps, r->train.seconds)
             << std::endl;
-  std::string cpu = "  CPU seconds: ps " + absl::StrFormat("%.2f", CpuSeconds(tasks[0]->pid()));
+  std::string cpu = "  CPU seconds: ps " + absl::StrFormat("%.2f", CpuSeconds(tasks.ps->pid()));
   for (int w = 0; w < workers; ++w) {
-    absl::StrAppendFormat(&cpu, ", worker %d %.2f", w, CpuSeconds(tasks[w + 1]->pid()));
+    absl::StrAppendFormat(&cpu, ", worker %d %.2f", w, CpuSeconds(tasks.workers[w]->pid()));
   }
   std::cout << cpu << std::endl;
   return true;

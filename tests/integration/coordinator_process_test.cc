@@ -193,17 +193,12 @@ Tensor Scalar(float v) { return Tensor::FromVector<float>({v}, TensorShape({}));
 class CoordinatorProcessTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ps_ = ServerProcess::Start("ps=127.0.0.1:0", "ps", 0);
-    workers_.push_back(ServerProcess::Start("worker=127.0.0.1:0,127.0.0.1:0", "worker", 0));
-    workers_.push_back(ServerProcess::Start("worker=127.0.0.1:0,127.0.0.1:0", "worker", 1));
-    ASSERT_NE(ps_, nullptr);
-    ASSERT_NE(workers_[0], nullptr);
-    ASSERT_NE(workers_[1], nullptr);
+    cluster_ = LocalPsCluster::Start(2);
+    ASSERT_TRUE(cluster_.ok());
   }
 
   CoordinatorOptions Options() {
-    auto spec = ClusterSpec::FromFlag(absl::StrCat(
-        "ps=", ps_->address(), ";worker=", workers_[0]->address(), ",", workers_[1]->address()));
+    auto spec = ClusterSpec::FromFlag(cluster_.Flag());
     EXPECT_TRUE(spec.ok()) << spec.status();
     CoordinatorOptions o;
     o.cluster = spec->def();
@@ -271,8 +266,9 @@ class CoordinatorProcessTest : public ::testing::Test {
     EXPECT_EQ(ready, static_cast<int>(values.size()));
   }
 
-  std::unique_ptr<ServerProcess> ps_;
-  std::vector<std::unique_ptr<ServerProcess>> workers_;
+  LocalPsCluster cluster_;
+  std::unique_ptr<ServerProcess>& ps_ = cluster_.ps;
+  std::vector<std::unique_ptr<ServerProcess>>& workers_ = cluster_.workers;
   std::unique_ptr<ClusterCoordinator> coord_;
   ClusterCoordinator::FunctionId init_ = -1, step_ = -1, read_ = -1, bad_ = -1;
 };

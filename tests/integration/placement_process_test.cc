@@ -58,14 +58,9 @@ struct RanNode {
 class PlacementProcessTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ps_ = ServerProcess::Start("ps=127.0.0.1:0", "ps", 0);
-    workers_.push_back(ServerProcess::Start("worker=127.0.0.1:0,127.0.0.1:0", "worker", 0));
-    workers_.push_back(ServerProcess::Start("worker=127.0.0.1:0,127.0.0.1:0", "worker", 1));
-    ASSERT_NE(ps_, nullptr);
-    ASSERT_NE(workers_[0], nullptr);
-    ASSERT_NE(workers_[1], nullptr);
-    auto spec = ClusterSpec::FromFlag(absl::StrCat(
-        "ps=", ps_->address(), ";worker=", workers_[0]->address(), ",", workers_[1]->address()));
+    servers_ = LocalPsCluster::Start(2);
+    ASSERT_TRUE(servers_.ok());
+    auto spec = ClusterSpec::FromFlag(servers_.Flag());
     ASSERT_TRUE(spec.ok()) << spec.status();
     cluster_ = spec->def();
   }
@@ -83,8 +78,7 @@ class PlacementProcessTest : public ::testing::Test {
     return r;
   }
 
-  std::unique_ptr<ServerProcess> ps_;
-  std::vector<std::unique_ptr<ServerProcess>> workers_;
+  LocalPsCluster servers_;
   ClusterDef cluster_;
 };
 

@@ -104,6 +104,41 @@ class ServerProcess {
   int port_ = 0;
 };
 
+// One ps task and `num_workers` worker tasks, each a ServerProcess on a free
+// loopback port (worker task w knows the worker job up to itself). A member
+// is null when its server did not start; ok() says whether all did.
+struct LocalPsCluster {
+  std::unique_ptr<ServerProcess> ps;
+  std::vector<std::unique_ptr<ServerProcess>> workers;
+
+  static LocalPsCluster Start(int num_workers) {
+    LocalPsCluster c;
+    c.ps = ServerProcess::Start("ps=127.0.0.1:0", "ps", 0);
+    std::string entries;
+    for (int w = 0; w < num_workers; ++w) {
+      absl::StrAppend(&entries, w ? "," : "", "127.0.0.1:0");
+      c.workers.push_back(ServerProcess::Start("worker=" + entries, "worker", w));
+    }
+    return c;
+  }
+  bool ok() const {
+    if (ps == nullptr) return false;
+    for (const auto& w : workers) {
+      if (w == nullptr) return false;
+    }
+    return true;
+  }
+  // The cluster as --cluster spells it, "ps=h:p;worker=h:p,h:p".
+  // REQUIRES: ok().
+  std::string Flag() const {
+    std::string flag = absl::StrCat("ps=", ps->address(), ";worker=");
+    for (size_t w = 0; w < workers.size(); ++w) {
+      absl::StrAppend(&flag, w ? "," : "", workers[w]->address());
+    }
+    return flag;
+  }
+};
+
 }  // namespace distflow
 
 #endif  // DISTFLOW_TESTS_INTEGRATION_SERVER_PROCESS_H_

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -106,14 +107,14 @@ void TrainStatus::ReportDone(const std::string& summary) {
   LogLocked(summary);
 }
 
+std::pair<CoordinatorCounters, int> TrainStatus::CountersLocked() const {
+  if (coordinator_ == nullptr) return {last_counters_, workers_};
+  return {coordinator_->counters(), coordinator_->num_workers()};
+}
+
 nlohmann::ordered_json TrainStatus::Json() const {
   absl::MutexLock l(&mu_);
-  CoordinatorCounters c = last_counters_;
-  int total_workers = workers_;
-  if (coordinator_ != nullptr) {
-    c = coordinator_->counters();
-    total_workers = coordinator_->num_workers();
-  }
+  const auto [c, total_workers] = CountersLocked();
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   if (coordinator_ != nullptr) {
     const int64_t now = NowMicros();
@@ -129,10 +130,13 @@ nlohmann::ordered_json TrainStatus::Json() const {
     }
   }
   const double elapsed = Elapsed();
-  const double eta = done_ || examples_per_second_ <= 0 || step_ <= 0
-                         ? (done_ ? 0 : -1)
-                         : elapsed / static_cast<double>(step_) *
-                               static_cast<double>(std::max<int64_t>(0, total_steps_ - step_));
+  double eta = -1;  // unknown until the first progress report
+  if (done_) {
+    eta = 0;
+  } else if (step_ > 0 && examples_per_second_ > 0) {
+    eta = elapsed / static_cast<double>(step_) *
+          static_cast<double>(std::max<int64_t>(0, total_steps_ - step_));
+  }
   nlohmann::ordered_json history = nlohmann::ordered_json::array();
   for (const Point& p : history_) {
     history.push_back({{"step", p.step}, {"loss", p.loss}, {"accuracy", p.accuracy}});
@@ -155,7 +159,7 @@ nlohmann::ordered_json TrainStatus::Json() const {
           {"ps_tasks", ps_},
           {"workers",
            {{"total", total_workers},
-            {"up", coordinator_ != nullptr ? c.workers_up : last_counters_.workers_up},
+            {"up", c.workers_up},
             {"failures", c.worker_failures},
             {"recoveries", c.recoveries},
             {"list", std::move(list)}}},
@@ -173,13 +177,12 @@ nlohmann::ordered_json TrainStatus::Json() const {
 std::string TrainStatus::Metrics() const {
   PrometheusText t;
   CoordinatorCounters c;
-  int total_workers = workers_;
+  int total_workers = 0;
   int64_t step = 0;
   double loss = 0, eps = 0;
   {
     absl::MutexLock l(&mu_);
-    c = coordinator_ != nullptr ? coordinator_->counters() : last_counters_;
-    if (coordinator_ != nullptr) total_workers = coordinator_->num_workers();
+    std::tie(c, total_workers) = CountersLocked();
     step = step_;
     loss = loss_;
     eps = examples_per_second_;

@@ -13,6 +13,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/synchronization/mutex.h"
 #include "distflow/coordinator/cluster_coordinator.h"
@@ -54,6 +55,9 @@ class TrainStatus {
   // Turns changes of the coordinator's counters into log lines.
   void WatchCountersLocked(const CoordinatorCounters& c) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   double Elapsed() const;
+  // The coordinator's counters and worker count; the last ones seen (and
+  // the flags' worker count) while there is no coordinator.
+  std::pair<CoordinatorCounters, int> CountersLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string model_;
   const int64_t epochs_, total_steps_;

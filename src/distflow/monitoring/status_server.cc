@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "distflow/core/constant_time.h"
 #include "distflow/core/status.h"
 #include "httplib.h"
 
@@ -16,21 +17,12 @@ constexpr size_t kMaxBodyBytes = 64 << 10;
 constexpr time_t kIoTimeoutSeconds = 5;
 constexpr size_t kThreads = 4;
 
-// Compares without stopping at the first difference, so that the time taken
-// tells nothing of how much of a guessed token was right.
-bool SameToken(const std::string& given, const std::string& token) {
-  unsigned char diff = given.size() == token.size() ? 0 : 1;
-  for (size_t i = 0; i < given.size(); ++i) {
-    diff |= static_cast<unsigned char>(given[i] ^ token[i % token.size()]);
-  }
-  return diff == 0;
-}
-
 bool Authorized(const httplib::Request& req, const std::string& token) {
   if (token.empty()) return true;
   const std::string header = req.get_header_value("Authorization");
-  if (absl::StartsWith(header, "Bearer ") && SameToken(header.substr(7), token)) return true;
-  return req.has_param("token") && SameToken(req.get_param_value("token"), token);
+  if (absl::StartsWith(header, "Bearer ") && ConstantTimeEquals(header.substr(7), token))
+    return true;
+  return req.has_param("token") && ConstantTimeEquals(req.get_param_value("token"), token);
 }
 
 }  // namespace

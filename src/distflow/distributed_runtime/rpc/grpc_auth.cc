@@ -5,6 +5,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/synchronization/mutex.h"
+#include "distflow/core/constant_time.h"
 #include "distflow/core/env.h"
 #include "distflow/core/status.h"
 
@@ -88,15 +89,10 @@ grpc::Status CheckToken(const grpc::ServerContextBase* ctx, const std::string& e
   if (expected.empty()) return grpc::Status::OK;
   const auto& metadata = ctx->client_metadata();
   auto it = metadata.find(kTokenMetadataKey);
-  bool match = false;
-  if (it != metadata.end() && it->second.size() == expected.size()) {
-    unsigned char diff = 0;
-    for (size_t i = 0; i < expected.size(); ++i) {
-      diff |= static_cast<unsigned char>(it->second.data()[i] ^ expected[i]);
-    }
-    match = diff == 0;
+  if (it != metadata.end() &&
+      ConstantTimeEquals(absl::string_view(it->second.data(), it->second.size()), expected)) {
+    return grpc::Status::OK;
   }
-  if (match) return grpc::Status::OK;
   return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                       it == metadata.end()
                           ? "this distflow cluster requires a token; the call carried none"
