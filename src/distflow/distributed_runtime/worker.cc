@@ -190,7 +190,9 @@ void Worker::RunGraphAsync(CancellationManager* call_cm, const RunGraphRequest* 
             }
             NamedTensorProto* out = resp->add_recv();
             out->set_name(key_str);
-            TensorToProto(value, out->mutable_tensor());
+            s = TensorToProtoInBudget(value, out->mutable_tensor(),
+                                      absl::StrCat("fetch '", key.edge_name, "'"));
+            if (!s.ok()) break;
           }
         }
         if (s.ok() && call->collector != nullptr)
@@ -275,10 +277,11 @@ void Worker::RunPartialGraphAsync(CancellationManager* call_cm, const RunGraphRe
     }
     auto reply = [this, step_id, pending, req, resp, done](absl::Status s) {
       if (s.ok()) {
-        for (int i = 0; i < req->recv_key_size(); ++i) {
+        for (int i = 0; i < req->recv_key_size() && s.ok(); ++i) {
           NamedTensorProto* out = resp->add_recv();
           out->set_name(req->recv_key(i));
-          TensorToProto(pending->values[i], out->mutable_tensor());
+          s = TensorToProtoInBudget(pending->values[i], out->mutable_tensor(),
+                                    absl::StrCat("fetch '", req->recv_key(i), "'"));
         }
       }
       done(s);

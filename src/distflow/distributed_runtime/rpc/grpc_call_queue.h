@@ -15,6 +15,12 @@
 // call: that call's completion needs this thread. Methods that may wait are
 // added with a pool to run on.
 //
+// With a memory budget (core/memory_budget.h), a call holds the bytes of
+// its decoded request from its arrival, and those of its response from the
+// handler's `done` (gRPC encodes a copy), until it ends: a request or
+// response that does not fit is answered RESOURCE_EXHAUSTED naming the
+// message, the bytes and the budget, and the process goes on.
+//
 // Order of use: construct with the ServerBuilder before BuildAndStart, Add
 // the methods, Start once the server runs; after the server's Shutdown has
 // returned, and once nothing will make more calls, Shutdown cancels the
@@ -31,8 +37,10 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
+#include "distflow/core/memory_budget.h"
 #include "distflow/core/threadpool.h"
 #include "distflow/framework/cancellation.h"
+#include "google/protobuf/message_lite.h"
 #include "grpcpp/grpcpp.h"
 
 namespace distflow {
@@ -117,6 +125,19 @@ class ServerCallQueue {
   bool started_ ABSL_GUARDED_BY(mu_) = false;
 };
 
+namespace call_queue_internal {
+// The bytes a decoded message holds, about: its encoded size.
+inline int64_t MessageBytes(const google::protobuf::MessageLite& m) {
+  return static_cast<int64_t>(m.ByteSizeLong());
+}
+inline int64_t MessageBytes(const grpc::ByteBuffer& b) { return static_cast<int64_t>(b.Length()); }
+template <class M>
+std::string MessageName(const M& m) {
+  return m.GetTypeName();
+}
+inline std::string MessageName(const grpc::ByteBuffer&) { return "raw message"; }
+}  // namespace call_queue_internal
+
 template <class Req, class Resp>
 struct ServerCallQueue::Method final : MethodBase {
   RequestFn<Req, Resp> request;
@@ -148,6 +169,20 @@ class ServerCallQueue::UnaryCall final : public Call {
           return;
         }
         method_->Post(owner_);  // the next call of this method
+        if (memory_budget::Limit() > 0) {
+          auto charge = memory_budget::Reservation::Make(
+              call_queue_internal::MessageBytes(req_),
+              "decoding a " + call_queue_internal::MessageName(req_));
+          if (!charge.ok()) {
+            req_.Clear();
+            writer_.FinishWithError(
+                grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                             std::string(charge.status().message())),
+                &tags_[kFinish]);
+            return;
+          }
+          request_charge_ = *std::move(charge);
+        }
         if (method_->pool != nullptr) {
           method_->pool->Schedule([this] { Handle(); });
         } else {
@@ -167,8 +202,22 @@ class ServerCallQueue::UnaryCall final : public Call {
 
  private:
   void Handle() {
-    method_->handler(&ctx_, &req_, &resp_, &cm_,
-                     [this](const grpc::Status& s) { writer_.Finish(resp_, s, &tags_[kFinish]); });
+    method_->handler(&ctx_, &req_, &resp_, &cm_, [this](const grpc::Status& s) {
+      if (s.ok() && memory_budget::Limit() > 0) {
+        auto charge = memory_budget::Reservation::Make(
+            call_queue_internal::MessageBytes(resp_),
+            "encoding a " + call_queue_internal::MessageName(resp_));
+        if (!charge.ok()) {
+          resp_.Clear();
+          writer_.FinishWithError(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                                               std::string(charge.status().message())),
+                                  &tags_[kFinish]);
+          return;
+        }
+        response_charge_ = *std::move(charge);
+      }
+      writer_.Finish(resp_, s, &tags_[kFinish]);
+    });
   }
   void Unref() {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
@@ -181,6 +230,9 @@ class ServerCallQueue::UnaryCall final : public Call {
   Resp resp_;
   grpc::ServerAsyncResponseWriter<Resp> writer_;
   CancellationManager cm_;
+  // The request's and the response's bytes in the memory budget.
+  memory_budget::Reservation request_charge_;
+  memory_budget::Reservation response_charge_;
   // The finish and the done notice.
   std::atomic<int> refs_{2};
   Tag tags_[3] = {{this, kRequest}, {this, kFinish}, {this, kDone}};
