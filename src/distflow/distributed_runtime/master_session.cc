@@ -543,19 +543,18 @@ void MasterSession::RunCallableAsync(const RunCallableRequest* req, RunCallableR
     }
     std::vector<int> all(c.sig.fetches.size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
-    self->RunStepAsync(*std::move(rg), NewStepId(), c.run_options, std::move(feeds),
-                       std::move(names), std::move(all), resp->mutable_metadata(), false, false,
-                       call_cm,
-                       [resp, done = std::move(done), fetch_index = c.index.fetch_index](
-                           absl::Status s, std::vector<TensorProto> fetched) {
-                         if (!s.ok()) {
-                           done(s);
-                           return;
-                         }
-                         PlaceFetches(fetch_index, &fetched,
-                                      [&](int /*i*/) { return resp->add_fetch(); });
-                         done(absl::OkStatus());
-                       });
+    self->RunStepAsync(
+        *std::move(rg), NewStepId(), c.run_options, std::move(feeds), std::move(names),
+        std::move(all), resp->mutable_metadata(), false, false, call_cm,
+        [resp, done = std::move(done), fetch_index = c.index.fetch_index](
+            absl::Status s, std::vector<TensorProto> fetched) {
+          if (!s.ok()) {
+            done(s);
+            return;
+          }
+          PlaceFetches(fetch_index, &fetched, [&](int /*i*/) { return resp->add_fetch(); });
+          done(absl::OkStatus());
+        });
   });
 }
 

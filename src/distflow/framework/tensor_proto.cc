@@ -2,9 +2,9 @@
 
 #include <cstring>
 
+#include "absl/strings/str_cat.h"
 #include "distflow/core/checked_math.h"
 #include "distflow/core/memory_budget.h"
-#include "absl/strings/str_cat.h"
 #include "distflow/core/status.h"
 
 namespace distflow {
@@ -174,8 +174,8 @@ absl::Status TensorToProtoInBudget(const Tensor& tensor, TensorProto* proto,
     return absl::OkStatus();
   }
   auto charge = memory_budget::Reservation::Make(
-      ProtoBytes(tensor), absl::StrCat("encoding ", what, " (", DataTypeString(tensor.dtype()),
-                                       " ", tensor.shape().DebugString(), ")"));
+      ProtoBytes(tensor), absl::StrCat("encoding ", what, " (", DataTypeString(tensor.dtype()), " ",
+                                       tensor.shape().DebugString(), ")"));
   if (!charge.ok()) {
     proto->Clear();
     return charge.status();

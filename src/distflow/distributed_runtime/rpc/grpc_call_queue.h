@@ -175,10 +175,9 @@ class ServerCallQueue::UnaryCall final : public Call {
               "decoding a " + call_queue_internal::MessageName(req_));
           if (!charge.ok()) {
             req_.Clear();
-            writer_.FinishWithError(
-                grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                             std::string(charge.status().message())),
-                &tags_[kFinish]);
+            writer_.FinishWithError(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                                                 std::string(charge.status().message())),
+                                    &tags_[kFinish]);
             return;
           }
           request_charge_ = *std::move(charge);
