@@ -104,7 +104,7 @@ void Handle(const fuzz::Record& record, Worker& worker, InputState* state) {
     }
     case kCleanupGraph: {
       CleanupGraphRequest req;
-      if (Parse(record.bytes, &req)) worker.CleanupGraph(req).IgnoreError();
+      if (Parse(record.bytes, &req, &charge)) worker.CleanupGraph(req).IgnoreError();
       return;
     }
     case kDeregisterGraph: {
@@ -118,13 +118,13 @@ void Handle(const fuzz::Record& record, Worker& worker, InputState* state) {
     }
     case kDeleteWorkerSession: {
       DeleteWorkerSessionRequest req;
-      if (Parse(record.bytes, &req)) worker.DeleteWorkerSession(req).IgnoreError();
+      if (Parse(record.bytes, &req, &charge)) worker.DeleteWorkerSession(req).IgnoreError();
       return;
     }
     case kGetStatus: {
       GetStatusRequest req;
       GetStatusResponse resp;
-      if (Parse(record.bytes, &req)) worker.GetStatus(req, &resp);
+      if (Parse(record.bytes, &req, &charge)) worker.GetStatus(req, &resp);
       return;
     }
   }
