@@ -73,7 +73,8 @@ int Connect(int port) {
 // close within kCloseWithinMs.
 std::string ReadUntilClosed(int fd) {
   std::string got;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kCloseWithinMs);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kCloseWithinMs);
   char buf[8192];
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -134,7 +135,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::memcpy(head.data(), reply.data(), head.size());
     if (!DecodeSideChannelReplyHeader(head, &header) || header.code != absl::StatusCode::kOk ||
         header.ticket != *ticket || header.payload_bytes != Payload().TotalBytes() ||
-        std::memcmp(reply.data() + head.size(), Payload().raw_data(), Payload().TotalBytes()) != 0) {
+        std::memcmp(reply.data() + head.size(), Payload().raw_data(), Payload().TotalBytes()) !=
+            0) {
       std::fprintf(stderr, "a valid request did not get the tensor's bytes back\n");
       std::abort();
     }

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "distflow/core/env.h"
 #include "distflow/monitoring/prometheus_text.h"
+#include "status_page_parts.h"
 #include "train/train_status_page.h"
 
 namespace distflow {
@@ -37,7 +38,7 @@ TrainStatus::TrainStatus(std::string model, int64_t epochs, int64_t total_steps,
 
 absl::Status TrainStatus::Serve(const StatusServerOptions& options) {
   std::map<std::string, StatusPage> pages;
-  pages["/"] = {"text/html; charset=utf-8", [] { return std::string(kTrainStatusPage); }};
+  pages["/"] = {"text/html; charset=utf-8", [] { return StatusPageHtml(kTrainStatusPage); }};
   pages["/api/status"] = {"application/json", [this] { return Json().dump(); }};
   pages["/metrics"] = {kPrometheusContentType, [this] { return Metrics(); }};
   absl::StatusOr<std::unique_ptr<StatusServer>> server =

@@ -37,6 +37,8 @@ class Worker {
   // a finished or failed step.
   absl::Status CleanupGraph(const CleanupGraphRequest& req);
   absl::Status CleanupAll(const CleanupAllRequest& req);
+  // Graphs registered on this worker.
+  int64_t num_graphs() { return graph_mgr_.num_graphs(); }
 
   // Runs one step of a registered graph: puts req.send into the step's
   // rendezvous, runs, and returns the tensors of req.recv_key. `call_cm` is

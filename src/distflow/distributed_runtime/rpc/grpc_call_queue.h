@@ -32,6 +32,8 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -39,6 +41,7 @@
 #include "absl/synchronization/mutex.h"
 #include "distflow/core/memory_budget.h"
 #include "distflow/core/threadpool.h"
+#include "distflow/distributed_runtime/rpc/rpc_stats.h"
 #include "distflow/framework/cancellation.h"
 #include "google/protobuf/message_lite.h"
 #include "grpcpp/grpcpp.h"
@@ -64,9 +67,14 @@ class ServerCallQueue {
 
   // Before Start. `pending` calls of the method wait on the queue. With a
   // `pool`, the handler runs there instead of on the polling thread.
+  // `name` names the method in stats(); empty: the request type's name
+  // less "Request" (RunStepRequest: "RunStep").
   template <class Req, class Resp>
   void Add(RequestFn<Req, Resp> request, Handler<Req, Resp> handler, int pending = 4,
-           ThreadPool* pool = nullptr);
+           ThreadPool* pool = nullptr, std::string name = "");
+
+  // The calls each method has answered, and how fast.
+  const RpcStats& stats() const { return stats_; }
 
   void Start();
   // Idempotent. Stops posting requests, cancels client calls still out,
@@ -105,6 +113,7 @@ class ServerCallQueue {
     virtual void Post(ServerCallQueue* owner) = 0;
     int pending = 4;
     ThreadPool* pool = nullptr;
+    RpcStats::Method* stats = nullptr;
   };
   template <class Req, class Resp>
   struct Method;
@@ -117,6 +126,7 @@ class ServerCallQueue {
 
   const std::unique_ptr<grpc::ServerCompletionQueue> cq_;
   std::vector<std::unique_ptr<MethodBase>> methods_;
+  RpcStats stats_;
   std::thread thread_;
   absl::Mutex mu_;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
@@ -136,6 +146,19 @@ std::string MessageName(const M& m) {
   return m.GetTypeName();
 }
 inline std::string MessageName(const grpc::ByteBuffer&) { return "raw message"; }
+// "RunStep" for distflow.RunStepRequest.
+template <class Req>
+std::string MethodName() {
+  std::string name = MessageName(Req());
+  const size_t dot = name.rfind('.');
+  if (dot != std::string::npos) name = name.substr(dot + 1);
+  constexpr std::string_view kSuffix = "Request";
+  if (name.size() > kSuffix.size() &&
+      name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0) {
+    name.resize(name.size() - kSuffix.size());
+  }
+  return name;
+}
 }  // namespace call_queue_internal
 
 template <class Req, class Resp>
@@ -169,12 +192,14 @@ class ServerCallQueue::UnaryCall final : public Call {
           return;
         }
         method_->Post(owner_);  // the next call of this method
+        arrived_ = absl::Now();
         if (memory_budget::Limit() > 0) {
           auto charge = memory_budget::Reservation::Make(
               call_queue_internal::MessageBytes(req_),
               "decoding a " + call_queue_internal::MessageName(req_));
           if (!charge.ok()) {
             req_.Clear();
+            method_->stats->Record(absl::Now() - arrived_, false);
             writer_.FinishWithError(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
                                                  std::string(charge.status().message())),
                                     &tags_[kFinish]);
@@ -208,6 +233,7 @@ class ServerCallQueue::UnaryCall final : public Call {
             "encoding a " + call_queue_internal::MessageName(resp_));
         if (!charge.ok()) {
           resp_.Clear();
+          method_->stats->Record(absl::Now() - arrived_, false);
           writer_.FinishWithError(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
                                                std::string(charge.status().message())),
                                   &tags_[kFinish]);
@@ -215,6 +241,7 @@ class ServerCallQueue::UnaryCall final : public Call {
         }
         response_charge_ = *std::move(charge);
       }
+      method_->stats->Record(absl::Now() - arrived_, s.ok());
       writer_.Finish(resp_, s, &tags_[kFinish]);
     });
   }
@@ -229,6 +256,7 @@ class ServerCallQueue::UnaryCall final : public Call {
   Resp resp_;
   grpc::ServerAsyncResponseWriter<Resp> writer_;
   CancellationManager cm_;
+  absl::Time arrived_;
   // The request's and the response's bytes in the memory budget.
   memory_budget::Reservation request_charge_;
   memory_budget::Reservation response_charge_;
@@ -245,8 +273,10 @@ void ServerCallQueue::Method<Req, Resp>::Post(ServerCallQueue* owner) {
 
 template <class Req, class Resp>
 void ServerCallQueue::Add(RequestFn<Req, Resp> request, Handler<Req, Resp> handler, int pending,
-                          ThreadPool* pool) {
+                          ThreadPool* pool, std::string name) {
   auto method = std::make_unique<Method<Req, Resp>>();
+  if (name.empty()) name = call_queue_internal::MethodName<Req>();
+  method->stats = stats_.Add(name);
   method->request = std::move(request);
   method->handler = std::move(handler);
   method->pending = pending;

@@ -93,6 +93,18 @@ class GrpcServer {
   // use (grpc_call_queue.h); null before Start.
   std::shared_ptr<ServerCallQueue> call_queue() const;
 
+  // What the server holds now, for its status page.
+  struct Stats {
+    int64_t master_sessions = 0;
+    int64_t registered_graphs = 0;
+    // Steps whose rendezvous the worker holds: steps running here, and
+    // receives waiting for steps that have not started.
+    int64_t steps = 0;
+    // Tensors sent in full over the side channel since Start (-1: none).
+    int64_t side_channel_fetches = -1;
+  };
+  Stats stats() const;
+
  private:
   GrpcServer() = default;
 

@@ -152,7 +152,7 @@ void GrpcWorkerService::ServeOn(ServerCallQueue* queue, ThreadPool* pool) {
               done(ToGrpcStatus(s));
             });
       },
-      8);
+      8, nullptr, "RecvTensor");
 }
 
 }  // namespace distflow
