@@ -2,6 +2,8 @@
 // metrics, read from a real server process while a client runs steps on
 // it: sessions, the memory budget, and each RPC method's calls, errors and
 // latency; with a token, the pages ask for it.
+#include <signal.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -53,13 +55,16 @@ int StatusPort(const std::string& stderr_path) {
   return 0;
 }
 
-std::unique_ptr<Session> SessionOn(const ServerProcess& server) {
+// A session on `server`'s master for the cluster "worker=ADDRESSES".
+std::unique_ptr<Session> SessionOn(const ServerProcess& server, std::string addresses = "",
+                                   int64_t timeout_ms = 30000) {
+  if (addresses.empty()) addresses = server.address();
   SessionOptions opts;
   opts.target = absl::StrCat("grpc://", server.address());
-  absl::StatusOr<ClusterSpec> own = ClusterSpec::FromFlag("worker=" + server.address());
+  absl::StatusOr<ClusterSpec> own = ClusterSpec::FromFlag("worker=" + addresses);
   if (!own.ok()) return nullptr;
   *opts.config.mutable_cluster_def() = own->def();
-  opts.config.set_operation_timeout_in_ms(30000);
+  opts.config.set_operation_timeout_in_ms(timeout_ms);
   absl::StatusOr<std::unique_ptr<Session>> session = NewSession(opts);
   return session.ok() ? *std::move(session) : nullptr;
 }
@@ -136,6 +141,65 @@ TEST(ServerStatusTest, PagesShowSessionsBudgetAndRpcs) {
   ASSERT_TRUE(session->Close().ok());
   j = nlohmann::json::parse(HttpGet(port, "/api/status").body);
   EXPECT_EQ(j["master_sessions"], 0);
+}
+
+// A step of worker 0 whose input comes from a frozen worker 1 is listed
+// with its age and the Recv key it waits for, which names worker 1.
+TEST(ServerStatusTest, AStuckStepIsShownWithTheKeyItWaitsFor) {
+  const std::string err = ::testing::TempDir() + "/server_status_stuck_stderr.txt";
+  auto w0 = ServerProcess::Start("worker=127.0.0.1:0", "worker", 0, {"--status-port", "0"}, err);
+  ASSERT_NE(w0, nullptr);
+  const int port = StatusPort(err);
+  ASSERT_GT(port, 0);
+  auto w1 =
+      ServerProcess::Start(absl::StrCat("worker=", w0->address(), ",127.0.0.1:0"), "worker", 1);
+  ASSERT_NE(w1, nullptr);
+  std::unique_ptr<Session> session =
+      SessionOn(*w0, absl::StrCat(w0->address(), ",", w1->address()), 5000);
+  ASSERT_NE(session, nullptr);
+  GraphDef g;
+  NodeDef* c = g.add_node();
+  c->set_name("c");
+  c->set_op("Const");
+  c->set_device("/job:worker/replica:0/task:1");
+  (*c->mutable_attr())["dtype"].set_type(DT_FLOAT);
+  TensorToProto(Tensor::Scalar<float>(4), (*c->mutable_attr())["value"].mutable_tensor());
+  NodeDef* y = g.add_node();
+  y->set_name("y");
+  y->set_op("Square");
+  y->add_input("c");
+  y->set_device("/job:worker/replica:0/task:0");
+  (*y->mutable_attr())["T"].set_type(DT_FLOAT);
+  ASSERT_TRUE(session->Create(g).ok());
+  std::vector<Tensor> out;
+  absl::Status first = session->Run({}, {"y"}, {}, &out);
+  ASSERT_TRUE(first.ok()) << first;
+  EXPECT_EQ(out[0].scalar<float>(), 16.0f);
+
+  w1->Freeze();
+  absl::Status stuck;
+  std::thread step([&] {
+    std::vector<Tensor> o;
+    stuck = session->Run({}, {"y"}, {}, &o);
+  });
+  nlohmann::json seen;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(4);
+  while (std::chrono::steady_clock::now() < deadline) {
+    nlohmann::json j = nlohmann::json::parse(HttpGet(port, "/api/status").body);
+    if (!j["running_steps"].empty() && !j["running_steps"][0]["waiting_for"].empty()) {
+      seen = j["running_steps"][0];
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  step.join();
+  w1->Kill(SIGKILL);
+  EXPECT_FALSE(stuck.ok());
+  ASSERT_FALSE(seen.is_null()) << "the page never listed the stuck step";
+  EXPECT_GE(seen["age_seconds"].get<double>(), 0.0);
+  EXPECT_THAT(seen["waiting_for"][0].get<std::string>(), HasSubstr("/job:worker/replica:0/task:1"));
+  nlohmann::json after = nlohmann::json::parse(HttpGet(port, "/api/status").body);
+  EXPECT_TRUE(after["running_steps"].empty()) << after["running_steps"];
 }
 
 TEST(ServerStatusTest, PagesAskForTheServersToken) {

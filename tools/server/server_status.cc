@@ -53,6 +53,14 @@ nlohmann::ordered_json ServerStatus::Json() const {
   j["master_sessions"] = stats.master_sessions;
   j["registered_graphs"] = stats.registered_graphs;
   j["steps"] = stats.steps;
+  nlohmann::ordered_json running = nlohmann::ordered_json::array();
+  for (const Worker::RunningStep& r : stats.running_steps) {
+    running.push_back({{"step_id", r.step_id},
+                       {"graph", r.graph_handle},
+                       {"age_seconds", r.age_seconds},
+                       {"waiting_for", r.waiting_for}});
+  }
+  j["running_steps"] = std::move(running);
   j["side_channel"] = stats.side_channel_fetches >= 0;
   j["side_channel_fetches"] = std::max<int64_t>(stats.side_channel_fetches, 0);
   j["memory"] = {{"budget_bytes", memory_budget::Limit()},
@@ -84,6 +92,12 @@ std::string ServerStatus::Metrics() const {
            "Steps whose rendezvous this server's worker holds (running, or awaited by a "
            "receive).");
   t.Sample("distflow_server_steps", task, static_cast<double>(stats.steps));
+  t.Family("distflow_server_running_steps", "gauge", "RunGraph steps running on the worker.");
+  t.Sample("distflow_server_running_steps", task, static_cast<double>(stats.running_steps.size()));
+  t.Family("distflow_server_oldest_step_age_seconds", "gauge",
+           "Age of the oldest RunGraph step running (0: none).");
+  t.Sample("distflow_server_oldest_step_age_seconds", task,
+           stats.running_steps.empty() ? 0.0 : stats.running_steps.front().age_seconds);
   t.Family("distflow_side_channel_fetches_total", "counter",
            "Tensors sent in full over the TCP side channel.");
   t.Sample("distflow_side_channel_fetches_total", task,

@@ -19,6 +19,8 @@ inline constexpr char kServerStatusPage[] = R"html(<!DOCTYPE html>
 $STYLE$  #rpcs td:first-child { font-family: ui-monospace, monospace; }
   #rpcs th { text-align: right; font-weight: 600; color: #4a5563; padding: 2px 4px; }
   #rpcs th:first-child { text-align: left; }
+  #steps td.v { text-align: left; font-family: ui-monospace, monospace; font-size: 12px;
+                word-break: break-all; }
 </style>
 </head>
 <body>
@@ -27,6 +29,7 @@ $STYLE$  #rpcs td:first-child { font-family: ui-monospace, monospace; }
 <main>
   <section><h2>Work</h2><table id="work"></table></section>
   <section><h2>Memory</h2><table id="memory"></table></section>
+  <section class="wide"><h2>Steps running</h2><table id="steps"></table></section>
   <section class="wide"><h2>RPC methods served</h2><table id="rpcs"></table></section>
 </main>
 <script>
@@ -46,6 +49,10 @@ async function poll() {
     const m = s.memory;
     rows("memory", [["budget", m.budget_bytes > 0 ? mib(m.budget_bytes) : "none"],
                     ["in the budget", mib(m.in_use_bytes)], ["resident", mib(m.resident_bytes)]]);
+    const st = s.running_steps.map(r => [
+      "step " + r.step_id + " · " + r.graph,
+      secs(r.age_seconds) + (r.waiting_for.length ? " · waiting for " + r.waiting_for.join(", ") : "")]);
+    rows("steps", st.length ? st : [["none", ""]]);
     const t = document.getElementById("rpcs");
     t.replaceChildren();
     const head = t.createTHead().insertRow();

@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "distflow/distributed_runtime/rpc/grpc_tls.h"
+#include "distflow/distributed_runtime/worker.h"
 #include "distflow/tensorflow_server.pb.h"
 
 namespace distflow {
@@ -102,6 +103,9 @@ class GrpcServer {
     int64_t steps = 0;
     // Tensors sent in full over the side channel since Start (-1: none).
     int64_t side_channel_fetches = -1;
+    // The worker's RunGraph steps running now, oldest first, with the Recv
+    // keys each waits for.
+    std::vector<Worker::RunningStep> running_steps;
   };
   Stats stats() const;
 
