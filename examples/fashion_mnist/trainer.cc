@@ -143,6 +143,7 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o,
                       job.state->RestoreOrInitialize(session, o.checkpoint_dir));
   result.restored_from = from.restored_from;
   result.start_epoch = from.epoch;
+  if (!from.restored_from.empty() && o.on_resumed) o.on_resumed(from.restored_from, from.epoch);
   int64_t step = from.step;
 
   int64_t examples = 0;

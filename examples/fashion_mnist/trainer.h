@@ -50,6 +50,9 @@ struct TrainOptions {
   int64_t test_limit = 0;        // evaluate on the first N test images (0: all)
   int64_t seed = 1;              // weights and shuffling
   int64_t progress_every = 100;  // steps between progress reports
+  // Called once, before the first step, when the run resumes from a
+  // checkpoint: its prefix and the epochs it had done.
+  std::function<void(const std::string& prefix, int64_t epoch)> on_resumed;
 };
 
 // Reported every progress_every steps and at the end of each epoch, with
