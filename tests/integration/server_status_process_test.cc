@@ -7,12 +7,14 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "distflow/common_runtime/session.h"
@@ -56,6 +58,22 @@ int StatusPort(const std::string& stderr_path) {
 }
 
 // A session on `server`'s master for the cluster "worker=ADDRESSES".
+// The samples of a Prometheus text page: "name{labels}" -> value.
+std::map<std::string, double> Samples(const std::string& page) {
+  std::map<std::string, double> samples;
+  std::istringstream in(page);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t space = line.rfind(' ');
+    double value;
+    if (space != std::string::npos && absl::SimpleAtod(line.substr(space + 1), &value)) {
+      samples[line.substr(0, space)] = value;
+    }
+  }
+  return samples;
+}
+
 std::unique_ptr<Session> SessionOn(const ServerProcess& server, std::string addresses = "",
                                    int64_t timeout_ms = 30000) {
   if (addresses.empty()) addresses = server.address();
@@ -98,7 +116,23 @@ TEST(ServerStatusTest, PagesShowSessionsBudgetAndRpcs) {
     ASSERT_TRUE(session->Run({{"x", three}}, {"y"}, {}, &out).ok());
     EXPECT_EQ(out[0].scalar<float>(), 9.0f);
   }
+  const std::map<std::string, double> before = Samples(HttpGet(port, "/metrics").body);
   EXPECT_FALSE(session->Run({{"x", three}}, {"nope"}, {}, &out).ok());
+  const std::map<std::string, double> after = Samples(HttpGet(port, "/metrics").body);
+  // Counters (and a histogram's buckets, count and sum) only grow.
+  int counters = 0;
+  for (const auto& [name, value] : before) {
+    const std::string family = name.substr(0, name.find('{'));
+    const bool counter = absl::EndsWith(family, "_total") || absl::EndsWith(family, "_count") ||
+                         absl::EndsWith(family, "_bucket") || absl::EndsWith(family, "_sum");
+    if (!counter) continue;
+    ++counters;
+    ASSERT_TRUE(after.count(name)) << name;
+    EXPECT_GE(after.at(name), value) << name;
+  }
+  EXPECT_GT(counters, 40);
+  EXPECT_EQ(after.at("distflow_rpc_server_errors_total{method=\"RunStep\"}"),
+            before.at("distflow_rpc_server_errors_total{method=\"RunStep\"}") + 1);
 
   HttpResponse r = HttpGet(port, "/api/status");
   ASSERT_EQ(r.status, 200);
