@@ -321,7 +321,8 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
     DF_ASSIGN_OR_RETURN(step, job.state->ReadStep(chief));
     report(TrainProgress{epoch + 1, step, 0, r.train_loss, 0}, r.test_accuracy);
     if (!o.checkpoint_dir.empty()) {
-      DF_RETURN_IF_ERROR(job.state->Save(chief, o.checkpoint_dir, step));
+      DF_ASSIGN_OR_RETURN(std::string prefix, job.state->Save(chief, o.checkpoint_dir, step));
+      if (o.on_checkpoint) o.on_checkpoint(prefix, step);
     }
   }
   r.seconds = Seconds(std::chrono::steady_clock::now() - start);

@@ -188,7 +188,8 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o,
     result.train_loss = epoch_steps > 0 ? epoch_loss / epoch_steps : 0;
     DF_RETURN_IF_ERROR(job.state->FinishEpoch(session));
     if (!o.checkpoint_dir.empty()) {
-      DF_RETURN_IF_ERROR(job.state->Save(session, o.checkpoint_dir, step));
+      DF_ASSIGN_OR_RETURN(std::string prefix, job.state->Save(session, o.checkpoint_dir, step));
+      if (o.on_checkpoint) o.on_checkpoint(prefix, step);
     }
   }
   result.seconds = Seconds(std::chrono::steady_clock::now() - start);

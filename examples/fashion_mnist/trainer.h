@@ -53,6 +53,8 @@ struct TrainOptions {
   // Called once, before the first step, when the run resumes from a
   // checkpoint: its prefix and the epochs it had done.
   std::function<void(const std::string& prefix, int64_t epoch)> on_resumed;
+  // Called after each checkpoint is written: its prefix and global step.
+  std::function<void(const std::string& prefix, int64_t step)> on_checkpoint;
 };
 
 // Reported every progress_every steps and at the end of each epoch, with

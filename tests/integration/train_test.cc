@@ -329,6 +329,10 @@ TEST_F(TrainTest, StatusPortServesThePageJsonAndMetricsWhileTraining) {
   EXPECT_EQ(s["workers"]["total"], 2);
   EXPECT_EQ(s["ps_tasks"], 1);
   EXPECT_FALSE(s["history"].empty());
+  // No --checkpoint-dir: none written, and the page says so.
+  EXPECT_EQ(s["checkpoint"]["count"], 0);
+  EXPECT_EQ(s["checkpoint"]["step"], -1);
+  EXPECT_THAT(page, HasSubstr("id=\"checkpoints\""));
   const nlohmann::json j = LastJson(o.out);
   if (j["worker_failures"].get<int>() > 0 && s["workers"]["failures"].get<int>() > 0) {
     bool logged = false;

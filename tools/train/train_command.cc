@@ -220,6 +220,9 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
   o.train.on_resumed = [&line](const std::string& prefix, int64_t epoch) {
     line.Resumed(prefix, epoch);
   };
+  o.train.on_checkpoint = [status](const std::string& prefix, int64_t step) {
+    if (status != nullptr) status->ReportCheckpoint(prefix, step);
+  };
   o.steps_per_execution = flags.steps_per_execution;
   o.call_timeout = absl::Seconds(flags.call_timeout);
   o.worker_wait = absl::Seconds(flags.worker_wait);
@@ -349,6 +352,9 @@ absl::Status RunTrainCommand(const TrainFlags& flags, std::ostream& out, std::os
   ProgressLine line(progress_out, IsTerminal(progress_out), options.epochs, steps_per_epoch);
   options.on_resumed = [&line](const std::string& prefix, int64_t epoch) {
     line.Resumed(prefix, epoch);
+  };
+  options.on_checkpoint = [&status](const std::string& prefix, int64_t step) {
+    if (status != nullptr) status->ReportCheckpoint(prefix, step);
   };
   auto on_progress = [&](const fashion_mnist::TrainProgress& p) {
     scalars.Write(progress_out, p);

@@ -30,6 +30,7 @@ $STYLE$  #worker_list { margin-top: 6px; border-top: 1px solid #dde1e6; }
   <section><h2>Training</h2><table id="training"></table></section>
   <section><h2>Workers</h2><table id="workers"></table><table id="worker_list"></table></section>
   <section><h2>Closures</h2><table id="closures"></table></section>
+  <section><h2>Checkpoints</h2><table id="checkpoints"></table></section>
   <section class="wide"><h2>Loss and accuracy by step</h2><canvas id="chart"></canvas></section>
   <section class="wide"><h2>Events</h2><div id="log"></div></section>
 </main>
@@ -85,6 +86,11 @@ async function poll() {
     const c = s.closures;
     rows("closures", [["scheduled", c.scheduled], ["queued", c.queued], ["in flight", c.in_flight],
                       ["done", c.done], ["retried", c.retried], ["failed", c.failed]]);
+    const k = s.checkpoint;
+    rows("checkpoints", k.count > 0
+      ? [["written", k.count], ["last at step", k.step], ["when", secs(k.seconds_ago) + " ago"],
+         ["where", k.prefix]]
+      : [["written", "none yet"]]);
     draw(s.history);
     const log = document.getElementById("log");
     log.replaceChildren(...s.events.slice().reverse().map(e => {
