@@ -209,6 +209,21 @@ TEST(ServerStatusTest, AStuckStepIsShownWithTheKeyItWaitsFor) {
   absl::Status first = session->Run({}, {"y"}, {}, &out);
   ASSERT_TRUE(first.ok()) << first;
   EXPECT_EQ(out[0].scalar<float>(), 16.0f);
+  // Worker 0 received c's 4 bytes from worker 1 over gRPC.
+  bool received = false;
+  const nlohmann::json moved = nlohmann::json::parse(HttpGet(port, "/api/status").body);
+  for (const auto& t : moved["transfers"]) {
+    if (t["peer"] == "/job:worker/replica:0/task:1" && t["transport"] == "grpc" &&
+        t["direction"] == "received") {
+      received = true;
+      EXPECT_EQ(t["tensors"], 1);
+      EXPECT_EQ(t["bytes"], 4);
+    }
+  }
+  EXPECT_TRUE(received) << moved["transfers"];
+  EXPECT_THAT(HttpGet(port, "/metrics").body,
+              HasSubstr("distflow_tensor_bytes_total{peer=\"/job:worker/replica:0/task:1\","
+                        "transport=\"grpc\",direction=\"received\"} 4\n"));
 
   w1->Freeze();
   absl::Status stuck;

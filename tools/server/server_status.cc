@@ -8,6 +8,7 @@
 
 #include "distflow/core/memory_budget.h"
 #include "distflow/distributed_runtime/rpc/grpc_call_queue.h"
+#include "distflow/distributed_runtime/transfer_stats.h"
 #include "distflow/monitoring/prometheus_text.h"
 #include "server/server_status_page.h"
 #include "status_page_parts.h"
@@ -76,6 +77,15 @@ nlohmann::ordered_json ServerStatus::Json() const {
     }
   }
   j["rpcs"] = std::move(rpcs);
+  nlohmann::ordered_json transfers = nlohmann::ordered_json::array();
+  for (const TensorTransferRow& r : TensorTransfers()) {
+    transfers.push_back({{"peer", r.peer},
+                         {"transport", r.transport},
+                         {"direction", r.sent ? "sent" : "received"},
+                         {"tensors", r.tensors},
+                         {"bytes", r.bytes}});
+  }
+  j["transfers"] = std::move(transfers);
   return j;
 }
 
@@ -114,6 +124,23 @@ std::string ServerStatus::Metrics() const {
   t.Sample("distflow_server_uptime_seconds", task, Uptime());
   if (std::shared_ptr<ServerCallQueue> queue = server_->call_queue()) {
     queue->stats().WritePrometheus(&t);
+  }
+  const std::vector<TensorTransferRow> transfers = TensorTransfers();
+  t.Family("distflow_tensor_bytes_total", "counter",
+           "Tensor bytes sent to or received from each peer task, per transport.");
+  for (const TensorTransferRow& r : transfers) {
+    t.Sample(
+        "distflow_tensor_bytes_total",
+        {{"peer", r.peer}, {"transport", r.transport}, {"direction", r.sent ? "sent" : "received"}},
+        static_cast<double>(r.bytes));
+  }
+  t.Family("distflow_tensors_total", "counter",
+           "Tensors sent to or received from each peer task, per transport.");
+  for (const TensorTransferRow& r : transfers) {
+    t.Sample(
+        "distflow_tensors_total",
+        {{"peer", r.peer}, {"transport", r.transport}, {"direction", r.sent ? "sent" : "received"}},
+        static_cast<double>(r.tensors));
   }
   return t.text();
 }

@@ -18,7 +18,8 @@ inline constexpr char kServerStatusPage[] = R"html(<!DOCTYPE html>
 <style>
 $STYLE$  #rpcs td:first-child { font-family: ui-monospace, monospace; }
   #rpcs th { text-align: right; font-weight: 600; color: #4a5563; padding: 2px 4px; }
-  #rpcs th:first-child { text-align: left; }
+  #rpcs th:first-child, #transfers th:first-child { text-align: left; }
+  #transfers th { text-align: right; font-weight: 600; color: #4a5563; padding: 2px 4px; }
   #steps td.v { text-align: left; font-family: ui-monospace, monospace; font-size: 12px;
                 word-break: break-all; }
 </style>
@@ -31,6 +32,7 @@ $STYLE$  #rpcs td:first-child { font-family: ui-monospace, monospace; }
   <section><h2>Memory</h2><table id="memory"></table></section>
   <section class="wide"><h2>Steps running</h2><table id="steps"></table></section>
   <section class="wide"><h2>RPC methods served</h2><table id="rpcs"></table></section>
+  <section class="wide"><h2>Tensors moved, per peer and transport</h2><table id="transfers"></table></section>
 </main>
 <script>
 "use strict";
@@ -69,6 +71,24 @@ async function poll() {
         const td = tr.insertCell();
         td.className = "v";
         td.textContent = fmt(v, d);
+      }
+    }
+    const x = document.getElementById("transfers");
+    x.replaceChildren();
+    const xh = x.createTHead().insertRow();
+    for (const h of ["peer", "transport", "direction", "tensors", "bytes"]) {
+      const th = document.createElement("th");
+      th.textContent = h;
+      xh.appendChild(th);
+    }
+    const xb = x.createTBody();
+    for (const r of s.transfers) {
+      const tr = xb.insertRow();
+      tr.insertCell().textContent = r.peer;
+      for (const v of [r.transport, r.direction, r.tensors, mib(r.bytes)]) {
+        const td = tr.insertCell();
+        td.className = "v";
+        td.textContent = v;
       }
     }
   } catch (e) {

@@ -12,6 +12,8 @@
 #include "distflow/distributed_runtime/rpc/grpc_auth.h"
 #include "distflow/distributed_runtime/rpc/grpc_tensor_coding.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
+#include "distflow/distributed_runtime/transfer_stats.h"
+#include "distflow/framework/rendezvous.h"
 #include "distflow/framework/tensor_proto.h"
 
 namespace distflow {
@@ -125,8 +127,18 @@ void GrpcWorkerService::ServeOn(ServerCallQueue* queue, ThreadPool* pool) {
             [request, resp, side, done = std::move(done)](const absl::Status& s,
                                                           const Tensor& value, bool is_dead) {
               if (s.ok()) {
+                // The peer is the receiving device's task.
+                Rendezvous::ParsedKey parsed;
+                const std::string peer =
+                    Rendezvous::ParseKey(request->rendezvous_key(), &parsed).ok()
+                        ? TaskOfDevice(parsed.dst_device)
+                        : std::string("unknown");
                 std::optional<SideChannelTicket> ticket;
                 if (side != nullptr && !is_dead) ticket = side->Offer(value);
+                CountTensorTransfer(
+                    true,
+                    ticket.has_value() ? TensorTransport::kSideChannel : TensorTransport::kGrpc,
+                    peer, static_cast<int64_t>(value.TotalBytes()));
                 if (ticket.has_value()) {
                   EncodeRecvTensorOffer(value, {*ticket, side->port(), value.TotalBytes()},
                                         NowMicros(), resp);
