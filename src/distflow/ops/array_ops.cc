@@ -501,6 +501,15 @@ REGISTER_OP("Squeeze")
     .SetShapeFn(SqueezeShape)
     .Doc("Removes the listed dimensions of size 1, or all of them.");
 
+REGISTER_OP("ReverseV2")
+    .Input("tensor: T")
+    .Input("axis: Tidx")
+    .Output("output: T")
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .Attr("T: type")
+    .SetShapeFn(UnchangedShape)
+    .Doc("tensor with the order of its elements reversed along each listed axis.");
+
 REGISTER_OP("Tile")
     .Input("input: T")
     .Input("multiples: Tmultiples")
