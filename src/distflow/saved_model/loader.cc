@@ -10,43 +10,14 @@
 #include "distflow/core/env.h"
 #include "distflow/core/status.h"
 #include "distflow/saved_model.pb.h"
+#include "distflow/saved_model/reader.h"
 #include "distflow/saved_model/version_dirs.h"
 #include "google/protobuf/any.pb.h"
-#include "google/protobuf/text_format.h"
 
 namespace distflow {
 namespace {
 
 using Feeds = std::vector<std::pair<std::string, Tensor>>;
-
-absl::StatusOr<SavedModel> ReadSavedModel(const std::string& export_dir) {
-  SavedModel model;
-  const std::string pb = absl::StrCat(export_dir, "/saved_model.pb");
-  absl::StatusOr<std::string> bytes = ReadFileToString(pb);
-  if (bytes.ok()) {
-    if (!model.ParseFromString(*bytes)) {
-      return errors::InvalidArgument(pb, " is not a SavedModel (it does not parse)");
-    }
-    return model;
-  }
-  if (!absl::IsNotFound(bytes.status())) return bytes.status();
-  const std::string pbtxt = absl::StrCat(export_dir, "/saved_model.pbtxt");
-  absl::StatusOr<std::string> text = ReadFileToString(pbtxt);
-  if (absl::IsNotFound(text.status())) {
-    return errors::NotFound("no SavedModel in '", export_dir,
-                            "': it has neither saved_model.pb nor saved_model.pbtxt");
-  }
-  if (!text.ok()) return text.status();
-  if (!google::protobuf::TextFormat::ParseFromString(*text, &model)) {
-    return errors::InvalidArgument(pbtxt, " is not a SavedModel in text format");
-  }
-  return model;
-}
-
-std::string TagSet(const google::protobuf::RepeatedPtrField<std::string>& tags) {
-  return absl::StrCat("{", absl::StrJoin(std::set<std::string>(tags.begin(), tags.end()), ", "),
-                      "}");
-}
 
 // The node the init op collection `key` names, or "".
 std::string CollectionNode(const MetaGraphDef& m, const std::string& key) {
@@ -96,18 +67,7 @@ absl::Status LoadSavedModelFrom(const SessionOptions& session_options,
                                 const RunOptions& run_options, const std::string& export_dir,
                                 const std::set<std::string>& tags, SavedModelBundle* bundle) {
   DF_ASSIGN_OR_RETURN(SavedModel model, ReadSavedModel(export_dir));
-  const MetaGraphDef* chosen = nullptr;
-  std::vector<std::string> available;
-  for (const MetaGraphDef& m : model.meta_graphs()) {
-    const auto& t = m.meta_info_def().tags();
-    if (std::set<std::string>(t.begin(), t.end()) == tags) chosen = &m;
-    available.push_back(TagSet(t));
-  }
-  if (chosen == nullptr) {
-    return errors::NotFound(
-        "SavedModel '", export_dir, "' has no graph with tags {", absl::StrJoin(tags, ", "),
-        "}; its tag sets: ", available.empty() ? "none" : absl::StrJoin(available, " "));
-  }
+  DF_ASSIGN_OR_RETURN(const MetaGraphDef* chosen, FindMetaGraph(model, tags, export_dir));
   bundle->meta_graph_def = *chosen;
   bundle->export_dir = export_dir;
   const MetaGraphDef& m = bundle->meta_graph_def;
