@@ -55,6 +55,9 @@ struct TrainOptions {
   std::function<void(const std::string& prefix, int64_t epoch)> on_resumed;
   // Called after each checkpoint is written: its prefix and global step.
   std::function<void(const std::string& prefix, int64_t step)> on_checkpoint;
+  // After evaluation, export the trained model here as a SavedModel
+  // (export.h), e.g. BASE/1; empty: no export. Must not exist yet.
+  std::string export_saved_model;
 };
 
 // Reported every progress_every steps and at the end of each epoch, with
@@ -76,6 +79,7 @@ struct TrainResult {
   double seconds = 0;              // training time of this run (not evaluation)
   double examples_per_second = 0;  // training examples per second of this run
   std::string restored_from;       // checkpoint prefix, empty when fresh
+  std::string exported_to;         // the SavedModel written, empty when none
 };
 
 // OK iff the options make sense (positive epochs, batch size, learning
