@@ -10,6 +10,7 @@
 //                  [--ps N --workers M | --cluster SPEC] [--kill-worker-every S]
 //                  [--steps-per-execution K]
 //   distflow server --cluster "ps=h:p;worker=h:p,h:p" --job J --task T
+//   distflow serve --model_name NAME --model_base_path DIR [--rest_api_port P]
 //   distflow checkpoint list PREFIX
 //   distflow checkpoint dump PREFIX NAME OUT.npy
 //   distflow --version
@@ -33,6 +34,7 @@
 #include "demo/demo.h"
 #include "distflow/core/env.h"
 #include "run_command.h"
+#include "serve_command.h"
 #include "server_command.h"
 #include "train/train_command.h"
 
@@ -43,7 +45,7 @@
 
 namespace {
 
-constexpr const char* kSubcommands[] = {"run", "server", "demo", "train", "checkpoint"};
+constexpr const char* kSubcommands[] = {"run", "server", "demo", "train", "checkpoint", "serve"};
 
 // Edit distance, for suggesting the subcommand a typo meant.
 size_t EditDistance(const std::string& a, const std::string& b) {
@@ -230,6 +232,11 @@ int Main(int argc, char** argv) {
                    "ResourceExhausted (0: no budget; also DISTFLOW_MEMORY_BUDGET_MB)")
       ->capture_default_str();
 
+  distflow::ServeFlags serve;
+  CLI::App* serve_cmd = app.add_subcommand(
+      "serve", "Serve SavedModels over TensorFlow Serving's REST API until SIGTERM");
+  distflow::AddServeFlags(serve_cmd, &serve);
+
   distflow::DemoFlags demo;
   CLI::App* demo_cmd = app.add_subcommand(
       "demo", "Train y = 2x + 10 on a local parameter-server cluster (the main job)");
@@ -264,7 +271,7 @@ int Main(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << app.help() << std::endl;
     return Fail(absl::InvalidArgumentError(
-        "a subcommand is required: run, server, demo, train or checkpoint"));
+        "a subcommand is required: run, server, serve, demo, train or checkpoint"));
   }
   const std::string first = argv[1];
   if (!first.empty() && first[0] != '-' &&
@@ -303,6 +310,12 @@ int Main(int argc, char** argv) {
   if (server_cmd->parsed()) {
     int sig = 0;
     absl::Status s = NoThrow([&] { return distflow::RunServerCommand(server, std::cout, &sig); });
+    if (!s.ok()) return Fail(s);
+    return sig == SIGINT ? 128 + sig : 0;
+  }
+  if (serve_cmd->parsed()) {
+    int sig = 0;
+    absl::Status s = NoThrow([&] { return distflow::RunServeCommand(serve, std::cout, &sig); });
     if (!s.ok()) return Fail(s);
     return sig == SIGINT ? 128 + sig : 0;
   }
