@@ -4,13 +4,20 @@
 // might send, each answered with TF Serving's error JSON and HTTP code.
 #include <stdlib.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "distflow/core/env.h"
+#include "distflow/framework/tensor_bundle.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/http_get.h"
@@ -149,6 +156,166 @@ TEST(ServeProcessTest, BadRequestsGetClearErrors) {
   EXPECT_EQ(HttpRequest(port, "DELETE", url, "").status, 404);
   // Still serving.
   EXPECT_EQ(Post(port, url, R"({"instances": [1.0]})"), json::parse(R"({"predictions": [2.5]})"));
+}
+
+// TF2's half_plus_two as version directory `dir`, computing 0.5 x + `b`
+// (its checkpoint rewritten), made beside `dir` and renamed into place as an
+// exporter would.
+void WriteHalfPlus(const std::string& dir, float b) {
+  namespace fs = std::filesystem;
+  const std::string tmp = dir + ".tmp";
+  fs::remove_all(tmp);
+  fs::copy(kModels + "/serving_half_plus_two_tf2/00000123", tmp, fs::copy_options::recursive);
+  for (const auto& e : fs::recursive_directory_iterator(tmp)) {
+    fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
+  }
+  const std::string prefix = tmp + "/variables/variables";
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  {
+    auto reader = BundleReader::Open(prefix);
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    for (const std::string& name : (*reader)->Names()) {
+      const DataType dtype = (*reader)->Find(name)->dtype();
+      auto t = (*reader)->Read(name, dtype);
+      ASSERT_TRUE(t.ok()) << t.status();
+      tensors.emplace_back(name,
+                           name == "b/.ATTRIBUTES/VARIABLE_VALUE" ? Tensor::Scalar<float>(b) : *t);
+    }
+  }
+  fs::remove(prefix + ".index");
+  fs::remove(prefix + ".data-00000-of-00001");
+  BundleWriter w(prefix);
+  for (const auto& [name, t] : tensors) ASSERT_TRUE(w.Add(name, t).ok());
+  ASSERT_TRUE(w.Finish().ok());
+  fs::rename(tmp, dir);
+}
+
+// Clients calling predict on x = 1 as fast as they can, counting what they
+// get back, until stopped.
+class PredictLoad {
+ public:
+  PredictLoad(int port, int clients) {
+    for (int i = 0; i < clients; ++i) {
+      threads_.emplace_back([this, port] {
+        while (!stop_.load()) {
+          HttpResponse r = HttpPost(port, "/v1/models/hp:predict", R"({"instances": [1.0]})");
+          absl::MutexLock lock(&mu_);
+          ++requests_;
+          if (r.status != 200) {
+            failures_.push_back(absl::StrCat(r.status, " ", r.body));
+          } else {
+            ++answers_[r.body];
+          }
+        }
+      });
+    }
+  }
+  ~PredictLoad() { Stop(); }
+  void Stop() {
+    stop_ = true;
+    for (std::thread& t : threads_) {
+      if (t.joinable()) t.join();
+    }
+  }
+  int64_t Count(const std::string& body) {
+    absl::MutexLock lock(&mu_);
+    return answers_[body];
+  }
+  std::vector<std::string> failures() {
+    absl::MutexLock lock(&mu_);
+    return failures_;
+  }
+  std::map<std::string, int64_t> answers() {
+    absl::MutexLock lock(&mu_);
+    return answers_;
+  }
+  int64_t requests() {
+    absl::MutexLock lock(&mu_);
+    return requests_;
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> threads_;
+  absl::Mutex mu_;
+  int64_t requests_ = 0;
+  std::map<std::string, int64_t> answers_;
+  std::vector<std::string> failures_;
+};
+
+// Waits up to 60 s for `done`.
+template <typename F>
+bool WaitFor(F done) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (!done()) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  return true;
+}
+
+TEST(ServeProcessTest, NewVersionTakesOverUnderLoadWithoutAFailedRequest) {
+  const std::string base = ::testing::TempDir() + "/serve_versions";
+  std::filesystem::remove_all(base);
+  std::filesystem::create_directories(base);
+  WriteHalfPlus(base + "/1", 2);
+  auto serve = StartServe(
+      {"--model_name", "hp", "--model_base_path", base, "--file_system_poll_wait_seconds", "0.2"});
+  ASSERT_NE(serve, nullptr);
+  const std::string v1 = R"({"predictions":[2.5]})", v2 = R"({"predictions":[3.5]})";
+  PredictLoad load(serve->port(), 4);
+  ASSERT_TRUE(WaitFor([&] { return load.Count(v1) >= 20; }));
+  WriteHalfPlus(base + "/2", 3);
+  ASSERT_TRUE(WaitFor([&] { return load.Count(v2) >= 200; })) << load.requests();
+  load.Stop();
+  EXPECT_THAT(load.failures(), ::testing::IsEmpty());
+  // Only the two versions answered: no request saw a half-loaded model.
+  EXPECT_EQ(load.answers().size(), 2u);
+  std::cerr << load.requests() << " requests during the swap, none failed\n";
+
+  HttpResponse r = HttpGet(serve->port(), "/v1/models/hp");
+  EXPECT_EQ(Body(r), json::parse(R"({"model_version_status": [
+      {"version": "2", "state": "AVAILABLE", "status": {"error_code": "OK", "error_message": ""}},
+      {"version": "1", "state": "END", "status": {"error_code": "OK", "error_message": ""}}]})"))
+      << r.body;
+  EXPECT_EQ(
+      HttpPost(serve->port(), "/v1/models/hp/versions/1:predict", R"({"instances": [1]})").status,
+      404);
+  std::filesystem::remove_all(base);
+}
+
+TEST(ServeProcessTest, ABadVersionLeavesTheServingOneInPlace) {
+  const std::string base = ::testing::TempDir() + "/serve_bad_version";
+  std::filesystem::remove_all(base);
+  std::filesystem::create_directories(base);
+  WriteHalfPlus(base + "/1", 2);
+  auto serve =
+      StartServe({"--model_name", "hp", "--model_base_path", base,
+                  "--file_system_poll_wait_seconds", "0.2", "--max_num_load_retries", "1"});
+  ASSERT_NE(serve, nullptr);
+  const int port = serve->port();
+  std::filesystem::create_directories(base + "/2.tmp");
+  ASSERT_TRUE(WriteStringToFileAtomic(base + "/2.tmp/saved_model.pb", "not a SavedModel").ok());
+  std::filesystem::rename(base + "/2.tmp", base + "/2");
+  json status;
+  ASSERT_TRUE(WaitFor([&] {
+    status = Body(HttpGet(port, "/v1/models/hp/versions/2"));
+    return status.contains("model_version_status") &&
+           status["model_version_status"][0]["status"]["error_code"] != "OK";
+  })) << status.dump();
+  const json& v2 = status["model_version_status"][0];
+  EXPECT_EQ(v2["state"], "END");
+  EXPECT_EQ(v2["status"]["error_code"], "INVALID_ARGUMENT");
+  EXPECT_THAT(v2["status"]["error_message"].get<std::string>(),
+              HasSubstr(base + "/2/saved_model.pb is not a SavedModel"));
+  // Version 1 still serves, the default requests and by number.
+  EXPECT_EQ(Post(port, "/v1/models/hp:predict", R"({"instances": [1.0]})"),
+            json::parse(R"({"predictions": [2.5]})"));
+  EXPECT_EQ(Body(HttpGet(port, "/v1/models/hp/versions/1"))["model_version_status"][0]["state"],
+            "AVAILABLE");
+  const json e = Post(port, "/v1/models/hp/versions/2:predict", R"({"instances": [1.0]})", 404);
+  EXPECT_THAT(e.value("error", ""), HasSubstr("version 2 is not available (END: "));
+  std::filesystem::remove_all(base);
 }
 
 }  // namespace
