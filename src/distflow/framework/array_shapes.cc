@@ -491,4 +491,33 @@ absl::StatusOr<int64_t> RangeSize(const Tensor& start, const Tensor& limit, cons
   return result;
 }
 
+absl::StatusOr<PartialTensorShape> ElementShapeFromTensor(const Tensor& t) {
+  if (t.dtype() != DT_INT32 && t.dtype() != DT_INT64) {
+    return errors::InvalidArgument("an element shape must be int32 or int64, got ",
+                                   DataTypeString(t.dtype()));
+  }
+  auto at = [&t](int64_t i) {
+    return t.dtype() == DT_INT32 ? int64_t{t.flat<int32_t>()[i]} : t.flat<int64_t>()[i];
+  };
+  if (t.dims() == 0) {
+    if (at(0) != -1) {
+      return errors::InvalidArgument("a scalar element shape must be -1 (unknown rank), got ",
+                                     at(0));
+    }
+    return PartialTensorShape();
+  }
+  if (t.dims() != 1) {
+    return errors::InvalidArgument("an element shape must be a vector or -1, got shape ",
+                                   t.shape().DebugString());
+  }
+  std::vector<int64_t> dims(t.NumElements());
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    dims[i] = at(i);
+    if (dims[i] < -1) {
+      return errors::InvalidArgument("an element shape has the invalid dimension ", dims[i]);
+    }
+  }
+  return PartialTensorShape(absl::Span<const int64_t>(dims));
+}
+
 }  // namespace distflow

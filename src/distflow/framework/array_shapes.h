@@ -88,6 +88,11 @@ absl::Status OneHotOutputShape(const PartialTensorShape& indices, int64_t depth,
 // one numeric type. InvalidArgument when delta is 0 or points away from limit.
 absl::StatusOr<int64_t> RangeSize(const Tensor& start, const Tensor& limit, const Tensor& delta);
 
+// The element shape a TensorList op's shape input describes: a 1-D int32 or
+// int64 tensor, -1 for an unknown dim, or the scalar -1 for an unknown rank.
+// InvalidArgument for any other value.
+absl::StatusOr<PartialTensorShape> ElementShapeFromTensor(const Tensor& t);
+
 }  // namespace distflow
 
 #endif  // DISTFLOW_FRAMEWORK_ARRAY_SHAPES_H_

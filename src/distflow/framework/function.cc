@@ -12,12 +12,14 @@
 namespace distflow {
 namespace {
 
-// TensorFlow's function names: letters, digits and "_.-/>" (tf.function
-// writes names like "__inference_f_42").
+// TensorFlow's function names: letters, digits and "_.-/<>" (tf.function
+// writes names like "__inference_f_42", and "__inference_<lambda>_7" for a
+// lambda).
 bool IsValidFunctionName(absl::string_view name) {
   if (name.empty()) return false;
   for (char c : name) {
-    if (!(absl::ascii_isalnum(c) || c == '_' || c == '.' || c == '-' || c == '/' || c == '>')) {
+    if (!(absl::ascii_isalnum(c) || c == '_' || c == '.' || c == '-' || c == '/' || c == '<' ||
+          c == '>')) {
       return false;
     }
   }

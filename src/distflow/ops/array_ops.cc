@@ -310,6 +310,32 @@ absl::Status RangeShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+// indices.shape[:-1] + params.shape[K:], K = indices.shape[-1].
+absl::Status GatherNdShape(InferenceContext* c) {
+  const PartialTensorShape& params = c->input(0);
+  const PartialTensorShape& indices = c->input(1);
+  if (params.unknown_rank() || indices.unknown_rank() || indices.dims() == 0 ||
+      indices.dim_size(indices.dims() - 1) < 0) {
+    c->set_output(0, PartialTensorShape());
+    return absl::OkStatus();
+  }
+  const int64_t k = indices.dim_size(indices.dims() - 1);
+  if (k > params.dims()) {
+    return errors::InvalidArgument("GatherNd index tuples have ", k,
+                                   " entries but params has rank ", params.dims());
+  }
+  std::vector<int64_t> dims(indices.dim_sizes().begin(), indices.dim_sizes().end() - 1);
+  dims.insert(dims.end(), params.dim_sizes().begin() + k, params.dim_sizes().end());
+  c->set_output(0, PartialTensorShape(absl::Span<const int64_t>(dims)));
+  return absl::OkStatus();
+}
+
+absl::Status WhereShape(InferenceContext* c) {
+  const PartialTensorShape& in = c->input(0);
+  c->set_output(0, PartialTensorShape({-1, in.unknown_rank() ? -1 : int64_t{in.dims()}}));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 REGISTER_OP("Const")
@@ -500,6 +526,33 @@ REGISTER_OP("Squeeze")
     .Attr("squeeze_dims: list(int) >= 0 = []")
     .SetShapeFn(SqueezeShape)
     .Doc("Removes the listed dimensions of size 1, or all of them.");
+
+REGISTER_OP("GatherNd")
+    .Input("params: Tparams")
+    .Input("indices: Tindices")
+    .Output("output: Tparams")
+    .Attr("Tparams: type")
+    .Attr("Tindices: {int32, int64}")
+    .SetShapeFn(GatherNdShape)
+    .Doc(
+        "Slices of params at the index tuples in the last dimension of indices: output shape "
+        "indices.shape[:-1] + params.shape[K:] for tuples of K.");
+
+REGISTER_OP("Where")
+    .Input("input: T")
+    .Output("index: int64")
+    .Attr("T: {bool, float, double, int32, int64, uint8, int8, int16} = DT_BOOL")
+    .SetShapeFn(WhereShape)
+    .Doc("The coordinates of the true (non-zero) elements of input, one row each, row-major.");
+
+REGISTER_OP("ReverseV2")
+    .Input("tensor: T")
+    .Input("axis: Tidx")
+    .Output("output: T")
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .Attr("T: type")
+    .SetShapeFn(UnchangedShape)
+    .Doc("tensor with the order of its elements reversed along each listed axis.");
 
 REGISTER_OP("Tile")
     .Input("input: T")

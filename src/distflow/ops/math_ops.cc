@@ -495,6 +495,16 @@ REGISTER_OP("BatchMatMulV2")
         "Multiplies the matrices in the last two dimensions of x and y, "
         "broadcasting the batch dimensions.");
 
+REGISTER_OP("Bucketize")
+    .Input("input: T")
+    .Output("output: int32")
+    .Attr("T: {int32, int64, float, double}")
+    .Attr("boundaries: list(float)")
+    .SetShapeFn(UnchangedShape)
+    .Doc(
+        "The bucket of each element: the number of (sorted) boundaries less than or equal to "
+        "it.");
+
 #undef DF_BINARY_OP
 #undef DF_UNARY_OP
 #undef DF_UNARY_GRAD_OP
