@@ -18,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "distflow/core/env.h"
 #include "distflow/framework/tensor_bundle.h"
+#include "distflow/saved_model/loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/http_get.h"
@@ -126,7 +127,7 @@ TEST(ServeProcessTest, BadRequestsGetClearErrors) {
       {url, R"([1, 2])", 400, "must be a JSON object"},
       {url, R"({"instances": [1.0, "a"]})", 400,
        "input 'x': expected numbers for float32, got \"a\""},
-      {url, R"({"instances": [[1.0], [2.0]]})", 400, "has shape [2,1]"},
+      {url, R"({"instances": [true]})", 400, "expected numbers for float32, got true"},
       {url, R"({"instances": [[1.0], 2.0]})", 400, "ragged"},
       {url, R"({"instances": [{"b64": "AAAA"}]})", 400, "expected numbers"},
       {url, R"({"instances": []})", 400, "empty"},
@@ -315,6 +316,124 @@ TEST(ServeProcessTest, ABadVersionLeavesTheServingOneInPlace) {
             "AVAILABLE");
   const json e = Post(port, "/v1/models/hp/versions/2:predict", R"({"instances": [1.0]})", 404);
   EXPECT_THAT(e.value("error", ""), HasSubstr("version 2 is not available (END: "));
+  std::filesystem::remove_all(base);
+}
+
+TEST(ServeProcessTest, ClassifyAndRegressOnTfExamples) {
+  // TF1's half_plus_two in versions 123 and 124: the newest serves.
+  auto serve = StartServe({"--model_name", "half_plus_two", "--model_base_path",
+                           kModels + "/serving_half_plus_two_2_versions"});
+  ASSERT_NE(serve, nullptr);
+  const int port = serve->port();
+  EXPECT_EQ(Body(HttpGet(port, "/v1/models/half_plus_two"))["model_version_status"][0]["version"],
+            "124");
+  EXPECT_EQ(Post(port, "/v1/models/half_plus_two:predict", R"({"instances": [1.0, 2.0, 5.0]})"),
+            json::parse(R"({"predictions": [2.5, 3.0, 4.5]})"));
+  EXPECT_EQ(Post(port, "/v1/models/half_plus_two:classify",
+                 R"({"signature_name": "classify_x_to_y", "examples": [{"x": 1.0}, {"x": 2.0}]})"),
+            json::parse(R"({"results": [[["", 2.5]], [["", 3.0]]]})"));
+  EXPECT_EQ(Post(port, "/v1/models/half_plus_two:regress",
+                 R"({"signature_name": "regress_x_to_y", "examples": [{"x": 1.0}, {"x": 2.0}]})"),
+            json::parse(R"({"results": [2.5, 3.0]})"));
+  EXPECT_EQ(Post(port, "/v1/models/half_plus_two/versions/124:regress",
+                 R"({"signature_name": "regress_x_to_y2", "examples": [{"x": 1.0}, {"x": 2.0}]})"),
+            json::parse(R"({"results": [3.5, 4.0]})"));
+  // The context's features go into every example; an example's own win.
+  EXPECT_EQ(Post(port, "/v1/models/half_plus_two:regress",
+                 R"({"signature_name": "regress_x_to_y", "context": {"x": 4.0},
+                     "examples": [{}, {"x": 2.0}]})"),
+            json::parse(R"({"results": [4.0, 3.0]})"));
+
+  struct Case {
+    std::string path, body;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {":regress", R"({"signature_name": "regress_x_to_y", "examples": [{"x": 1}]})",
+       "feature 'x': holds int64 values but float32 was expected"},
+      {":regress", R"({"signature_name": "regress_x_to_y", "examples": [{"y": 1.0}]})",
+       "feature 'x': is required"},
+      {":regress", R"({"signature_name": "regress_x_to_y", "examples": [{"x": [1.0, "a"]}]})",
+       "example 0 feature 'x' mixes strings and numbers"},
+      {":regress", R"({"signature_name": "regress_x_to_y", "examples": [{"x": [[1.0]]}]})",
+       "values must be numbers, strings or"},
+      {":regress", R"({"signature_name": "regress_x_to_y", "examples": 3})", "\"examples\""},
+      {":regress", R"({"examples": [{"x": 1.0}]})",
+       "signature 'serving_default' is not a regress signature"},
+      {":classify", R"({"signature_name": "regress_x_to_y", "examples": [{"x": 1.0}]})",
+       "is not a classify signature: its method_name is 'tensorflow/serving/regress'"},
+  };
+  for (const Case& c : cases) {
+    HttpResponse r = HttpPost(port, "/v1/models/half_plus_two" + c.path, c.body);
+    EXPECT_EQ(r.status, 400) << c.body << " -> " << r.body;
+    EXPECT_THAT(Body(r).value("error", ""), HasSubstr(c.message)) << c.body;
+  }
+}
+
+TEST(ServeProcessTest, HalfPlusThreeRegressIsRefusedByItsScalarPlaceholder) {
+  // Its regress signature ("tensorflow/serving/regress") declares its input
+  // as float, and the placeholder behind it is a scalar string. distflow's
+  // sessions check fed shapes, TensorFlow's do not: TF Serving answers
+  // [3.5, 4.0] here, distflow refuses the list of examples and says why.
+  auto serve = StartServe({"--model_name", "half_plus_three", "--model_base_path",
+                           kModels + "/serving_half_plus_three"});
+  ASSERT_NE(serve, nullptr);
+  const json e = Post(serve->port(), "/v1/models/half_plus_three:regress",
+                      R"({"signature_name": "tensorflow/serving/regress",
+                          "examples": [{"x": 1.0}, {"x": 2.0}]})",
+                      400);
+  EXPECT_THAT(e.value("error", ""),
+              HasSubstr("feed 'tf_example:0': a value of shape [2] does not fit the "
+                        "placeholder's shape []"));
+}
+
+TEST(ServeProcessTest, KerasCnnAnswersWhatItsSessionComputes) {
+  const std::string base = ::testing::TempDir() + "/serve_cnn";
+  std::filesystem::remove_all(base);
+  std::filesystem::create_directories(base);
+  std::filesystem::create_directory_symlink(kModels + "/keras_mnist_cnn_bn", base + "/1");
+  auto serve = StartServe({"--model_name", "cnn", "--model_base_path", base});
+  ASSERT_NE(serve, nullptr);
+  // Two 28x28x1 images: a ramp and its reverse.
+  Tensor images(DT_FLOAT, TensorShape({2, 28, 28, 1}));
+  json instances = json::array();
+  for (int i = 0; i < 2; ++i) {
+    json image = json::array();
+    for (int y = 0; y < 28; ++y) {
+      json row = json::array();
+      for (int x = 0; x < 28; ++x) {
+        const float v = static_cast<float>(i == 0 ? y * 28 + x : 783 - (y * 28 + x)) / 783.0f;
+        images.flat<float>()[(i * 28 + y) * 28 + x] = v;
+        row.push_back(json::array({v}));
+      }
+      image.push_back(row);
+    }
+    instances.push_back(image);
+  }
+  const json reply =
+      Post(serve->port(), "/v1/models/cnn:predict", json({{"instances", instances}}).dump());
+  ASSERT_TRUE(reply.contains("predictions")) << reply.dump();
+
+  SavedModelBundle bundle;
+  ASSERT_TRUE(LoadSavedModel(SessionOptions(), RunOptions(), base + "/1", {"serve"}, &bundle).ok());
+  const SignatureDef& sig = bundle.meta_graph_def.signature_def().at("serving_default");
+  std::vector<Tensor> out;
+  ASSERT_TRUE(bundle.session
+                  ->Run({{sig.inputs().at("conv2d_input").name(), images}},
+                        {sig.outputs().at("dense_1").name()}, {}, &out)
+                  .ok());
+  ASSERT_EQ(reply["predictions"].size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(reply["predictions"][i].size(), 10u);
+    for (int k = 0; k < 10; ++k) {
+      EXPECT_FLOAT_EQ(reply["predictions"][i][k].get<float>(), out[0].flat<float>()[i * 10 + k]);
+    }
+  }
+  // A wrong shape is refused, naming the signature's shape.
+  const json e =
+      Post(serve->port(), "/v1/models/cnn:predict", R"({"instances": [[1, 2, 3]]})", 400);
+  EXPECT_THAT(e.value("error", ""),
+              HasSubstr("input 'conv2d_input' has shape [1,3], the signature's is [?,28,28,1]"));
   std::filesystem::remove_all(base);
 }
 

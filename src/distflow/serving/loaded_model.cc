@@ -18,42 +18,34 @@ std::vector<std::string> SortedKeys(const google::protobuf::Map<std::string, Ten
   return keys;
 }
 
-// The rank and every dimension but the first (the batch, which exporters
-// often record as the size of the example they traced) must match; the
-// graph's kernels check the rest, as TensorFlow's sessions do.
-bool RowShapeMatches(const PartialTensorShape& expected, const TensorShape& shape) {
-  if (expected.unknown_rank()) return true;
-  if (expected.dims() != shape.dims()) return false;
-  for (int d = 1; d < shape.dims(); ++d) {
-    if (expected.dim_size(d) >= 0 && expected.dim_size(d) != shape.dim_size(d)) return false;
+// For a failed call: which inputs do not have the shape their signature
+// records, as " (input 'x' has shape [1,5], the signature's is
+// [?,28,28,1])", or "" when all do. Shapes are not refused before the call:
+// exporters often record the shape of the example they traced, and
+// TensorFlow Serving feeds what it is given, so the graph's kernels decide.
+std::string ShapeHint(const SignatureDef& signature, const NamedTensors& inputs) {
+  std::vector<std::string> hints;
+  for (const auto& [key, t] : inputs) {
+    const TensorInfo& info = signature.inputs().at(key);
+    PartialTensorShape expected;
+    if (!info.has_tensor_shape() ||
+        !PartialTensorShape::FromProto(info.tensor_shape(), &expected).ok() ||
+        expected.IsCompatibleWith(t.shape())) {
+      continue;
+    }
+    hints.push_back(absl::StrCat("input '", key, "' has shape ", t.shape().DebugString(),
+                                 ", the signature's is ", expected.DebugString()));
   }
-  return true;
+  return hints.empty() ? "" : absl::StrCat(" (", absl::StrJoin(hints, "; "), ")");
 }
 
 absl::Status CheckInputs(const std::string& signature_name, const SignatureDef& signature,
                          const NamedTensors& inputs) {
   for (const auto& [key, t] : inputs) {
-    auto it = signature.inputs().find(key);
-    if (it == signature.inputs().end()) {
+    if (!signature.inputs().contains(key)) {
       return errors::InvalidArgument(
           "signature '", signature_name, "' has no input '", key,
           "' (its inputs: ", absl::StrJoin(SortedKeys(signature.inputs()), ", "), ")");
-    }
-    const TensorInfo& info = it->second;
-    if (BaseType(info.dtype()) != t.dtype()) {
-      return errors::InvalidArgument("input '", key, "' of signature '", signature_name,
-                                     "' must be ", DataTypeString(BaseType(info.dtype())), ", got ",
-                                     DataTypeString(t.dtype()));
-    }
-    if (info.has_tensor_shape()) {
-      PartialTensorShape expected;
-      DF_RETURN_IF_ERROR(PartialTensorShape::FromProto(info.tensor_shape(), &expected));
-      if (!RowShapeMatches(expected, t.shape())) {
-        return errors::InvalidArgument("input '", key, "' of signature '", signature_name,
-                                       "' has shape ", t.shape().DebugString(),
-                                       ", which does not match the signature's ",
-                                       expected.DebugString());
-      }
     }
   }
   if (inputs.size() != static_cast<size_t>(signature.inputs_size())) {
@@ -143,10 +135,14 @@ absl::Status LoadedModel::RunSignature(const std::string& signature_name,
       }
     }
   }
-  if (batcher_ != nullptr && batcher_->CanBatch(inputs)) {
-    return batcher_->Run(name, inputs, *output_keys, deadline, outputs);
+  absl::Status s = batcher_ != nullptr && batcher_->CanBatch(inputs)
+                       ? batcher_->Run(name, inputs, *output_keys, deadline, outputs)
+                       : RunSession(*signature, inputs, *output_keys, deadline, outputs);
+  if (s.code() == absl::StatusCode::kInvalidArgument) {
+    const std::string hint = ShapeHint(*signature, inputs);
+    if (!hint.empty()) s = absl::InvalidArgumentError(absl::StrCat(s.message(), hint));
   }
-  return RunSession(*signature, inputs, *output_keys, deadline, outputs);
+  return s;
 }
 
 absl::Status LoadedModel::RunSession(const SignatureDef& signature, const NamedTensors& inputs,

@@ -5,9 +5,12 @@
 //
 // RunSignature checks the call against the signature before anything runs:
 // every input key must be the signature's and every input the signature has
-// must be given, with the signature's dtype, rank and sizes past the first
-// dimension (the first, the batch, is the graph's to check); otherwise
-// InvalidArgument naming the input and what was expected. Output keys must be the signature's
+// must be given; otherwise InvalidArgument naming the input. Dtypes and
+// shapes are the graph's to check (its placeholders), as in TensorFlow
+// Serving: exporters often record the shape of the example they traced, and
+// some TF1 signatures declare a dtype their placeholder does not have. When
+// the graph refuses a call, the error says which inputs differ from the
+// shapes the signature records. Output keys must be the signature's
 // (empty: all of them).
 //
 // Thread-safe: any number of RunSignature calls at once.

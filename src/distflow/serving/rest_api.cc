@@ -167,10 +167,9 @@ absl::StatusOr<std::string> RunOnExamples(LoadedModel& model, const nlohmann::js
                                    "', expected '", expected_method, "'");
   }
   auto input = signature->inputs().find("inputs");
-  if (signature->inputs_size() != 1 || input == signature->inputs().end() ||
-      BaseType(input->second.dtype()) != DT_STRING) {
+  if (signature->inputs_size() != 1 || input == signature->inputs().end()) {
     return errors::InvalidArgument("signature '", name,
-                                   "' cannot take tf.Examples: it needs one string input called "
+                                   "' cannot take tf.Examples: it needs exactly one input, called "
                                    "'inputs'");
   }
   DF_ASSIGN_OR_RETURN(Tensor examples, ReadExamples(body));
