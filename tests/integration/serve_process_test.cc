@@ -21,6 +21,7 @@
 #include "distflow/saved_model/loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "integration/command_line.h"
 #include "integration/http_get.h"
 #include "integration/server_process.h"
 #include "nlohmann/json.hpp"
@@ -435,6 +436,98 @@ TEST(ServeProcessTest, KerasCnnAnswersWhatItsSessionComputes) {
   EXPECT_THAT(e.value("error", ""),
               HasSubstr("input 'conv2d_input' has shape [1,3], the signature's is [?,28,28,1]"));
   std::filesystem::remove_all(base);
+}
+
+TEST(ServeProcessTest, ModelConfigFileServesSeveralModels) {
+  const std::string config = ::testing::TempDir() + "/models.config";
+  std::ofstream(config) << absl::StrCat(R"(
+    model_config_list {
+      config {
+        name: "half_plus_two"
+        base_path: ")",
+                                        kModels, R"(/serving_half_plus_two_2_versions"
+        model_platform: "tensorflow"
+        model_version_policy { all {} }
+        version_labels { key: "stable" value: 123 }
+        version_labels { key: "canary" value: 124 }
+      }
+      config {
+        name: "counter"
+        base_path: ")",
+                                        kModels, R"(/serving_counter"
+      }
+    })");
+  auto serve = StartServe({"--model_config_file", config});
+  ASSERT_NE(serve, nullptr);
+  const int port = serve->port();
+  const json status = Body(HttpGet(port, "/v1/models/half_plus_two"));
+  ASSERT_EQ(status["model_version_status"].size(), 2u) << status.dump();
+  for (const json& v : status["model_version_status"]) EXPECT_EQ(v["state"], "AVAILABLE");
+  for (const std::string path :
+       {"", "/versions/123", "/versions/124", "/labels/stable", "/labels/canary"}) {
+    EXPECT_EQ(Post(port, "/v1/models/half_plus_two" + path + ":predict",
+                   R"({"instances": [1.0, 2.0, 5.0]})"),
+              json::parse(R"({"predictions": [2.5, 3.0, 4.5]})"))
+        << path;
+  }
+  EXPECT_EQ(Body(HttpGet(
+                port, "/v1/models/half_plus_two/labels/canary/metadata"))["model_spec"]["version"],
+            "124");
+  const json e =
+      Post(port, "/v1/models/half_plus_two/labels/beta:predict", R"({"instances": [1]})", 404);
+  EXPECT_THAT(e.value("error", ""), HasSubstr("model 'half_plus_two' has no version label 'beta'"));
+  EXPECT_EQ(Post(port, "/v1/models/counter:predict",
+                 R"({"signature_name": "incr_counter", "inputs": {}})"),
+            json::parse(R"({"outputs": 1.0})"));
+}
+
+TEST(ServeProcessTest, BadFlagsAndConfigsAreErrorsBeforeListening) {
+  const std::string dir = ::testing::TempDir();
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name) << text;
+    return dir + "/" + name;
+  };
+  struct Case {
+    std::string flags;
+    std::string message;
+  };
+  const std::string hp = kModels + "/serving_half_plus_two_tf2";
+  const std::vector<Case> cases = {
+      {"", "give either --model_base_path (with --model_name) or --model_config_file"},
+      {"--model_base_path /nonexistent/models",
+       "model base path /nonexistent/models is not a directory"},
+      {"--model_config_file " + write("syntax.config", "model_config_list { config { name: }"),
+       "syntax.config is not a valid distflow.ModelServerConfig in text format: line 1"},
+      {"--model_config_file " +
+           write("unknown.config", "model_config_list { config { name: \"a\" path: \"/x\" } }"),
+       "no field named \"path\""},
+      {"--model_config_file " +
+           write("twice.config",
+                 absl::StrCat("model_config_list { config { name: \"a\" base_path: \"", hp,
+                              "\" } config { name: \"a\" base_path: \"", hp, "\" } }")),
+       "names model 'a' twice"},
+      {"--model_config_file " +
+           write("nobase.config", "model_config_list { config { name: \"a\" } }"),
+       "model 'a' has no base_path"},
+      {"--model_base_path " + hp + " --batching_parameters_file /x", "needs --enable_batching"},
+      {"--model_base_path " + hp + " --enable_batching --batching_parameters_file " +
+           write("batch.config", "max_batch_size { value: 0 }"),
+       "max_batch_size must be positive, got 0"},
+      {"--model_base_path " + hp + " --enable_batching --batching_parameters_file " +
+           write("batch2.config", "pad_variable_length_inputs: true"),
+       "no field named \"pad_variable_length_inputs\""},
+      {"--model_base_path " + hp + " --rest_api_port 70000",
+       "REST API port 70000 is not in [0, 65535]"},
+      {"--model_base_path " + hp + " --rest_api_timeout_in_ms 0",
+       "--rest_api_timeout_in_ms must be positive"},
+  };
+  for (const Case& c : cases) {
+    const test::CommandOutput out =
+        test::RunCommandLine(absl::StrCat(DISTFLOW_BINARY, " serve ", c.flags, " 2>&1"));
+    EXPECT_EQ(out.exit_code, 1) << c.flags << ": " << out.out;
+    EXPECT_THAT(out.out, HasSubstr(c.message)) << c.flags;
+    EXPECT_THAT(out.out, ::testing::Not(HasSubstr("listening on"))) << c.flags;
+  }
 }
 
 }  // namespace
