@@ -530,5 +530,91 @@ TEST(ServeProcessTest, BadFlagsAndConfigsAreErrorsBeforeListening) {
   }
 }
 
+// The value of the sample `series` (its whole name and labels) on a
+// Prometheus page; -1 when it is not there.
+double Sample(const std::string& page, const std::string& series) {
+  const size_t at = page.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(page.substr(at + series.size() + 2));
+}
+
+TEST(ServeProcessTest, BatchingReturnsEachCallerItsOwnRowsAndMetricsCountIt) {
+  const std::string params = ::testing::TempDir() + "/batching.config";
+  std::ofstream(params) << "max_batch_size { value: 16 }\n"
+                           "batch_timeout_micros { value: 20000 }\n"
+                           "num_batch_threads { value: 1 }\n"
+                           "max_enqueued_batches { value: 100 }\n";
+  auto serve = StartServe({"--model_name", "half_plus_two", "--model_base_path",
+                           kModels + "/serving_half_plus_two_2_versions", "--enable_batching",
+                           "--batching_parameters_file", params, "--rest_api_num_threads", "16"});
+  ASSERT_NE(serve, nullptr);
+  const int port = serve->port();
+  constexpr int kCallers = 12, kCalls = 15;
+  std::atomic<int> wrong{0}, failed{0};
+  std::atomic<int64_t> rows_sent{0};
+  std::vector<std::thread> callers;
+  for (int c = 0; c < kCallers; ++c) {
+    callers.emplace_back([&, c] {
+      for (int r = 0; r < kCalls; ++r) {
+        const int rows = 1 + (c + r) % 3;
+        json x = json::array(), expected = json::array();
+        for (int i = 0; i < rows; ++i) {
+          const float v = static_cast<float>(c * 100 + r * 4 + i);
+          x.push_back(v);
+          expected.push_back(0.5f * v + 2);
+        }
+        HttpResponse reply =
+            HttpPost(port, "/v1/models/half_plus_two:predict", json({{"instances", x}}).dump());
+        if (reply.status != 200) {
+          ++failed;
+          continue;
+        }
+        rows_sent += rows;
+        if (Body(reply) != json({{"predictions", expected}})) ++wrong;
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(wrong.load(), 0);
+
+  const std::string page = HttpGet(port, "/monitoring/prometheus/metrics").body;
+  const std::string sig = R"({model="half_plus_two",signature="serving_default")";
+  const double batches = Sample(page, "distflow_serving_batch_size_count" + sig + "}");
+  EXPECT_EQ(Sample(page, "distflow_serving_batch_size_sum" + sig + "}"), rows_sent.load());
+  EXPECT_GT(batches, 0);
+  EXPECT_LT(batches, kCallers * kCalls) << "no two requests shared a batch";
+  EXPECT_EQ(
+      Sample(page, "distflow_serving_requests_total" + sig + R"(,method="predict",code="OK"})"),
+      kCallers * kCalls);
+  EXPECT_EQ(Sample(page, "distflow_serving_request_latency_seconds_count" + sig +
+                             R"(,method="predict"})"),
+            kCallers * kCalls);
+  EXPECT_EQ(
+      Sample(page, R"(distflow_serving_model_loads_total{model="half_plus_two",result="success"})"),
+      1);
+  EXPECT_EQ(
+      Sample(page, R"(distflow_serving_model_versions{model="half_plus_two",state="AVAILABLE"})"),
+      1);
+
+  // A failed request counts as an error under the names it resolved.
+  HttpPost(port, "/v1/models/half_plus_two:predict", R"({"instances": ["x"]})");
+  HttpPost(port, "/v1/models/made_up:predict", R"({"instances": [1]})");
+  const std::string after = HttpGet(port, "/monitoring/prometheus/metrics").body;
+  EXPECT_EQ(Sample(after, "distflow_serving_request_errors_total" + sig + R"(,method="predict"})"),
+            1);
+  EXPECT_EQ(
+      Sample(
+          after,
+          R"(distflow_serving_requests_total{model="",signature="",method="predict",code="NOT_FOUND"})"),
+      1);
+  EXPECT_EQ(after.find("made_up"), std::string::npos);  // a stranger's name adds no series
+
+  // promtool (Debian's prometheus package) reads the page as Prometheus would.
+  const std::string file = ::testing::TempDir() + "/serve_metrics.txt";
+  std::ofstream(file) << after;
+  EXPECT_EQ(std::system(("promtool check metrics < " + file).c_str()), 0) << after;
+}
+
 }  // namespace
 }  // namespace distflow

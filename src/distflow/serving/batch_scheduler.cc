@@ -127,6 +127,11 @@ bool BatchScheduler::CanBatch(const NamedTensors& inputs) const {
   return true;
 }
 
+int64_t BatchScheduler::QueuedRows() const {
+  absl::MutexLock lock(&mu_);
+  return queued_rows_;
+}
+
 absl::Status BatchScheduler::Run(const std::string& signature, const NamedTensors& inputs,
                                  const std::vector<std::string>& output_keys, absl::Time deadline,
                                  std::vector<Tensor>* outputs) {

@@ -69,6 +69,9 @@ class BatchScheduler {
   // input of rank >= 1 with the same number of rows, 1 to max_batch_size.
   bool CanBatch(const NamedTensors& inputs) const;
 
+  // Rows of the calls waiting for a batch.
+  int64_t QueuedRows() const;
+
   // Runs the call as part of a batch and sets *outputs to its rows of each
   // output. REQUIRES: CanBatch(inputs).
   absl::Status Run(const std::string& signature, const NamedTensors& inputs,
@@ -90,7 +93,7 @@ class BatchScheduler {
   const BatchObserver observer_;
   const int64_t max_queued_rows_;
 
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   absl::CondVar queue_changed_;
   std::deque<std::shared_ptr<Task>> queue_ ABSL_GUARDED_BY(mu_);
   int64_t queued_rows_ ABSL_GUARDED_BY(mu_) = 0;
