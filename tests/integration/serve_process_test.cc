@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -152,6 +153,21 @@ TEST(ServeProcessTest, BadRequestsGetClearErrors) {
     HttpResponse r = HttpPost(port, c.path, c.body);
     EXPECT_EQ(r.status, c.status) << c.body.substr(0, 60) << " -> " << r.body;
     EXPECT_THAT(Body(r).value("error", ""), HasSubstr(c.message)) << c.body.substr(0, 60);
+  }
+  // Random bytes, and random cuts of a good body: each a 4xx, never a crash.
+  std::mt19937 rng(7);
+  const std::string good = R"({"signature_name": "serving_default", "instances": [[1.5], [2, 3]]})";
+  for (int i = 0; i < 300; ++i) {
+    std::string junk;
+    if (i % 2 == 0) {
+      junk.resize(rng() % 200);
+      for (char& ch : junk) ch = static_cast<char>(rng());
+    } else {
+      junk = good.substr(0, rng() % good.size());
+      if (!junk.empty()) junk[rng() % junk.size()] = static_cast<char>(rng());
+    }
+    const int status = HttpPost(port, url, junk).status;
+    EXPECT_TRUE(status >= 200 && status < 500) << status << " for " << junk;
   }
   EXPECT_EQ(HttpGet(port, "/v1/models/nope").status, 404);
   EXPECT_EQ(HttpGet(port, url).status, 404);  // :predict wants POST
@@ -614,6 +630,48 @@ TEST(ServeProcessTest, BatchingReturnsEachCallerItsOwnRowsAndMetricsCountIt) {
   const std::string file = ::testing::TempDir() + "/serve_metrics.txt";
   std::ofstream(file) << after;
   EXPECT_EQ(std::system(("promtool check metrics < " + file).c_str()), 0) << after;
+}
+
+TEST(ServeProcessTest, TokenDeadlineAndPort) {
+  const std::string token_file = ::testing::TempDir() + "/serve_token";
+  std::ofstream(token_file) << "s3cret\n";
+  const std::string params = ::testing::TempDir() + "/slow_batching.config";
+  // A batch waits up to 10 s for company; the requests' deadline is 300 ms.
+  std::ofstream(params) << "max_batch_size { value: 64 } batch_timeout_micros { value: 10000000 }";
+  setenv("DISTFLOW_TOKEN_FILE", token_file.c_str(), 1);
+  auto serve =
+      StartServe({"--model_name", "half_plus_two", "--model_base_path",
+                  kModels + "/serving_half_plus_two_2_versions", "--enable_batching",
+                  "--batching_parameters_file", params, "--rest_api_timeout_in_ms", "300"});
+  unsetenv("DISTFLOW_TOKEN_FILE");
+  ASSERT_NE(serve, nullptr);
+  const int port = serve->port();
+  const std::string url = "/v1/models/half_plus_two:predict";
+  const std::string body = R"({"instances": [1.0]})";
+
+  HttpResponse r = HttpPost(port, url, body);
+  EXPECT_EQ(r.status, 401);
+  EXPECT_THAT(Body(r).value("error", ""), HasSubstr("Authorization: Bearer TOKEN"));
+  EXPECT_EQ(HttpGet(port, "/monitoring/prometheus/metrics").status, 401);
+  EXPECT_EQ(HttpPost(port, url, body, "Authorization: Bearer wrong\r\n").status, 401);
+  const std::string auth = "Authorization: Bearer s3cret\r\n";
+  EXPECT_EQ(HttpGet(port, "/v1/models/half_plus_two", auth).status, 200);
+
+  // Batched (one row): the deadline ends the wait for a batch, not 10 s.
+  r = HttpPost(port, url, body, auth);
+  EXPECT_EQ(r.status, 504) << r.body;
+  EXPECT_THAT(Body(r).value("error", ""), HasSubstr("deadline passed while it waited for a batch"));
+  // Not batchable (a scalar): straight to the session, within the deadline.
+  r = HttpPost(port, url, R"({"inputs": 4.0})", auth);
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r), json::parse(R"({"outputs": 4.0})"));
+
+  // The port is held: a second server on it is an error, not a shared port.
+  const test::CommandOutput second = test::RunCommandLine(
+      absl::StrCat(DISTFLOW_BINARY, " serve --model_base_path ", kModels,
+                   "/serving_half_plus_two_tf2 --rest_api_port ", port, " 2>&1"));
+  EXPECT_EQ(second.exit_code, 1);
+  EXPECT_THAT(second.out, HasSubstr(absl::StrCat("cannot bind the REST API to 127.0.0.1:", port)));
 }
 
 }  // namespace
