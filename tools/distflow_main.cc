@@ -13,6 +13,8 @@
 //   distflow serve --model_name NAME --model_base_path DIR [--rest_api_port P]
 //   distflow checkpoint list PREFIX
 //   distflow checkpoint dump PREFIX NAME OUT.npy
+//   distflow saved-model show|run DIR ...   (saved_model_command.h)
+//   distflow graph show FILE                (graph_command.h)
 //   distflow --version
 // Errors print "error: <Code>: <message>" on stderr and exit with status 1;
 // a run stopped by Ctrl-C (SIGINT) exits with 130, by SIGTERM with 143.
@@ -33,7 +35,9 @@
 #include "checkpoint_command.h"
 #include "demo/demo.h"
 #include "distflow/core/env.h"
+#include "graph_command.h"
 #include "run_command.h"
+#include "saved_model_command.h"
 #include "serve_command.h"
 #include "server_command.h"
 #include "train/train_command.h"
@@ -45,7 +49,8 @@
 
 namespace {
 
-constexpr const char* kSubcommands[] = {"run", "server", "demo", "train", "checkpoint", "serve"};
+constexpr const char* kSubcommands[] = {"run",        "server",      "serve", "demo",
+                                        "train",      "checkpoint",  "saved-model", "graph"};
 
 // Edit distance, for suggesting the subcommand a typo meant.
 size_t EditDistance(const std::string& a, const std::string& b) {
@@ -262,6 +267,16 @@ int Main(int argc, char** argv) {
   ckpt_dump->add_option("NAME", ckpt_name, "the tensor's name, as list prints it")->required();
   ckpt_dump->add_option("OUT", ckpt_out, "the .npy file to write")->required();
 
+  distflow::SavedModelCommand saved_model;
+  distflow::AddSavedModelCommand(&app, &saved_model);
+
+  CLI::App* graph_cmd = app.add_subcommand("graph", "Inspect a GraphDef (.pb or .pbtxt)");
+  graph_cmd->require_subcommand(1);
+  std::string graph_path;
+  CLI::App* graph_show = graph_cmd->add_subcommand(
+      "show", "Its ops, devices, placeholders (feeds) and sinks (fetches)");
+  graph_show->add_option("FILE", graph_path, "GraphDef file")->required();
+
   // What CLI11 would answer with "A subcommand is required": the version,
   // the help, or the subcommand a typo meant.
   if (argc >= 2 && std::string(argv[1]) == "--version") {
@@ -271,7 +286,8 @@ int Main(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << app.help() << std::endl;
     return Fail(absl::InvalidArgumentError(
-        "a subcommand is required: run, server, serve, demo, train or checkpoint"));
+        "a subcommand is required: run, server, serve, demo, train, checkpoint, saved-model "
+        "or graph"));
   }
   const std::string first = argv[1];
   if (!first.empty() && first[0] != '-' &&
@@ -331,6 +347,15 @@ int Main(int argc, char** argv) {
       return ckpt_list->parsed() ? distflow::ListCheckpoint(ckpt_prefix, std::cout)
                                  : distflow::DumpCheckpointTensor(ckpt_prefix, ckpt_name, ckpt_out);
     });
+    return s.ok() ? 0 : Fail(s);
+  }
+  if (saved_model.command->parsed()) {
+    absl::Status s =
+        NoThrow([&] { return distflow::RunSavedModelCommand(saved_model, std::cout); });
+    return s.ok() ? 0 : Fail(s);
+  }
+  if (graph_cmd->parsed()) {
+    absl::Status s = NoThrow([&] { return distflow::ShowGraph(graph_path, std::cout); });
     return s.ok() ? 0 : Fail(s);
   }
   if (run_cmd->parsed()) {

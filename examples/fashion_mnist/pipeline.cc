@@ -18,11 +18,15 @@ Dataset Records(const Scope& scope, const IdxSplit& split) {
   return Dataset::Zip(scope, {images, labels});
 }
 
+Output Standardize(const Scope& scope, const Output& pixels) {
+  return ops::Mul(scope, ops::Sub(scope, pixels, kPixelMean), 1.0f / kPixelStddev);
+}
+
 DecodedBatch Decode(const Scope& scope, const OutputList& components) {
   DecodedBatch b;
   if (!scope.ok() || components.size() != 2) return b;
   auto pixels = ops::Cast(scope, ops::DecodeRaw(scope, components[0], DT_UINT8), DT_FLOAT);
-  b.images = ops::Mul(scope, ops::Sub(scope, pixels, kPixelMean), 1.0f / kPixelStddev);
+  b.images = Standardize(scope, pixels);
   b.labels = ops::Cast(
       scope, ops::Reshape(scope, ops::DecodeRaw(scope, components[1], DT_UINT8), {-1}), DT_INT32);
   return b;

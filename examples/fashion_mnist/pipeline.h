@@ -27,6 +27,10 @@ inline constexpr int64_t kPrefetch = 2;
 // IDX files.
 Dataset Records(const Scope& scope, const IdxSplit& split);
 
+// Float pixels (0-255) standardized as the models expect: with the
+// training set's pixel mean and deviation.
+Output Standardize(const Scope& scope, const Output& pixels);
+
 // A batch of Records decoded: float images of [batch, 784], standardized
 // with the training set's pixel mean and deviation, and
 // int32 labels of [batch].

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <memory>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "distflow/cc/training/learning_rate.h"
 #include "distflow/cc/training/variable.h"
 #include "distflow/core/status.h"
+#include "fashion_mnist/export.h"
 #include "fashion_mnist/model.h"
 #include "fashion_mnist/pipeline.h"
 #include "fashion_mnist/training_state.h"
@@ -47,6 +49,7 @@ struct Job {
   Scope root = Scope::NewRootScope();
   Batch train, test;
   Output loss, train_correct, test_correct;
+  std::vector<Output> variable_values;  // the model's variables, for an export
   Operation train_op;
   std::unique_ptr<Classifier> model;
   std::unique_ptr<AdamOptimizer> adam;
@@ -71,6 +74,9 @@ absl::Status BuildJob(const TrainOptions& o, const FashionMnistFiles& files, Job
                                    job->model->Logits(root.NewSubScope("eval"), job->test.images),
                                    job->test.labels);
 
+  for (const Variable& v : job->model->variables()) {
+    job->variable_values.push_back(v.Read(root.NewSubScope("export")));
+  }
   job->state = std::make_unique<TrainingState>(root);
   job->adam =
       std::make_unique<AdamOptimizer>(root, ScheduledLearningRate(root, o, files, *job->state));
@@ -130,6 +136,10 @@ LearningRate ScheduledLearningRate(const Scope& scope, const TrainOptions& o,
 absl::StatusOr<TrainResult> Train(const TrainOptions& o,
                                   const std::function<void(const TrainProgress&)>& on_progress) {
   DF_RETURN_IF_ERROR(CheckTrainOptions(o));
+  if (!o.export_saved_model.empty() && std::filesystem::exists(o.export_saved_model)) {
+    return errors::AlreadyExists("the export directory '", o.export_saved_model,
+                                 "' already exists; a SavedModel version is written once");
+  }
   DF_ASSIGN_OR_RETURN(FashionMnistFiles files, OpenFashionMnist(o.data_dir));
   Job job;
   DF_RETURN_IF_ERROR(BuildJob(o, files, &job));
@@ -205,6 +215,11 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o,
     result.test_examples += out[1].NumElements();
   }
   result.test_accuracy = result.test_examples > 0 ? correct / result.test_examples : 0;
+  if (!o.export_saved_model.empty()) {
+    DF_RETURN_IF_ERROR(session.Run(job.variable_values, &out));
+    DF_RETURN_IF_ERROR(ExportClassifier(o.model, out, o.export_saved_model));
+    result.exported_to = o.export_saved_model;
+  }
   return result;
 }
 

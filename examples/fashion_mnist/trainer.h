@@ -50,6 +50,9 @@ struct TrainOptions {
   int64_t test_limit = 0;        // evaluate on the first N test images (0: all)
   int64_t seed = 1;              // weights and shuffling
   int64_t progress_every = 100;  // steps between progress reports
+  // After evaluation, export the trained model here as a SavedModel
+  // (export.h), e.g. BASE/1; empty: no export. Must not exist yet.
+  std::string export_saved_model;
 };
 
 // Reported every progress_every steps and at the end of each epoch, with
@@ -71,6 +74,7 @@ struct TrainResult {
   double seconds = 0;              // training time of this run (not evaluation)
   double examples_per_second = 0;  // training examples per second of this run
   std::string restored_from;       // checkpoint prefix, empty when fresh
+  std::string exported_to;         // the SavedModel written, empty when none
 };
 
 // OK iff the options make sense (positive epochs, batch size, learning

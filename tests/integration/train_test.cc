@@ -5,7 +5,9 @@
 // coordinator: the main job (2 epochs, 1 ps + 2 workers, a worker killed
 // every 5 s) reaches 85 % test accuracy, several steps per closure, weights
 // split over two ps tasks, the cluster from TF_CONFIG, and a restarted ps
-// resumed from the checkpoint.
+// resumed from the checkpoint. --export-saved-model writes a SavedModel whose
+// serving_default and classify signatures, loaded back, give the trained
+// model's predictions (its test accuracy, to the example).
 // Every run is bounded: a process still running after kRunDeadline is
 // killed and the test fails.
 #include <signal.h>
@@ -28,8 +30,10 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "distflow/monitoring/event_file.h"
+#include "distflow/example.pb.h"
 #include "distflow/framework/tensor_bundle.h"
+#include "distflow/monitoring/event_file.h"
+#include "distflow/saved_model/loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "http_get.h"
@@ -438,6 +442,92 @@ TEST_F(TrainTest, TrainsOnASmallDataDirectory) {
   EXPECT_EQ(j["model"], "cnn");
   EXPECT_EQ(j["steps"], 4);
   EXPECT_TRUE(std::isfinite(j["train_loss"].get<double>()));
+}
+
+// The first `n` records of a gzipped IDX file after its `header` bytes, each
+// `size` bytes.
+std::string ReadIdx(const std::string& path, int header, int size, int n) {
+  std::string bytes(static_cast<size_t>(header) + static_cast<size_t>(size) * n, '\0');
+  gzFile f = gzopen(path.c_str(), "rb");
+  const int got = f == nullptr ? 0 : gzread(f, bytes.data(), static_cast<unsigned>(bytes.size()));
+  if (f != nullptr) gzclose(f);
+  EXPECT_EQ(got, static_cast<int>(bytes.size())) << path;
+  return bytes.substr(header);
+}
+
+// Loads the SavedModel under `base` and checks it against the run that
+// exported it: serving_default's classes over the first `n` test images of
+// `data` score the run's test accuracy, and classify's scores on a few of
+// them, sent as tf.Example records, are serving_default's probabilities.
+void ExpectExportMatchesTraining(const std::string& base, const std::string& data, int n,
+                                 double test_accuracy) {
+  distflow::SavedModelBundle b;
+  absl::Status s = distflow::LoadSavedModel(distflow::SessionOptions(), distflow::RunOptions(),
+                                            base, {"serve"}, &b);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(b.export_dir, base + "/1");
+  const std::string pixels = ReadIdx(data + "/t10k-images-idx3-ubyte.gz", 16, 784, n);
+  const std::string labels = ReadIdx(data + "/t10k-labels-idx1-ubyte.gz", 8, 1, n);
+  distflow::Tensor images(distflow::DT_FLOAT, distflow::TensorShape({n, 784}));
+  for (int i = 0; i < n * 784; ++i) images.flat<float>()[i] = static_cast<uint8_t>(pixels[i]);
+  std::vector<distflow::Tensor> out;
+  s = b.session->Run({{"images:0", images}}, {"classes:0", "probabilities:0"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  int correct = 0;
+  for (int i = 0; i < n; ++i) correct += out[0].flat<int64_t>()[i] == labels[i];
+  EXPECT_DOUBLE_EQ(static_cast<double>(correct) / n, test_accuracy);
+
+  const int k = 3;
+  distflow::Tensor examples(distflow::DT_STRING, distflow::TensorShape({k}));
+  for (int i = 0; i < k; ++i) {
+    distflow::Example e;
+    auto* image = (*e.mutable_features()->mutable_feature())["image"].mutable_float_list();
+    for (int j = 0; j < 784; ++j) image->add_value(images.flat<float>()[i * 784 + j]);
+    examples.flat<std::string>()[i] = e.SerializeAsString();
+  }
+  const distflow::SignatureDef& classify = b.meta_graph_def.signature_def().at("classify");
+  std::vector<distflow::Tensor> scores;
+  s = b.session->Run(
+      {{classify.inputs().at("inputs").name(), examples}},
+      {classify.outputs().at("scores").name(), classify.outputs().at("classes").name()}, {},
+      &scores);
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_EQ(scores[1].shape(), distflow::TensorShape({k, 10}));
+  EXPECT_EQ(scores[1].flat<std::string>()[0], "T-shirt/top");
+  EXPECT_EQ(scores[1].flat<std::string>()[10 + 9], "Ankle boot");
+  for (int i = 0; i < k * 10; ++i) {
+    EXPECT_NEAR(scores[0].flat<float>()[i], out[1].flat<float>()[i], 1e-6) << i;
+  }
+}
+
+TEST_F(TrainTest, ExportedSavedModelServesTheTrainedModel) {
+  const std::string base = (dir_ / "models").string();
+  Outcome o = RunTrain({"--epochs", "1", "--train-limit", "3200", "--test-limit", "1000",
+                        "--export-saved-model", base + "/1", "--output", "json"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json j = LastJson(o.out);
+  EXPECT_EQ(j["saved_model"], base + "/1");
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectExportMatchesTraining(base, kFashionMnist, 1000, j["test_accuracy"].get<double>()));
+
+  // A version is written once, and never over a cluster run.
+  Outcome again =
+      RunTrain({"--epochs", "1", "--train-limit", "320", "--export-saved-model", base + "/1"});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_THAT(again.err, HasSubstr("'" + base + "/1' already exists"));
+  Outcome cluster = RunTrain({"--ps", "1", "--workers", "1", "--export-saved-model", base + "/2"});
+  EXPECT_EQ(cluster.exit_code, 1);
+  EXPECT_THAT(cluster.err, HasSubstr("--export-saved-model is for in-process training only"));
+}
+
+TEST_F(TrainTest, ExportedCnnServesTheTrainedModel) {
+  const std::string data = FakeDataDir(100);
+  const std::string base = (dir_ / "cnn").string();
+  Outcome o = RunTrain({"--model", "cnn", "--data-dir", data, "--epochs", "1", "--batch-size", "32",
+                        "--export-saved-model", base + "/1", "--output", "json"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectExportMatchesTraining(base, data, 100, LastJson(o.out)["test_accuracy"].get<double>()));
 }
 
 TEST_F(TrainTest, MainJobReachesAccuracyWhileWorkersAreKilled) {

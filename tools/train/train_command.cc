@@ -39,6 +39,9 @@ void AddTrainFlags(CLI::App* app, TrainFlags* flags) {
       ->capture_default_str();
   app->add_option("--checkpoint-dir", o.checkpoint_dir,
                   "save after every epoch here; resume from the latest checkpoint");
+  app->add_option("--export-saved-model", o.export_saved_model,
+                  "after training, export the model as a SavedModel here (e.g. DIR/1; "
+                  "serving_default and classify signatures; in-process training only)");
   app->add_option("--train-limit", o.train_limit, "train on the first N images only (0: all)")
       ->capture_default_str();
   app->add_option("--test-limit", o.test_limit, "evaluate on the first N test images (0: all)")
@@ -97,6 +100,9 @@ absl::Status CheckClusterFlags(const TrainFlags& f) {
   if ((f.ps > 0) != (f.workers > 0)) {
     return errors::InvalidArgument("--ps and --workers go together, got --ps ", f.ps,
                                    " --workers ", f.workers);
+  }
+  if ((f.ps > 0 || !f.cluster.empty()) && !f.options.export_saved_model.empty()) {
+    return errors::InvalidArgument("--export-saved-model is for in-process training only");
   }
   if (f.ps > 0 && !f.cluster.empty()) {
     return errors::InvalidArgument("give either --ps/--workers (a local cluster) or --cluster");
@@ -327,6 +333,9 @@ absl::Status RunTrainCommand(const TrainFlags& flags, std::ostream& out, std::os
   }
   absl::StatusOr<ParameterServerStrategy> strategy = StrategyFromFlags(flags, local.get());
   if (strategy.ok()) {
+    if (!flags.options.export_saved_model.empty()) {
+      return errors::InvalidArgument("--export-saved-model is for in-process training only");
+    }
     return RunClusterTraining(flags, *strategy, local.get(), &scalars, status.get(), out,
                               progress_out);
   }
@@ -356,6 +365,7 @@ absl::Status RunTrainCommand(const TrainFlags& flags, std::ostream& out, std::os
                                 {"test_accuracy", r->test_accuracy},
                                 {"seconds", r->seconds},
                                 {"examples_per_second", r->examples_per_second}};
+    if (!r->exported_to.empty()) j["saved_model"] = r->exported_to;
     out << j.dump() << std::endl;
   } else {
     out << absl::StrFormat(
@@ -364,6 +374,7 @@ absl::Status RunTrainCommand(const TrainFlags& flags, std::ostream& out, std::os
                r->model, r->epochs, r->steps, r->train_loss, r->test_accuracy, r->test_examples,
                r->seconds, r->examples_per_second)
         << std::endl;
+    if (!r->exported_to.empty()) out << "exported a SavedModel to " << r->exported_to << std::endl;
   }
   return absl::OkStatus();
 }

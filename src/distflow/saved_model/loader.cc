@@ -4,46 +4,20 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "distflow/core/env.h"
 #include "distflow/core/status.h"
 #include "distflow/saved_model.pb.h"
-#include "google/protobuf/text_format.h"
+#include "distflow/saved_model/reader.h"
+#include "distflow/saved_model/version_dirs.h"
+#include "google/protobuf/any.pb.h"
 
 namespace distflow {
 namespace {
 
 using Feeds = std::vector<std::pair<std::string, Tensor>>;
-
-absl::StatusOr<SavedModel> ReadSavedModel(const std::string& export_dir) {
-  SavedModel model;
-  const std::string pb = absl::StrCat(export_dir, "/saved_model.pb");
-  absl::StatusOr<std::string> bytes = ReadFileToString(pb);
-  if (bytes.ok()) {
-    if (!model.ParseFromString(*bytes)) {
-      return errors::InvalidArgument(pb, " is not a SavedModel (it does not parse)");
-    }
-    return model;
-  }
-  if (!absl::IsNotFound(bytes.status())) return bytes.status();
-  const std::string pbtxt = absl::StrCat(export_dir, "/saved_model.pbtxt");
-  absl::StatusOr<std::string> text = ReadFileToString(pbtxt);
-  if (absl::IsNotFound(text.status())) {
-    return errors::NotFound("no SavedModel in '", export_dir,
-                            "': it has neither saved_model.pb nor saved_model.pbtxt");
-  }
-  if (!text.ok()) return text.status();
-  if (!google::protobuf::TextFormat::ParseFromString(*text, &model)) {
-    return errors::InvalidArgument(pbtxt, " is not a SavedModel in text format");
-  }
-  return model;
-}
-
-std::string TagSet(const google::protobuf::RepeatedPtrField<std::string>& tags) {
-  return absl::StrCat("{", absl::StrJoin(std::set<std::string>(tags.begin(), tags.end()), ", "),
-                      "}");
-}
 
 // The node the init op collection `key` names, or "".
 std::string CollectionNode(const MetaGraphDef& m, const std::string& key) {
@@ -58,25 +32,44 @@ std::string NodeOf(std::string name) {
   return name.substr(0, name.find(':'));
 }
 
-}  // namespace
+// The model's assets: its asset_file_defs, or for models written before
+// that field existed, the AssetFileDefs packed in the "saved_model_assets"
+// collection. Each tensor is fed the path of its file under EXPORT_DIR/assets.
+absl::StatusOr<Feeds> AssetFeeds(const MetaGraphDef& m, const std::string& export_dir) {
+  std::vector<AssetFileDef> defs(m.asset_file_def().begin(), m.asset_file_def().end());
+  auto legacy = m.collection_def().find("saved_model_assets");
+  if (defs.empty() && legacy != m.collection_def().end()) {
+    for (const std::string& bytes : legacy->second.any_list().value()) {
+      google::protobuf::Any any;
+      AssetFileDef def;
+      if (!any.ParseFromString(bytes) || !absl::EndsWith(any.type_url(), ".AssetFileDef") ||
+          !def.ParseFromString(any.value())) {
+        return errors::InvalidArgument(
+            "its saved_model_assets collection holds an entry that is not an AssetFileDef");
+      }
+      defs.push_back(std::move(def));
+    }
+  }
+  Feeds feeds;
+  for (const AssetFileDef& a : defs) {
+    if (a.filename().empty() || a.filename().find("..") != std::string::npos ||
+        a.filename()[0] == '/') {
+      return errors::InvalidArgument("asset file name '", a.filename(),
+                                     "' is not a plain name under assets/");
+    }
+    feeds.emplace_back(a.tensor_info().name(), Tensor::Scalar<std::string>(absl::StrCat(
+                                                   export_dir, "/assets/", a.filename())));
+  }
+  return feeds;
+}
 
-absl::Status LoadSavedModel(const SessionOptions& session_options, const RunOptions& run_options,
-                            const std::string& export_dir, const std::set<std::string>& tags,
-                            SavedModelBundle* bundle) {
+absl::Status LoadSavedModelFrom(const SessionOptions& session_options,
+                                const RunOptions& run_options, const std::string& export_dir,
+                                const std::set<std::string>& tags, SavedModelBundle* bundle) {
   DF_ASSIGN_OR_RETURN(SavedModel model, ReadSavedModel(export_dir));
-  const MetaGraphDef* chosen = nullptr;
-  std::vector<std::string> available;
-  for (const MetaGraphDef& m : model.meta_graphs()) {
-    const auto& t = m.meta_info_def().tags();
-    if (std::set<std::string>(t.begin(), t.end()) == tags) chosen = &m;
-    available.push_back(TagSet(t));
-  }
-  if (chosen == nullptr) {
-    return errors::NotFound(
-        "SavedModel '", export_dir, "' has no graph with tags {", absl::StrJoin(tags, ", "),
-        "}; its tag sets: ", available.empty() ? "none" : absl::StrJoin(available, " "));
-  }
+  DF_ASSIGN_OR_RETURN(const MetaGraphDef* chosen, FindMetaGraph(model, tags, export_dir));
   bundle->meta_graph_def = *chosen;
+  bundle->export_dir = export_dir;
   const MetaGraphDef& m = bundle->meta_graph_def;
   auto annotate = [&export_dir](absl::string_view what) {
     return absl::StrCat("loading SavedModel '", export_dir, "': ", what, ": ");
@@ -84,11 +77,8 @@ absl::Status LoadSavedModel(const SessionOptions& session_options, const RunOpti
   DF_ASSIGN_OR_RETURN(bundle->session, NewSession(session_options));
   DF_RETURN_IF_ERROR(errors::Annotate(bundle->session->Create(m.graph_def()), annotate("graph")));
 
-  Feeds assets;
-  for (const AssetFileDef& a : m.asset_file_def()) {
-    assets.emplace_back(a.tensor_info().name(), Tensor::Scalar<std::string>(absl::StrCat(
-                                                    export_dir, "/assets/", a.filename())));
-  }
+  auto assets = AssetFeeds(m, export_dir);
+  DF_RETURN_IF_ERROR(errors::Annotate(assets.status(), annotate("assets")));
   std::vector<Tensor> unused;
   const std::string variables = absl::StrCat(export_dir, "/variables/variables");
   const SaverDef& saver = m.saver_def();
@@ -109,10 +99,19 @@ absl::Status LoadSavedModel(const SessionOptions& session_options, const RunOpti
   }
   if (!init.empty()) {
     DF_RETURN_IF_ERROR(errors::Annotate(
-        bundle->session->Run(run_options, assets, {}, {NodeOf(init)}, &unused, nullptr),
+        bundle->session->Run(run_options, *assets, {}, {NodeOf(init)}, &unused, nullptr),
         annotate(absl::StrCat("running its init op '", init, "'"))));
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status LoadSavedModel(const SessionOptions& session_options, const RunOptions& run_options,
+                            const std::string& export_dir, const std::set<std::string>& tags,
+                            SavedModelBundle* bundle) {
+  DF_ASSIGN_OR_RETURN(const std::string dir, ResolveSavedModelDir(export_dir));
+  return LoadSavedModelFrom(session_options, run_options, dir, tags, bundle);
 }
 
 }  // namespace distflow

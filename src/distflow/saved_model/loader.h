@@ -5,8 +5,11 @@
 // saver's restore op with its filename tensor fed EXPORT_DIR/variables/
 // variables (a checkpoint in TensorFlow's format, framework/tensor_bundle.h);
 // then the init op runs (the main_op or legacy_init_op collection, or the
-// __saved_model_init_op signature), with every asset_file_def's tensor fed
-// the path of its file in EXPORT_DIR/assets/.
+// __saved_model_init_op signature), with every asset's tensor fed the path
+// of its file in EXPORT_DIR/assets/ (the asset_file_defs, or in models older
+// than that field the AssetFileDefs of the "saved_model_assets" collection).
+// An EXPORT_DIR holding numbered version directories instead of a model
+// loads the highest version (version_dirs.h).
 //
 // Errors: NotFound when EXPORT_DIR holds no saved_model.pb(txt) or no graph
 // with the tag set (the message lists the tag sets there are);
@@ -31,6 +34,7 @@ namespace distflow {
 struct SavedModelBundle {
   std::unique_ptr<Session> session;
   MetaGraphDef meta_graph_def;
+  std::string export_dir;  // the directory loaded: a version's when given a base
 };
 
 absl::Status LoadSavedModel(const SessionOptions& session_options, const RunOptions& run_options,
