@@ -674,5 +674,49 @@ TEST(ServeProcessTest, TokenDeadlineAndPort) {
   EXPECT_THAT(second.out, HasSubstr(absl::StrCat("cannot bind the REST API to 127.0.0.1:", port)));
 }
 
+TEST(ServeProcessTest, AModelExportedByTrainIsServedAndClassifiesATestImage) {
+  // The README's path: distflow train --export-saved-model DIR/1, then
+  // distflow serve --model_base_path DIR, then classify a test image.
+  const std::string base = ::testing::TempDir() + "/serve_fashion";
+  std::filesystem::remove_all(base);
+  const test::CommandOutput train = test::RunCommandLine(
+      absl::StrCat(DISTFLOW_BINARY, " train --model mlp --epochs 1 --train-limit 3200",
+                   " --test-limit 500 --export-saved-model ", base, "/1 2>&1"));
+  ASSERT_EQ(train.exit_code, 0) << train.out;
+  auto serve = StartServe({"--model_name", "fashion", "--model_base_path", base});
+  ASSERT_NE(serve, nullptr);
+
+  // The first test image of Fashion-MNIST's IDX file, raw pixels.
+  const test::CommandOutput pixels = test::RunCommandLine(
+      "/usr/bin/python3 -c 'import gzip, json; print(json.dumps(list(gzip.open("
+      "\"/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz\").read()[16:16 + 784])))'");
+  ASSERT_EQ(pixels.exit_code, 0);
+  json image = json::parse(pixels.out);
+  for (json& v : image) v = v.get<double>() + 0.0;  // floats, so the feature is a float_list
+  ASSERT_EQ(image.size(), 784u);
+
+  const json classified = Post(
+      serve->port(), "/v1/models/fashion:classify",
+      json({{"signature_name", "classify"}, {"examples", json::array({json({{"image", image}})})}})
+          .dump());
+  const json predicted = Post(serve->port(), "/v1/models/fashion:predict",
+                              json({{"instances", json::array({image})}}).dump());
+  ASSERT_EQ(classified["results"].size(), 1u) << classified.dump();
+  const json& pairs = classified["results"][0];
+  ASSERT_EQ(pairs.size(), 10u);
+  EXPECT_EQ(pairs[0][0], "T-shirt/top");
+  EXPECT_EQ(pairs[9][0], "Ankle boot");
+  // classify's scores are serving_default's probabilities, and the class
+  // predict names is the one with the highest score.
+  const json& probabilities = predicted["predictions"][0]["probabilities"];
+  int best = 0;
+  for (int k = 0; k < 10; ++k) {
+    EXPECT_FLOAT_EQ(pairs[k][1].get<float>(), probabilities[k].get<float>());
+    if (probabilities[k].get<float>() > probabilities[best].get<float>()) best = k;
+  }
+  EXPECT_EQ(predicted["predictions"][0]["classes"], best);
+  std::filesystem::remove_all(base);
+}
+
 }  // namespace
 }  // namespace distflow
