@@ -28,7 +28,7 @@ struct ServeFlags {
   std::string rest_api_bind_address = "127.0.0.1";
   int rest_api_num_threads = 16;
   int64_t rest_api_timeout_in_ms = 30000;
-  int64_t rest_api_max_body_mb = 64;
+  int64_t rest_api_max_body_mb = 16;
   double file_system_poll_wait_seconds = 1;
   int max_num_load_retries = 5;
   bool enable_batching = false;

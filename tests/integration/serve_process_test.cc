@@ -66,6 +66,18 @@ TEST(ServeProcessTest, HalfPlusTwoPredictsAsTensorFlowServingDocuments) {
   EXPECT_EQ(
       Post(port, "/v1/models/half_plus_two:predict", R"({"instances": [{"x": 6}, {"x": -2}]})"),
       json::parse(R"({"predictions": [5.0, 1.0]})"));
+  // What `curl -d` sends: a form's Content-Type, here with a body over
+  // 8 KiB, which is still JSON to the REST API.
+  json x = json::array(), y = json::array();
+  for (int i = 0; i < 3000; ++i) {
+    x.push_back(i);
+    y.push_back(0.5 * i + 2);
+  }
+  HttpResponse form =
+      HttpPost(port, "/v1/models/half_plus_two:predict", json({{"instances", x}}).dump(),
+               "Content-Type: application/x-www-form-urlencoded\r\n");
+  ASSERT_EQ(form.status, 200) << form.body.substr(0, 200);
+  EXPECT_EQ(Body(form), json({{"predictions", y}}));
 }
 
 TEST(ServeProcessTest, StatusAndMetadata) {

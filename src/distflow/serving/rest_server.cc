@@ -61,19 +61,43 @@ absl::StatusOr<std::unique_ptr<RestServer>> RestServer::Start(const RestServerOp
   server.set_keep_alive_max_count(kKeepAliveMaxRequests);
 
   const std::string token = options.token;
-  auto serve = [token, handler = std::move(handler)](const httplib::Request& req,
-                                                     httplib::Response& res) {
+  const int64_t max_body = options.max_body_bytes;
+  auto answer = [token, handler](const httplib::Request& req, absl::string_view body,
+                                 httplib::Response& res) {
     if (!Authorized(req, token)) {
       SetReply(ErrorReply(absl::UnauthenticatedError(
                    "this server needs its token: send \"Authorization: Bearer TOKEN\"")),
                res);
       return;
     }
-    SetReply(handler(req.method, req.path, req.body), res);
+    SetReply(handler(req.method, req.path, body), res);
   };
-  server.Get(".*", serve);
-  server.Post(".*", serve);
-  const int64_t max_body = options.max_body_bytes;
+  server.Get(".*", [answer](const httplib::Request& req, httplib::Response& res) {
+    answer(req, "", res);
+  });
+  // POST bodies are read here, whatever their Content-Type: the library
+  // would parse an application/x-www-form-urlencoded body (what `curl -d`
+  // sends, as in TF Serving's examples) as a form and refuse one over 8 KiB.
+  server.Post(".*", [answer, max_body](const httplib::Request& req, httplib::Response& res,
+                                       const httplib::ContentReader& read) {
+    std::string body;
+    const bool complete = read([&body](const char* data, size_t n) {
+      body.append(data, n);
+      return true;
+    });
+    if (!complete) {
+      const bool too_large = res.status == 413;
+      SetReply(
+          ErrorReply(too_large
+                         ? errors::ResourceExhausted(
+                               "the request body is larger than the limit of ", max_body, " bytes")
+                         : errors::InvalidArgument("the request body could not be read")),
+          res);
+      if (too_large) res.status = 413;
+      return;
+    }
+    answer(req, body, res);
+  });
   // The library's own refusals (a body too large, an unknown method, a
   // request it cannot parse) get TF Serving's error JSON too.
   server.set_error_handler(httplib::Server::HandlerWithResponse(

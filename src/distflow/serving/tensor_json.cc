@@ -308,7 +308,9 @@ void AppendFloatJson(double v, bool single_precision, std::string* out) {
                                   : std::to_chars(buf, buf + sizeof(buf), v);
   const absl::string_view text(buf, static_cast<size_t>(r.ptr - buf));
   out->append(text.data(), text.size());
-  if (text.find_first_of(".e") == absl::string_view::npos) out->append(".0");
+  bool whole = true;  // no '.' and no exponent: "3" is written "3.0"
+  for (const char c : text) whole = whole && c != '.' && c != 'e';
+  if (whole) out->append(".0");
 }
 
 bool IsBinaryOutputKey(absl::string_view key) { return absl::EndsWith(key, "_bytes"); }
