@@ -39,8 +39,9 @@ struct RestServerOptions {
   int num_threads = 16;
   // Empty: no token asked.
   std::string token;
-  // A JSON body takes up to about 16 times its size in memory while it is
-  // parsed (a number is a 16-byte value in a growing array).
+  // A body of small numbers takes about 25 times its size in memory while
+  // it is parsed and answered (a number is a 16-byte JSON value in a
+  // growing array, then an element, then text again).
   int64_t max_body_bytes = 16 << 20;
   int io_timeout_seconds = 30;
   int keep_alive_seconds = 5;
