@@ -288,10 +288,18 @@ TEST(ServeProcessTest, NewVersionTakesOverUnderLoadWithoutAFailedRequest) {
   const std::string base = ::testing::TempDir() + "/serve_versions";
   std::filesystem::remove_all(base);
   std::filesystem::create_directories(base);
-  WriteHalfPlus(base + "/1", 2);
   auto serve = StartServe(
       {"--model_name", "hp", "--model_base_path", base, "--file_system_poll_wait_seconds", "0.2"});
   ASSERT_NE(serve, nullptr);
+  // Nothing to serve yet: status and predict say so (a health check fails).
+  HttpResponse r = HttpGet(serve->port(), "/v1/models/hp");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_THAT(Body(r).value("error", ""), HasSubstr("model 'hp' has no versions yet (none under"));
+  r = HttpPost(serve->port(), "/v1/models/hp:predict", R"({"instances": [1.0]})");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_THAT(Body(r).value("error", ""), HasSubstr("model 'hp' has no version available"));
+  WriteHalfPlus(base + "/1", 2);
+  ASSERT_TRUE(WaitFor([&] { return HttpGet(serve->port(), "/v1/models/hp").status == 200; }));
   const std::string v1 = R"({"predictions":[2.5]})", v2 = R"({"predictions":[3.5]})";
   PredictLoad load(serve->port(), 4);
   ASSERT_TRUE(WaitFor([&] { return load.Count(v1) >= 20; }));
@@ -303,7 +311,7 @@ TEST(ServeProcessTest, NewVersionTakesOverUnderLoadWithoutAFailedRequest) {
   EXPECT_EQ(load.answers().size(), 2u);
   std::cerr << load.requests() << " requests during the swap, none failed\n";
 
-  HttpResponse r = HttpGet(serve->port(), "/v1/models/hp");
+  r = HttpGet(serve->port(), "/v1/models/hp");
   EXPECT_EQ(Body(r), json::parse(R"({"model_version_status": [
       {"version": "2", "state": "AVAILABLE", "status": {"error_code": "OK", "error_message": ""}},
       {"version": "1", "state": "END", "status": {"error_code": "OK", "error_message": ""}}]})"))

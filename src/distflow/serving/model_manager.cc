@@ -201,6 +201,10 @@ absl::StatusOr<std::vector<ModelVersionStatus>> ModelManager::VersionStatuses(
   if (version.has_value() && out.empty()) {
     return errors::NotFound("model '", name, "' has no version ", *version);
   }
+  if (out.empty()) {
+    return errors::NotFound("model '", name, "' has no versions yet (none under ",
+                            m->second.config.base_path(), ")");
+  }
   return out;
 }
 

@@ -77,7 +77,9 @@ class ModelManager {
                                                     const std::string& label) const;
 
   // The versions of `name` (only `version` when given), newest first.
-  // NotFound for an unknown model or version.
+  // NotFound for an unknown model or version, and for a model none of whose
+  // versions has been seen yet (as TF Serving answers, so that a health
+  // check fails until there is something to serve).
   absl::StatusOr<std::vector<ModelVersionStatus>> VersionStatuses(
       const std::string& name, std::optional<int64_t> version) const;
 
