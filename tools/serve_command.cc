@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include <csignal>
+#include <iostream>
 #include <memory>
 
 #include "distflow/core/checked_math.h"
@@ -85,6 +86,7 @@ absl::Status RunServeCommand(const ServeFlags& flags, std::ostream& out, int* st
   options.poll_wait_seconds = flags.file_system_poll_wait_seconds;
   options.max_load_retries = flags.max_num_load_retries;
   options.metrics = &metrics;
+  options.log = [](const std::string& line) { std::cerr << "serving: " << line << std::endl; };
   if (flags.enable_batching) {
     BatchingOptions batching;
     if (!flags.batching_parameters_file.empty()) {

@@ -1,7 +1,6 @@
 #include "distflow/serving/model_manager.h"
 
 #include <algorithm>
-#include <iostream>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -81,7 +80,7 @@ void ModelManager::PollModel(const ModelConfig& config) {
   absl::StatusOr<std::map<int64_t, std::string>> dirs = ListVersionDirs(config.base_path());
   if (!dirs.ok()) {
     // Keep what serves; the path may come back.
-    std::cerr << "serving: model '" << name << "': " << dirs.status().message() << std::endl;
+    Log(absl::StrCat("model '", name, "': ", dirs.status().message()));
     return;
   }
   const std::set<int64_t> aspired = AspiredVersions(config.model_version_policy(), *dirs);
@@ -107,13 +106,12 @@ void ModelManager::PollModel(const ModelConfig& config) {
     if (loaded.ok()) {
       v.model = *std::move(loaded);
       v.status = {version, ModelVersionState::kAvailable, absl::OkStatus()};
-      std::cerr << "serving: model '" << name << "' version " << version << " is available"
-                << std::endl;
+      Log(absl::StrCat("model '", name, "' version ", version, " is available"));
     } else {
       ++v.failed_loads;
       v.status = {version, ModelVersionState::kEnd, loaded.status()};
-      std::cerr << "serving: model '" << name << "' version " << version
-                << " failed to load: " << loaded.status() << std::endl;
+      Log(absl::StrCat("model '", name, "' version ", version,
+                       " failed to load: ", loaded.status().ToString()));
     }
     ReportStates(name);
   }
@@ -133,8 +131,7 @@ void ModelManager::PollModel(const ModelConfig& config) {
       retired.push_back(std::move(v.model));
       v.model = nullptr;
       v.status = {version, ModelVersionState::kEnd, absl::OkStatus()};
-      std::cerr << "serving: model '" << name << "' version " << version << " is out of service"
-                << std::endl;
+      Log(absl::StrCat("model '", name, "' version ", version, " is out of service"));
       if (options_.metrics != nullptr) options_.metrics->RecordUnload(name);
     }
     ReportStates(name);

@@ -20,6 +20,7 @@
 #define DISTFLOW_SERVING_MODEL_MANAGER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -55,6 +56,10 @@ struct ModelManagerOptions {
   int max_load_retries = 5;
   // Where loads and version states are counted; may be null.
   ServingMetrics* metrics = nullptr;
+  // Told of every version that becomes available, fails to load or goes out
+  // of service, and of a base path that cannot be listed, one line each;
+  // may be empty.
+  std::function<void(const std::string& line)> log;
 };
 
 class ModelManager {
@@ -101,6 +106,9 @@ class ModelManager {
   explicit ModelManager(const ModelManagerOptions& options) : options_(options) {}
   void PollModel(const ModelConfig& config);
   void ReportStates(const std::string& model) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Log(const std::string& line) const {
+    if (options_.log) options_.log(line);
+  }
 
   const ModelManagerOptions options_;
   absl::Mutex poll_mu_;  // one poll at a time

@@ -1,7 +1,6 @@
 #include "distflow/serving/predict_json.h"
 
 #include <algorithm>
-#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
