@@ -11,7 +11,7 @@ packages=(
   zlib1g-dev dataset-fashion-mnist libleveldb-dev libsnappy-dev
   clang libfuzzer-14-dev
   libibverbs-dev
-  libcpp-httplib-dev prometheus
+  libcpp-httplib-dev prometheus wrk
   chromium chromium-driver python3-selenium
 )
 

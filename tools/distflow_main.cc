@@ -10,6 +10,7 @@
 //                  [--ps N --workers M | --cluster SPEC] [--kill-worker-every S]
 //                  [--steps-per-execution K]
 //   distflow server --cluster "ps=h:p;worker=h:p,h:p" --job J --task T
+//   distflow serve --model_name NAME --model_base_path DIR [--rest_api_port P]
 //   distflow checkpoint list PREFIX
 //   distflow checkpoint dump PREFIX NAME OUT.npy
 //   distflow saved-model show|run DIR ...   (saved_model_command.h)
@@ -37,6 +38,7 @@
 #include "graph_command.h"
 #include "run_command.h"
 #include "saved_model_command.h"
+#include "serve_command.h"
 #include "server_command.h"
 #include "train/train_command.h"
 
@@ -47,8 +49,8 @@
 
 namespace {
 
-constexpr const char* kSubcommands[] = {"run",        "server",      "demo", "train",
-                                        "checkpoint", "saved-model", "graph"};
+constexpr const char* kSubcommands[] = {"run",        "server",      "serve", "demo",
+                                        "train",      "checkpoint",  "saved-model", "graph"};
 
 // Edit distance, for suggesting the subcommand a typo meant.
 size_t EditDistance(const std::string& a, const std::string& b) {
@@ -242,6 +244,11 @@ int Main(int argc, char** argv) {
                    "address the status page listens on (loopback unless you say otherwise)")
       ->capture_default_str();
 
+  distflow::ServeFlags serve;
+  CLI::App* serve_cmd = app.add_subcommand(
+      "serve", "Serve SavedModels over TensorFlow Serving's REST API until SIGTERM");
+  distflow::AddServeFlags(serve_cmd, &serve);
+
   distflow::DemoFlags demo;
   CLI::App* demo_cmd = app.add_subcommand(
       "demo", "Train y = 2x + 10 on a local parameter-server cluster (the main job)");
@@ -286,8 +293,8 @@ int Main(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << app.help() << std::endl;
     return Fail(absl::InvalidArgumentError(
-        "a subcommand is required: run, server, demo, train, checkpoint, saved-model or "
-        "graph"));
+        "a subcommand is required: run, server, serve, demo, train, checkpoint, saved-model "
+        "or graph"));
   }
   const std::string first = argv[1];
   if (!first.empty() && first[0] != '-' &&
@@ -326,6 +333,12 @@ int Main(int argc, char** argv) {
   if (server_cmd->parsed()) {
     int sig = 0;
     absl::Status s = NoThrow([&] { return distflow::RunServerCommand(server, std::cout, &sig); });
+    if (!s.ok()) return Fail(s);
+    return sig == SIGINT ? 128 + sig : 0;
+  }
+  if (serve_cmd->parsed()) {
+    int sig = 0;
+    absl::Status s = NoThrow([&] { return distflow::RunServeCommand(serve, std::cout, &sig); });
     if (!s.ok()) return Fail(s);
     return sig == SIGINT ? 128 + sig : 0;
   }

@@ -1,7 +1,7 @@
-// A plain HTTP/1.1 GET for tests, over a loopback socket: status code,
-// headers and body of one request, with a 5 s deadline on every socket
-// operation. Status -1 when the server cannot be reached or answers no
-// HTTP.
+// Plain HTTP/1.1 requests for tests, over a loopback socket: status code,
+// headers and body of one request (GET, or any method with a body), with a
+// 5 s deadline on every socket operation (`timeout_seconds` when given).
+// Status -1 when the server cannot be reached or answers no HTTP.
 #ifndef DISTFLOW_TESTS_INTEGRATION_HTTP_GET_H_
 #define DISTFLOW_TESTS_INTEGRATION_HTTP_GET_H_
 
@@ -20,12 +20,13 @@ struct HttpResponse {
   std::string headers, body;
 };
 
-inline HttpResponse HttpGet(int port, const std::string& path,
-                            const std::string& extra_headers = "") {
+inline HttpResponse HttpRequest(int port, const std::string& method, const std::string& path,
+                                const std::string& body, const std::string& extra_headers = "",
+                                int timeout_seconds = 5) {
   HttpResponse r;
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return r;
-  timeval tv{5, 0};
+  timeval tv{timeout_seconds, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
   sockaddr_in addr{};
@@ -36,11 +37,14 @@ inline HttpResponse HttpGet(int port, const std::string& path,
     close(fd);
     return r;
   }
-  const std::string req = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" +
-                          extra_headers + "\r\n";
-  if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
-    close(fd);
-    return r;
+  std::string req =
+      method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" + extra_headers;
+  if (method != "GET") req += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  req += "\r\n" + body;
+  for (size_t sent = 0; sent < req.size();) {
+    const ssize_t n = send(fd, req.data() + sent, req.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;  // the server may answer (413) before reading it all
+    sent += static_cast<size_t>(n);
   }
   std::string all;
   char buf[16384];
@@ -53,6 +57,16 @@ inline HttpResponse HttpGet(int port, const std::string& path,
   r.headers = all.substr(0, end);
   r.body = all.substr(end + 4);
   return r;
+}
+
+inline HttpResponse HttpGet(int port, const std::string& path,
+                            const std::string& extra_headers = "") {
+  return HttpRequest(port, "GET", path, "", extra_headers);
+}
+
+inline HttpResponse HttpPost(int port, const std::string& path, const std::string& body,
+                             const std::string& extra_headers = "") {
+  return HttpRequest(port, "POST", path, body, extra_headers);
 }
 
 }  // namespace distflow

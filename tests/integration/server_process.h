@@ -1,7 +1,7 @@
-// ServerProcess: a `distflow server` child process for integration tests.
-// Start() forks and execs DISTFLOW_BINARY, waits for its "listening on
-// HOST:PORT" line, and returns the process; the destructor ends it with
-// SIGTERM. Not thread-safe.
+// ServerProcess: a `distflow server` (or `distflow serve`) child process for
+// integration tests. Start() forks and execs DISTFLOW_BINARY, waits for its
+// "listening on HOST:PORT" line, and returns the process; the destructor
+// ends it with SIGTERM. Not thread-safe.
 #ifndef DISTFLOW_TESTS_INTEGRATION_SERVER_PROCESS_H_
 #define DISTFLOW_TESTS_INTEGRATION_SERVER_PROCESS_H_
 
@@ -31,6 +31,17 @@ class ServerProcess {
   static std::unique_ptr<ServerProcess> Start(const std::string& cluster, const std::string& job,
                                               int task, std::vector<std::string> extra = {},
                                               const std::string& stderr_path = "") {
+    std::vector<std::string> args = {"server", "--cluster",         cluster, "--job", job,
+                                     "--task", std::to_string(task)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return StartCommand(args, stderr_path);
+  }
+
+  // Runs DISTFLOW_BINARY with `args` (a subcommand that prints "listening on
+  // HOST:PORT" first, such as `server` or `serve`); null when it does not
+  // start or prints no address.
+  static std::unique_ptr<ServerProcess> StartCommand(std::vector<std::string> args,
+                                                     const std::string& stderr_path = "") {
     int fds[2];
     if (pipe(fds) != 0) return nullptr;
     const pid_t pid = fork();
@@ -42,10 +53,7 @@ class ServerProcess {
       }
       close(fds[0]);
       close(fds[1]);
-      const std::string task_str = std::to_string(task);
-      std::vector<std::string> args = {DISTFLOW_BINARY, "server", "--cluster", cluster,
-                                       "--job",         job,      "--task",    task_str};
-      args.insert(args.end(), extra.begin(), extra.end());
+      args.insert(args.begin(), DISTFLOW_BINARY);
       std::vector<char*> argv;
       for (std::string& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
