@@ -332,6 +332,10 @@ TEST_F(TrainTest, StatusPortServesThePageJsonAndMetricsWhileTraining) {
   EXPECT_EQ(s["job"]["total_steps"], 938);
   EXPECT_EQ(s["workers"]["total"], 2);
   EXPECT_EQ(s["ps_tasks"], 1);
+  ASSERT_EQ(s["ps"].size(), 1u);
+  EXPECT_EQ(s["ps"][0]["task"], 0);
+  EXPECT_EQ(s["ps"][0]["state"], "up");
+  EXPECT_THAT(page, HasSubstr("id=\"ps_list\""));
   EXPECT_FALSE(s["history"].empty());
   // No --checkpoint-dir: none written, and the page says so.
   EXPECT_EQ(s["checkpoint"]["count"], 0);

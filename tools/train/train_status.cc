@@ -75,8 +75,12 @@ void TrainStatus::WatchCountersLocked(const CoordinatorCounters& c) {
 
 void TrainStatus::SetCoordinator(ClusterCoordinator* coordinator) {
   absl::MutexLock l(&mu_);
-  // The last counters of a coordinator going away stay on the page.
-  if (coordinator_ != nullptr) WatchCountersLocked(coordinator_->counters());
+  // The last counters and ps states of a coordinator going away stay on
+  // the page.
+  if (coordinator_ != nullptr) {
+    WatchCountersLocked(coordinator_->counters());
+    last_ps_ = coordinator_->ps_states();
+  }
   coordinator_ = coordinator;
   LogLocked(coordinator != nullptr ? "coordinator started" : "coordinator stopped");
 }
@@ -139,6 +143,16 @@ nlohmann::ordered_json TrainStatus::Json() const {
                        w.last_error_micros > 0 ? (now - w.last_error_micros) / 1e6 : -1.0}});
     }
   }
+  nlohmann::ordered_json ps_list = nlohmann::ordered_json::array();
+  {
+    for (const CoordinatorPsState& p :
+         coordinator_ != nullptr ? coordinator_->ps_states() : last_ps_) {
+      ps_list.push_back({{"task", p.task},
+                         {"address", p.address},
+                         {"state", p.lost ? "lost" : "up"},
+                         {"failures", p.failures}});
+    }
+  }
   const double elapsed = Elapsed();
   double eta = -1;  // unknown until the first progress report
   if (done_) {
@@ -167,6 +181,7 @@ nlohmann::ordered_json TrainStatus::Json() const {
             {"eta_seconds", eta},
             {"done", done_}}},
           {"ps_tasks", ps_},
+          {"ps", std::move(ps_list)},
           {"workers",
            {{"total", total_workers},
             {"up", c.workers_up},

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "distflow/coordinator/cluster_coordinator.h"
@@ -81,6 +82,7 @@ class TrainStatus {
   double checkpoint_at_ ABSL_GUARDED_BY(mu_) = -1;  // seconds since the start
   int64_t checkpoints_ ABSL_GUARDED_BY(mu_) = 0;
   CoordinatorCounters last_counters_ ABSL_GUARDED_BY(mu_);
+  std::vector<CoordinatorPsState> last_ps_ ABSL_GUARDED_BY(mu_);
   std::deque<Point> history_ ABSL_GUARDED_BY(mu_);
   std::deque<LogLine> log_ ABSL_GUARDED_BY(mu_);
 

@@ -29,6 +29,7 @@ $STYLE$  #worker_list { margin-top: 6px; border-top: 1px solid #dde1e6; }
 <main>
   <section><h2>Training</h2><table id="training"></table></section>
   <section><h2>Workers</h2><table id="workers"></table><table id="worker_list"></table></section>
+  <section><h2>Parameter servers</h2><table id="ps_list"></table></section>
   <section><h2>Closures</h2><table id="closures"></table></section>
   <section><h2>Checkpoints</h2><table id="checkpoints"></table></section>
   <section class="wide"><h2>Loss and accuracy by step</h2><canvas id="chart"></canvas></section>
@@ -83,6 +84,10 @@ async function poll() {
       w.state + " · " + w.closures_done + " done" +
         (w.failures ? " · lost " + w.failures + "×, last " + secs(w.last_error_seconds_ago) + " ago" : ""),
       w.state]));
+    rows("ps_list", s.ps.length ? s.ps.map(p => [
+      "ps " + p.task + " (" + p.address + ")",
+      p.state + (p.failures ? " · " + p.failures + " closures put back" : ""),
+      p.state === "up" ? "up" : "down"]) : [["none: training in this process", ""]]);
     const c = s.closures;
     rows("closures", [["scheduled", c.scheduled], ["queued", c.queued], ["in flight", c.in_flight],
                       ["done", c.done], ["retried", c.retried], ["failed", c.failed]]);

@@ -235,12 +235,12 @@ absl::Status ClusterCoordinator::AddWorker(int task_index, const std::string& ad
 }
 
 absl::StatusOr<int> ClusterCoordinator::RegisterJoiningWorker(const std::string& job,
-                                                               int task_index,
-                                                               const std::string& address) {
+                                                              int task_index,
+                                                              const std::string& address) {
   if (job != options_.worker_job) {
     return errors::InvalidArgument("only tasks of the '", options_.worker_job,
-                                   "' job can join the coordinator, not /job:", job, "/task:",
-                                   task_index);
+                                   "' job can join the coordinator, not /job:", job,
+                                   "/task:", task_index);
   }
   DF_RETURN_IF_ERROR(AddWorker(task_index, address, WorkerOrigin::kJoined));
   return num_workers();
@@ -270,6 +270,27 @@ bool ClusterCoordinator::ReportPsFailure(int ps_task) {
   if (ps_task < 0) return false;
   if (static_cast<size_t>(ps_task) >= ps_failures_.size()) ps_failures_.resize(ps_task + 1, 0);
   return ++ps_failures_[ps_task] > ps_failure_threshold_;
+}
+
+std::vector<CoordinatorPsState> ClusterCoordinator::ps_states() const {
+  std::vector<CoordinatorPsState> states;
+  const JobDef* ps = FindJob(options_.cluster, options_.ps_job);
+  if (ps == nullptr) return states;
+  absl::MutexLock l(&mu_);
+  for (const auto& [task, address] : ps->tasks()) {
+    CoordinatorPsState s;
+    s.task = task;
+    s.address = address;
+    if (task >= 0 && static_cast<size_t>(task) < ps_failures_.size()) {
+      s.failures = ps_failures_[task];
+    }
+    s.lost = s.failures > ps_failure_threshold_;
+    states.push_back(std::move(s));
+  }
+  std::sort(
+      states.begin(), states.end(),
+      [](const CoordinatorPsState& a, const CoordinatorPsState& b) { return a.task < b.task; });
+  return states;
 }
 
 void ClusterCoordinator::FailIfEveryWorkerLost() {

@@ -115,6 +115,18 @@ struct CoordinatorCounters {
   int workers_up = 0;
 };
 
+// One parameter server task as the coordinator sees it
+// (ClusterCoordinator::ps_states).
+struct CoordinatorPsState {
+  int task = 0;
+  std::string address;
+  // Closures put back because this task failed them (Unavailable or
+  // DeadlineExceeded from it); past CoordinatorOptions'
+  // transient_ps_failures the job ends with Unavailable naming it.
+  int64_t failures = 0;
+  bool lost = false;  // failures passed the threshold
+};
+
 // One worker as the coordinator sees it (ClusterCoordinator::worker_states).
 struct CoordinatorWorkerState {
   int task = 0;
@@ -190,6 +202,8 @@ class ClusterCoordinator {
   int num_workers() const;
   // Every worker task, by task index.
   std::vector<CoordinatorWorkerState> worker_states() const;
+  // Every ps task of the cluster, by task index.
+  std::vector<CoordinatorPsState> ps_states() const;
 
  private:
   friend class CoordinatorWorker;
