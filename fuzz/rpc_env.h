@@ -17,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "distflow/core/memory_budget.h"
 #include "distflow/distributed_runtime/master.h"
 #include "distflow/distributed_runtime/worker.h"
 
@@ -52,6 +53,20 @@ struct Record {
   absl::string_view bytes;
 };
 std::vector<Record> SplitRecords(const uint8_t* data, size_t size, size_t max_records);
+
+// Decodes a record's message as the server's call queue does: the decoded
+// message's bytes are held in the memory budget (in *charge, until the
+// handler has answered), and a message that does not fit beside what is
+// live is dropped. False for bytes that are not the message, too.
+template <typename Message>
+bool ParseCharged(absl::string_view bytes, Message* m, memory_budget::Reservation* charge) {
+  if (!m->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return false;
+  auto decoded = memory_budget::Reservation::Make(static_cast<int64_t>(m->ByteSizeLong()),
+                                                  "decoding a " + m->GetTypeName());
+  if (!decoded.ok()) return false;
+  *charge = *std::move(decoded);
+  return true;
+}
 
 // Starts an asynchronous handler with `start(done)` and waits for its done
 // callback. After `cancel_after_ms` it calls `cancel` (what a caller that

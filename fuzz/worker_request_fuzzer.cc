@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "distflow/core/memory_budget.h"
 #include "distflow/framework/rendezvous.h"
 #include "distflow/worker.pb.h"
 #include "fuzz_limits.h"
@@ -32,18 +31,6 @@ enum Kind : uint8_t {
   kNumKinds,
 };
 
-// Decodes a request as the server's call queue does: a request that does
-// not fit in the memory budget beside what is live is dropped.
-template <typename Message>
-bool Parse(absl::string_view bytes, Message* m, memory_budget::Reservation* charge) {
-  if (!m->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return false;
-  auto decoded = memory_budget::Reservation::Make(static_cast<int64_t>(m->ByteSizeLong()),
-                                                  "decoding a " + m->GetTypeName());
-  if (!decoded.ok()) return false;
-  *charge = *std::move(decoded);
-  return true;
-}
-
 struct InputState {
   std::vector<std::string> graphs;
   std::vector<int64_t> steps;
@@ -56,21 +43,21 @@ void Handle(const fuzz::Record& record, Worker& worker, InputState* state) {
   switch (record.kind % kNumKinds) {
     case kCreateWorkerSession: {
       CreateWorkerSessionRequest req;
-      if (!Parse(record.bytes, &req, &charge)) return;
+      if (!fuzz::ParseCharged(record.bytes, &req, &charge)) return;
       if (worker.CreateWorkerSession(req).ok()) state->sessions.push_back(req.session_handle());
       return;
     }
     case kRegisterGraph: {
       RegisterGraphRequest req;
       RegisterGraphResponse resp;
-      if (!Parse(record.bytes, &req, &charge)) return;
+      if (!fuzz::ParseCharged(record.bytes, &req, &charge)) return;
       if (worker.RegisterGraph(req, &resp).ok()) state->graphs.push_back(resp.graph_handle());
       return;
     }
     case kRunGraph: {
       RunGraphRequest req;
       RunGraphResponse resp;
-      if (!Parse(record.bytes, &req, &charge)) return;
+      if (!fuzz::ParseCharged(record.bytes, &req, &charge)) return;
       if (req.graph_handle().empty() && !state->graphs.empty()) {
         req.set_graph_handle(state->graphs.back());
       }
@@ -85,7 +72,7 @@ void Handle(const fuzz::Record& record, Worker& worker, InputState* state) {
     }
     case kRecvTensor: {
       RecvTensorRequest req;
-      if (!Parse(record.bytes, &req, &charge)) return;
+      if (!fuzz::ParseCharged(record.bytes, &req, &charge)) return;
       state->steps.push_back(req.step_id());
       fuzz::CallAndWait(
           "RecvTensor", fuzz::kStepTimeoutMs,
@@ -104,12 +91,12 @@ void Handle(const fuzz::Record& record, Worker& worker, InputState* state) {
     }
     case kCleanupGraph: {
       CleanupGraphRequest req;
-      if (Parse(record.bytes, &req, &charge)) worker.CleanupGraph(req).IgnoreError();
+      if (fuzz::ParseCharged(record.bytes, &req, &charge)) worker.CleanupGraph(req).IgnoreError();
       return;
     }
     case kDeregisterGraph: {
       DeregisterGraphRequest req;
-      if (!Parse(record.bytes, &req, &charge)) return;
+      if (!fuzz::ParseCharged(record.bytes, &req, &charge)) return;
       if (req.graph_handle().empty() && !state->graphs.empty()) {
         req.set_graph_handle(state->graphs.back());
       }
@@ -118,13 +105,13 @@ void Handle(const fuzz::Record& record, Worker& worker, InputState* state) {
     }
     case kDeleteWorkerSession: {
       DeleteWorkerSessionRequest req;
-      if (Parse(record.bytes, &req, &charge)) worker.DeleteWorkerSession(req).IgnoreError();
+      if (fuzz::ParseCharged(record.bytes, &req, &charge)) worker.DeleteWorkerSession(req).IgnoreError();
       return;
     }
     case kGetStatus: {
       GetStatusRequest req;
       GetStatusResponse resp;
-      if (Parse(record.bytes, &req, &charge)) worker.GetStatus(req, &resp);
+      if (fuzz::ParseCharged(record.bytes, &req, &charge)) worker.GetStatus(req, &resp);
       return;
     }
   }
