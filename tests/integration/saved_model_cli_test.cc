@@ -4,6 +4,8 @@
 // saved_model_cli prints them, the ops a model uses; signatures run on JSON,
 // base64 tf.Example and .npy inputs, output as text, JSON and .npy files;
 // and errors that name what was wrong.
+#include <unistd.h>
+
 #include <filesystem>
 #include <string>
 
@@ -36,7 +38,7 @@ class SavedModelCliTest : public ::testing::Test {
  protected:
   SavedModelCliTest() {
     dir_ = fs::path(::testing::TempDir()) /
-           ("saved_model_cli_" +
+           ("saved_model_cli_" + std::to_string(getpid()) + "_" +
             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);

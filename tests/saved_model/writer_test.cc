@@ -5,6 +5,8 @@
 // directory, a missing or mistyped variable are errors naming them.
 #include "distflow/saved_model/writer.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -67,7 +69,7 @@ SavedModelExport AffineModel(Tensor w, Tensor b) {
 
 class WriterTest : public ::testing::Test {
  protected:
-  WriterTest() : base_(::testing::TempDir() + "/writer_test") {
+  WriterTest() : base_(::testing::TempDir() + "/writer_test_" + std::to_string(getpid())) {
     std::filesystem::remove_all(base_);
   }
   ~WriterTest() override { std::filesystem::remove_all(base_); }
