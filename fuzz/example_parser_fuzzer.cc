@@ -33,10 +33,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (int64_t i = 0; i < n; ++i) serialized.flat<std::string>()[i] = records[i];
 
   ExampleParserConfig config;
-  config.dense.push_back({"x", DT_FLOAT, PartialTensorShape({2}),
-                          Tensor::FromVector<float>({0.5f, 1.5f})});
+  config.dense.push_back(
+      {"x", DT_FLOAT, PartialTensorShape({2}), Tensor::FromVector<float>({0.5f, 1.5f})});
   config.dense.push_back({"name", DT_STRING, PartialTensorShape({}), Tensor(DT_STRING, {0})});
-  config.dense.push_back({"ids", DT_INT64, PartialTensorShape({-1, 2}), Tensor::Scalar<int64_t>(-1)});
+  config.dense.push_back(
+      {"ids", DT_INT64, PartialTensorShape({-1, 2}), Tensor::Scalar<int64_t>(-1)});
   config.sparse.push_back({"tags", DT_STRING});
   config.sparse.push_back({"counts", DT_INT64});
   config.ragged.push_back({"w", DT_FLOAT, DT_INT32});
