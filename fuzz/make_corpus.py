@@ -5,7 +5,8 @@ messages, encoding protobuf text with protoc. Run from anywhere; the output
 is checked in, so this is needed only to change the seeds. The tf_*.pb
 graphs in corpus/graphdef_binary/ are small GraphDefs written by TensorFlow,
 and the tf*.index files in corpus/bundle_index/ checkpoint indexes TensorFlow
-wrote (from ../shared/saved_models), copied in as they are."""
+wrote (from ../shared/saved_models), copied in as they are, as are the
+tf_*.pb files of corpus/saved_model/ (saved_model.pb files TensorFlow wrote)."""
 import os
 import struct
 import subprocess
@@ -133,6 +134,19 @@ def main():
           record(4, encode('MakeCallableRequest', 'options { fetch: "sm" }')) +
           record(5, encode('RunCallableRequest', 'handle: 0')) +
           record(8, b''))
+
+
+    example = lambda text: encode('Example', text, files=('example.proto', 'feature.proto'))
+    sep = b'\xff\xfe'
+    full = example('features { feature { key: "x" value { float_list { value: [1, 2] } } } '
+                   'feature { key: "name" value { bytes_list { value: "a" } } } '
+                   'feature { key: "ids" value { int64_list { value: [1, 2, 3, 4] } } } '
+                   'feature { key: "tags" value { bytes_list { value: ["p", "q"] } } } '
+                   'feature { key: "counts" value { int64_list { value: [7] } } } '
+                   'feature { key: "w" value { float_list { value: [0.5, 0.25, 2] } } } }')
+    least = example('features { feature { key: "name" value { bytes_list { value: "b" } } } }')
+    write('example_parser', 'batch', b'\x00' + full + sep + least + sep + full)
+    write('example_parser', 'scalar', b'\x01' + full)
 
 
 if __name__ == '__main__':

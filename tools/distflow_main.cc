@@ -1,7 +1,7 @@
 // The `distflow` command-line program. Subcommands:
 //   distflow run GRAPH [--feed NAME=JSON|NAME=@file.npy]... [--fetch TENSOR]...
 //                [--target NODE]... [--devices N] [--output text|json]
-//                [--trace FILE] [--timeout SECONDS]
+//                [--trace FILE] [--timeout SECONDS] [--output-dir DIR]
 //   distflow run ... --master grpc://HOST:PORT   (the same, on a cluster)
 //   distflow demo [--mode async|sync] [--workers N] [--ps M] [--steps S]
 //                 [--checkpoint-dir DIR] [--output text|json]
@@ -169,6 +169,7 @@ int Main(int argc, char** argv) {
                       "with --master: every task, \"ps=h:p;worker=h:p,h:p\"");
   run_cmd->add_flag("--log-device-placement", run.log_device_placement,
                     "print \"node: (Op): device\" to stderr for every node the step ran");
+  run_cmd->add_option("--output-dir", run.output_dir, "also write each fetch here as NAME.npy");
 
   distflow::ServerFlags server;
   CLI::App* server_cmd =

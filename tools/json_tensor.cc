@@ -167,6 +167,32 @@ void AppendText(const Tensor& t, int depth, int64_t* offset, std::string* out) {
   out->push_back(']');
 }
 
+// The summary of TensorToTextSummary for the block of `t` at `offset`
+// (in elements) spanning dimensions `depth` onward.
+void AppendSummary(const Tensor& t, int depth, int64_t offset, const std::vector<int64_t>& strides,
+                   std::string* out) {
+  constexpr int64_t kEdge = 3;
+  if (depth == t.dims()) {
+    VisitDataType(t.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      AppendTextElement(t.base<T>()[offset], out);
+    });
+    return;
+  }
+  const int64_t n = t.dim_size(depth);
+  out->push_back('[');
+  for (int64_t i = 0; i < n; ++i) {
+    if (i > 0) out->push_back(',');
+    if (n > 2 * kEdge && i == kEdge) {
+      out->append("...");
+      i = n - kEdge - 1;
+      continue;
+    }
+    AppendSummary(t, depth + 1, offset + i * strides[depth], strides, out);
+  }
+  out->push_back(']');
+}
+
 // Length of the valid UTF-8 sequence at s[i], or 0 when the bytes there are
 // not one (overlong forms, surrogates and code points above U+10FFFF are
 // rejected, as nlohmann::json does).
@@ -303,6 +329,15 @@ std::string TensorToText(const Tensor& t) {
   std::string out;
   int64_t offset = 0;
   AppendText(t, 0, &offset, &out);
+  return out;
+}
+
+std::string TensorToTextSummary(const Tensor& t) {
+  if (t.NumElements() <= kMaxPrintedElements) return TensorToText(t);
+  std::vector<int64_t> strides(t.dims(), 1);
+  for (int d = t.dims() - 2; d >= 0; --d) strides[d] = strides[d + 1] * t.dim_size(d + 1);
+  std::string out;
+  AppendSummary(t, 0, 0, strides, &out);
   return out;
 }
 

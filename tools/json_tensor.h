@@ -47,6 +47,14 @@ nlohmann::json TensorToNestedJson(const Tensor& t);
 // The text form: TensorToNestedJson's dump, but with nan, inf and -inf.
 std::string TensorToText(const Tensor& t);
 
+// Tensors with more elements print as a summary.
+inline constexpr int64_t kMaxPrintedElements = 1000;
+// TensorToText when `t` has at most kMaxPrintedElements elements; otherwise a
+// summary as NumPy prints one: along every dimension longer than six, the
+// first three and last three entries with "..." between them, e.g.
+// "[[0.5,1.5,2.5,...,7.5,8.5,9.5]]".
+std::string TensorToTextSummary(const Tensor& t);
+
 }  // namespace distflow
 
 #endif  // DISTFLOW_TOOLS_JSON_TENSOR_H_

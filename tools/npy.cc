@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -206,6 +208,22 @@ absl::StatusOr<std::string> SerializeNpy(const Tensor& tensor) {
 absl::Status WriteNpyFile(const Tensor& tensor, const std::string& path) {
   DF_ASSIGN_OR_RETURN(std::string bytes, SerializeNpy(tensor));
   return WriteStringToFileAtomic(path, bytes);
+}
+
+absl::Status WriteNpyFiles(const std::string& dir, const std::vector<std::string>& names,
+                           const std::vector<Tensor>& tensors) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return errors::InvalidArgument("cannot make directory '", dir, "': ", ec.message());
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::string file = names[i];
+    for (char& c : file) {
+      if (!absl::ascii_isalnum(c) && c != '.' && c != '-' && c != '_') c = '_';
+    }
+    if (file.empty() || file == "." || file == "..") file = "_" + file;
+    DF_RETURN_IF_ERROR(WriteNpyFile(tensors[i], absl::StrCat(dir, "/", file, ".npy")));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace distflow

@@ -9,6 +9,7 @@
 #define DISTFLOW_TOOLS_NPY_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -25,6 +26,13 @@ absl::StatusOr<Tensor> ReadNpyFile(const std::string& path);
 absl::StatusOr<std::string> SerializeNpy(const Tensor& tensor);
 // Writes `tensor` to `path` atomically.
 absl::Status WriteNpyFile(const Tensor& tensor, const std::string& path);
+
+// Writes tensors[i] to DIR/NAME.npy for names[i], the directory made when
+// missing; in a name, characters other than letters, digits, '.', '-' and
+// '_' become '_' ("y:0" -> "y_0.npy"). InvalidArgument naming the directory
+// when it cannot be made. REQUIRES: names.size() == tensors.size().
+absl::Status WriteNpyFiles(const std::string& dir, const std::vector<std::string>& names,
+                           const std::vector<Tensor>& tensors);
 
 }  // namespace distflow
 

@@ -143,6 +143,9 @@ absl::Status RunGraphCommand(const RunFlags& flags, std::ostream& out) {
   }
   if (flags.log_device_placement) LogDevicePlacement(metadata, std::cerr);
   DF_RETURN_IF_ERROR(session->Close());
+  if (!flags.output_dir.empty()) {
+    DF_RETURN_IF_ERROR(WriteNpyFiles(flags.output_dir, flags.fetches, outputs));
+  }
 
   if (flags.output == "json") {
     // ordered_json keeps the keys in the documented order.
@@ -160,7 +163,7 @@ absl::Status RunGraphCommand(const RunFlags& flags, std::ostream& out) {
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& t = outputs[i];
     out << flags.fetches[i] << " " << DataTypeString(t.dtype()) << " " << t.shape().DebugString()
-        << " " << TensorToText(t) << "\n";
+        << " " << TensorToTextSummary(t) << "\n";
   }
   return absl::OkStatus();
 }

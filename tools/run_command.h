@@ -1,7 +1,10 @@
 // `distflow run`: loads a GraphDef (.pb or .pbtxt), feeds values given as
 // JSON or .npy files, runs it in a DirectSession and prints the fetched
-// tensors as text (one line per fetch) or as one JSON object:
+// tensors as text (one line per fetch, a summary for large tensors) or as
+// one JSON object:
 //   {"fetches":[{"name":..,"dtype":"float32","shape":[..],"values":[..]}]}
+// and with an output directory also writes each fetch as NAME.npy (":" and
+// other characters a file name should not hold become "_").
 // Thread-compatible: one call at a time per RunFlags.
 #ifndef DISTFLOW_TOOLS_RUN_COMMAND_H_
 #define DISTFLOW_TOOLS_RUN_COMMAND_H_
@@ -35,6 +38,8 @@ struct RunFlags {
   // Print "node: (Op): device" to stderr for every node the step ran, from
   // the partition graphs of the run (local or through a master).
   bool log_device_placement = false;
+  // Write each fetched tensor here as an .npy file; empty for none.
+  std::string output_dir;
 };
 
 // Bounds on flags, checked before any session starts.

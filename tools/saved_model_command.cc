@@ -1,6 +1,5 @@
 #include "saved_model_command.h"
 
-#include <filesystem>
 #include <map>
 #include <set>
 #include <utility>
@@ -20,9 +19,6 @@
 
 namespace distflow {
 namespace {
-
-// Tensors with more elements print as a summary in text output.
-constexpr int64_t kMaxPrintedElements = 1000;
 
 std::set<std::string> ParseTagSet(const std::string& flag) {
   std::set<std::string> tags;
@@ -219,16 +215,6 @@ absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> Feeds(const SavedMod
   return feeds;
 }
 
-// An output key as a file name: characters other than letters, digits, '.',
-// '-' and '_' become '_'.
-std::string FileNameOf(const std::string& key) {
-  std::string name = key;
-  for (char& c : name) {
-    if (!absl::ascii_isalnum(c) && c != '.' && c != '-' && c != '_') c = '_';
-  }
-  return name == "." || name == ".." ? "_" + name : name;
-}
-
 absl::Status Run(const SavedModelFlags& flags, std::ostream& out) {
   if (flags.output != "text" && flags.output != "json") {
     return errors::InvalidArgument("--output must be text or json, got '", flags.output, "'");
@@ -247,17 +233,9 @@ absl::Status Run(const SavedModelFlags& flags, std::ostream& out) {
   DF_RETURN_IF_ERROR(errors::Annotate(bundle.session->Run(feeds, fetches, {}, &values),
                                       absl::StrCat("signature '", key, "': ")));
   if (!flags.output_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(flags.output_dir, ec);
-    if (ec) {
-      return errors::InvalidArgument("cannot make --output-dir '", flags.output_dir,
-                                     "': ", ec.message());
-    }
-    size_t i = 0;
-    for (const auto& [k, info] : outputs) {
-      DF_RETURN_IF_ERROR(
-          WriteNpyFile(values[i++], absl::StrCat(flags.output_dir, "/", FileNameOf(k), ".npy")));
-    }
+    std::vector<std::string> keys;
+    for (const auto& [k, info] : outputs) keys.push_back(k);
+    DF_RETURN_IF_ERROR(WriteNpyFiles(flags.output_dir, keys, values));
   }
   if (flags.output == "json") {
     nlohmann::ordered_json result = nlohmann::ordered_json::object();
@@ -275,8 +253,7 @@ absl::Status Run(const SavedModelFlags& flags, std::ostream& out) {
   for (const auto& [k, info] : outputs) {
     const Tensor& t = values[i++];
     out << k << " " << DataTypeString(t.dtype()) << " " << t.shape().DebugString() << " "
-        << (t.NumElements() > kMaxPrintedElements ? t.SummarizeValue(6) + " ..." : TensorToText(t))
-        << "\n";
+        << TensorToTextSummary(t) << "\n";
   }
   return absl::OkStatus();
 }

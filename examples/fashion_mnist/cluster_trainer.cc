@@ -17,6 +17,7 @@
 #include "distflow/cc/training/adam.h"
 #include "distflow/cc/training/variable.h"
 #include "distflow/core/status.h"
+#include "fashion_mnist/export.h"
 #include "fashion_mnist/model.h"
 #include "fashion_mnist/pipeline.h"
 #include "fashion_mnist/training_state.h"
@@ -49,6 +50,8 @@ struct ClusterJob {
   // Evaluation of one test batch: batch index in, correct count out.
   Output eval_index, eval_correct;
   Operation eval_done;
+  // The model's variables, read by the chief for an export.
+  std::vector<Output> variable_values;
 };
 
 absl::Status BuildTrainStep(const ClusterTrainOptions& o, const Dataset& data, ClusterJob* job) {
@@ -127,6 +130,9 @@ absl::Status BuildClusterJob(const ParameterServerStrategy& strategy, const Clus
 
   DF_RETURN_IF_ERROR(BuildTrainStep(co, train, job));
   DF_RETURN_IF_ERROR(BuildEvaluation(o, files, job));
+  for (const Variable& v : job->model->variables()) {
+    job->variable_values.push_back(v.Read(root.NewSubScope("export")));
+  }
 
   return job->state->Finish(root, job->model->variables(), *job->adam);
 }
@@ -185,6 +191,7 @@ absl::StatusOr<double> Evaluate(ClusterCoordinator* coord, ClusterCoordinator::F
 
 absl::Status CheckClusterOptions(const ClusterTrainOptions& o) {
   DF_RETURN_IF_ERROR(CheckTrainOptions(o.train));
+  DF_RETURN_IF_ERROR(CheckExportDir(o.train.export_saved_model));
   if (o.steps_per_execution < 1 || o.steps_per_execution > kMaxStepsPerExecution) {
     return errors::InvalidArgument("steps per execution must be in [1, ", kMaxStepsPerExecution,
                                    "], got ", o.steps_per_execution);
@@ -332,6 +339,12 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
   r.test_examples = test_examples;
   if (r.start_epoch >= o.epochs) {
     DF_ASSIGN_OR_RETURN(r.test_accuracy, Evaluate(coord.get(), fns.eval, test_examples));
+  }
+  if (!o.export_saved_model.empty()) {
+    std::vector<Tensor> values;
+    DF_RETURN_IF_ERROR(chief.Run(job.variable_values, &values));
+    DF_RETURN_IF_ERROR(ExportClassifier(o.model, values, o.export_saved_model));
+    r.exported_to = o.export_saved_model;
   }
   result.counters = coord->counters();
   return result;

@@ -16,7 +16,9 @@
 //   survives worker failures.
 // - The chief's own session (on ps task 0's master) initializes or restores
 //   the variables and, with a checkpoint directory, saves after every epoch;
-//   a new run resumes after the last saved epoch.
+//   a new run resumes after the last saved epoch. With
+//   train.export_saved_model it reads the trained weights from the ps tasks
+//   after the last evaluation and exports them (export.h).
 //
 // TrainOnCluster is a blocking call; run one at a time per checkpoint
 // directory. `on_progress` runs on the calling thread.

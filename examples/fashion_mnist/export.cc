@@ -1,5 +1,7 @@
 #include "fashion_mnist/export.h"
 
+#include <filesystem>
+#include <system_error>
 #include <utility>
 
 #include "distflow/cc/ops/parsing_ops.h"
@@ -27,6 +29,13 @@ TensorInfo Info(const Output& t, DataType dtype, std::initializer_list<int64_t> 
 }
 
 }  // namespace
+
+absl::Status CheckExportDir(const std::string& export_dir) {
+  std::error_code ec;
+  if (export_dir.empty() || !std::filesystem::exists(export_dir, ec)) return absl::OkStatus();
+  return errors::AlreadyExists("the export directory '", export_dir,
+                               "' already exists; a SavedModel version is written once");
+}
 
 absl::Status ExportClassifier(const std::string& model, const std::vector<Tensor>& values,
                               const std::string& export_dir) {

@@ -27,6 +27,10 @@ namespace fashion_mnist {
 // Fashion-MNIST's class names, by label.
 extern const char* const kClassNames[10];
 
+// OK when `export_dir` is empty (no export) or does not exist yet;
+// AlreadyExists naming it otherwise, so a run fails before it trains.
+absl::Status CheckExportDir(const std::string& export_dir);
+
 // Writes the classifier of kind `model` whose variables (in the order
 // Classifier::variables() lists them) hold `values` to `export_dir` (e.g.
 // BASE/1). The errors of MakeClassifier and SaveSavedModel.

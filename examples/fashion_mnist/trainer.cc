@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <memory>
 #include <vector>
 
@@ -136,10 +135,7 @@ LearningRate ScheduledLearningRate(const Scope& scope, const TrainOptions& o,
 absl::StatusOr<TrainResult> Train(const TrainOptions& o,
                                   const std::function<void(const TrainProgress&)>& on_progress) {
   DF_RETURN_IF_ERROR(CheckTrainOptions(o));
-  if (!o.export_saved_model.empty() && std::filesystem::exists(o.export_saved_model)) {
-    return errors::AlreadyExists("the export directory '", o.export_saved_model,
-                                 "' already exists; a SavedModel version is written once");
-  }
+  DF_RETURN_IF_ERROR(CheckExportDir(o.export_saved_model));
   DF_ASSIGN_OR_RETURN(FashionMnistFiles files, OpenFashionMnist(o.data_dir));
   Job job;
   DF_RETURN_IF_ERROR(BuildJob(o, files, &job));

@@ -5,6 +5,8 @@
 // keys; a lookup before the fill fails. InitializeTableFromTextFileV2 fills
 // tables from vocabulary files: whole lines to line numbers, columns to
 // parsed numbers, and errors naming the file and line.
+#include <unistd.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -112,7 +114,7 @@ AttrValue Int(int64_t v) {
 }
 
 TEST(LookupTableSessionTest, TextFilesFillTablesByLineOrColumn) {
-  const std::string dir = ::testing::TempDir() + "/text_file_tables";
+  const std::string dir = ::testing::TempDir() + "/text_file_tables_" + std::to_string(getpid());
   std::filesystem::create_directories(dir);
   ASSERT_TRUE(WriteStringToFileAtomic(dir + "/vocab.txt", "ATA\nNAP\r\nASY\n").ok());
   ASSERT_TRUE(WriteStringToFileAtomic(dir + "/ids.tsv", "7\t0.5\n9\t1.5\n").ok());

@@ -139,6 +139,19 @@ TEST_F(DistflowRunTest, JsonOutputOnTwoDevices) {
   EXPECT_EQ(j["fetches"][1]["values"], nlohmann::json::array({11.0, 22.0, 13.0, 24.0}));
 }
 
+TEST_F(DistflowRunTest, OutputDirHoldsEachFetchAsNpy) {
+  const std::string out = dir_ + "/fetched";
+  Result r = Run(absl::StrCat("run ", graph_, " --feed 'x=[[1,2],[3,4]]' --fetch z --fetch y:0",
+                              " --output-dir ", out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(out + "/z.npy"));
+  EXPECT_TRUE(std::filesystem::exists(out + "/y_0.npy"));
+  // The written file feeds back in.
+  Result again = Run(absl::StrCat("run ", graph_, " --feed x=@", out, "/y_0.npy --fetch y"));
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out, "y float32 [2,2] [[21.0,42.0],[23.0,44.0]]\n");
+}
+
 // y asks for CPU:1; z, unplaced, goes to the client device (CPU:0), as in
 // TensorFlow, and --log-device-placement says so.
 TEST_F(DistflowRunTest, LogDevicePlacementNamesEachNodesDevice) {

@@ -4,6 +4,8 @@
 // saved_model_cli prints them, the ops a model uses; signatures run on JSON,
 // base64 tf.Example and .npy inputs, output as text, JSON and .npy files;
 // and errors that name what was wrong.
+#include <unistd.h>
+
 #include <filesystem>
 #include <string>
 
@@ -36,7 +38,7 @@ class SavedModelCliTest : public ::testing::Test {
  protected:
   SavedModelCliTest() {
     dir_ = fs::path(::testing::TempDir()) /
-           ("saved_model_cli_" +
+           ("saved_model_cli_" + std::to_string(getpid()) + "_" +
             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
@@ -128,6 +130,21 @@ TEST_F(SavedModelCliTest, RunsSignaturesOnJsonExamplesAndNpyInputs) {
                    "--inputs inputs=" + (dir_ / "out" / "outputs.npy").string());
   ASSERT_EQ(npy.exit_code, 0) << npy.err;
   EXPECT_EQ(npy.out, "outputs float32 [1,1] [[6.0]]\n");  // 0.5 * 6 + 3
+
+  // Over 1000 elements print as NumPy summarizes them: three at each end.
+  std::string steps = "[";
+  for (int t = 0; t < 100; ++t) steps += std::string(t > 0 ? "," : "") + "[0.5]";
+  steps += "]";
+  std::string batch = "[";
+  for (int b = 0; b < 11; ++b) batch += std::string(b > 0 ? "," : "") + steps;
+  batch += "]";
+  Result big = Run("saved-model run " + kModels + "/keras_stock_lstm --input 'lstm_input=" + batch +
+                   "' --output-dir " + (dir_ / "lstm").string());
+  ASSERT_EQ(big.exit_code, 0) << big.err;
+  EXPECT_THAT(big.out, ::testing::MatchesRegex(
+                           "dense float32 \\[11,100,1\\] \\[\\[\\[[0-9.e-]+\\],"
+                           "\\[[0-9.e-]+\\],\\[[0-9.e-]+\\],\\.\\.\\.,.*\\],\\.\\.\\.,.*\\]\n"));
+  ASSERT_TRUE(fs::exists(dir_ / "lstm" / "dense.npy"));
 
   Result exprs =
       Run("saved-model run " + kModels + "/serving_half_plus_two_tf2 --input_exprs 'x=[0, 4]'");

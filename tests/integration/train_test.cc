@@ -526,14 +526,27 @@ TEST_F(TrainTest, ExportedSavedModelServesTheTrainedModel) {
   ASSERT_NO_FATAL_FAILURE(
       ExpectExportMatchesTraining(base, kFashionMnist, 1000, j["test_accuracy"].get<double>()));
 
-  // A version is written once, and never over a cluster run.
+  // A version is written once; an export takes whole weights.
   Outcome again =
       RunTrain({"--epochs", "1", "--train-limit", "320", "--export-saved-model", base + "/1"});
   EXPECT_EQ(again.exit_code, 1);
   EXPECT_THAT(again.err, HasSubstr("'" + base + "/1' already exists"));
-  Outcome cluster = RunTrain({"--ps", "1", "--workers", "1", "--export-saved-model", base + "/2"});
-  EXPECT_EQ(cluster.exit_code, 1);
-  EXPECT_THAT(cluster.err, HasSubstr("--export-saved-model is for in-process training only"));
+  Outcome sharded = RunTrain({"--ps", "2", "--workers", "1", "--min-shard-bytes", "65536",
+                              "--export-saved-model", base + "/2"});
+  EXPECT_EQ(sharded.exit_code, 1);
+  EXPECT_THAT(sharded.err, HasSubstr("does not go with --min-shard-bytes"));
+}
+
+TEST_F(TrainTest, ClusterTrainingExportsTheWeightsOfThePsTasks) {
+  const std::string base = (dir_ / "cluster_models").string();
+  Outcome o = RunTrain({"--ps", "1", "--workers", "2", "--epochs", "1", "--train-limit", "1280",
+                        "--test-limit", "500", "--export-saved-model", base + "/1", "--output",
+                        "json"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json j = LastJson(o.out);
+  EXPECT_EQ(j["saved_model"], base + "/1");
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectExportMatchesTraining(base, kFashionMnist, 500, j["test_accuracy"].get<double>()));
 }
 
 TEST_F(TrainTest, ExportedCnnServesTheTrainedModel) {

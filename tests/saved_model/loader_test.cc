@@ -5,6 +5,8 @@
 // SavedModel and a damaged checkpoint, each an error naming what was wrong.
 #include "distflow/saved_model/loader.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -55,7 +57,7 @@ TEST(LoadSavedModelTest, CounterRestoresItsVariableAndKeepsStateAcrossCalls) {
 TEST(LoadSavedModelTest, VariablesComeFromTheCheckpoint) {
   // The counter model with its checkpoint rewritten to hold 7 (TensorFlow's
   // holds the initial value, 0).
-  const std::string dir = ::testing::TempDir() + "/counter_at_7";
+  const std::string dir = ::testing::TempDir() + "/counter_at_7_" + std::to_string(getpid());
   std::filesystem::remove_all(dir);
   std::filesystem::copy(kModels + "/serving_counter/00000123", dir,
                         std::filesystem::copy_options::recursive);
@@ -111,7 +113,7 @@ TEST(LoadSavedModelTest, ErrorsNameTheModelAndWhatIsMissing) {
   EXPECT_THAT(std::string(s.message()), HasSubstr("no graph with tags {gpu, serve}"));
   EXPECT_THAT(std::string(s.message()), HasSubstr("its tag sets: {serve}"));
 
-  const std::string dir = ::testing::TempDir() + "/not_a_saved_model";
+  const std::string dir = ::testing::TempDir() + "/not_a_saved_model_" + std::to_string(getpid());
   std::filesystem::create_directories(dir);
   ASSERT_TRUE(WriteStringToFileAtomic(dir + "/saved_model.pb", "\xff\xff garbage").ok());
   s = LoadSavedModel(SessionOptions(), RunOptions(), dir, {"serve"}, &b);

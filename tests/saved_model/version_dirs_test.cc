@@ -4,6 +4,8 @@
 // assets are fed to the init op as TensorFlow 1.x exports expect.
 #include "distflow/saved_model/version_dirs.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -53,7 +55,7 @@ TEST(VersionDirsTest, TheHighestNumberedVersionLoadsFromABaseDirectory) {
 }
 
 TEST(VersionDirsTest, OnlyNumberedDirectoriesHoldingAModelCount) {
-  const std::string base = ::testing::TempDir() + "/versions";
+  const std::string base = ::testing::TempDir() + "/versions_" + std::to_string(getpid());
   std::filesystem::remove_all(base);
   for (const char* name :
        {"1", "9", "10", "11", "abc", "-3", "007", "7", "99999999999999999999999"}) {
@@ -117,7 +119,7 @@ absl::Status WriteModel(const std::string& dir, const SavedModel& model) {
 }
 
 TEST(LegacyAssetsTest, TheInitOpIsFedTheAssetsPathUnderTheExport) {
-  const std::string dir = ::testing::TempDir() + "/legacy_assets";
+  const std::string dir = ::testing::TempDir() + "/legacy_assets_" + std::to_string(getpid());
   std::filesystem::remove_all(dir);
   ASSERT_TRUE(WriteModel(dir, LegacyAssetModel("vocab.txt")).ok());
   SavedModelBundle b;

@@ -5,6 +5,8 @@
 // directory, a missing or mistyped variable are errors naming them.
 #include "distflow/saved_model/writer.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -67,10 +69,7 @@ SavedModelExport AffineModel(Tensor w, Tensor b) {
 
 class WriterTest : public ::testing::Test {
  protected:
-  // One directory per test: ctest runs the tests of this file at once.
-  WriterTest()
-      : base_(::testing::TempDir() + "/writer_test_" +
-              ::testing::UnitTest::GetInstance()->current_test_info()->name()) {
+  WriterTest() : base_(::testing::TempDir() + "/writer_test_" + std::to_string(getpid())) {
     std::filesystem::remove_all(base_);
   }
   ~WriterTest() override { std::filesystem::remove_all(base_); }

@@ -45,7 +45,7 @@ void AddTrainFlags(CLI::App* app, TrainFlags* flags) {
                   "save after every epoch here; resume from the latest checkpoint");
   app->add_option("--export-saved-model", o.export_saved_model,
                   "after training, export the model as a SavedModel here (e.g. DIR/1; "
-                  "serving_default and classify signatures; in-process training only)");
+                  "serving_default and classify signatures; not with --min-shard-bytes)");
   app->add_option("--train-limit", o.train_limit, "train on the first N images only (0: all)")
       ->capture_default_str();
   app->add_option("--test-limit", o.test_limit, "evaluate on the first N test images (0: all)")
@@ -105,8 +105,9 @@ absl::Status CheckClusterFlags(const TrainFlags& f) {
     return errors::InvalidArgument("--ps and --workers go together, got --ps ", f.ps, " --workers ",
                                    f.workers);
   }
-  if ((f.ps > 0 || !f.cluster.empty()) && !f.options.export_saved_model.empty()) {
-    return errors::InvalidArgument("--export-saved-model is for in-process training only");
+  if (f.min_shard_bytes > 0 && !f.options.export_saved_model.empty()) {
+    return errors::InvalidArgument(
+        "--export-saved-model exports whole weights; it does not go with --min-shard-bytes");
   }
   if (f.ps > 0 && !f.cluster.empty()) {
     return errors::InvalidArgument("give either --ps/--workers (a local cluster) or --cluster");
@@ -311,6 +312,7 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
                                 {"retried_closures", c.retried},
                                 {"worker_failures", c.worker_failures},
                                 {"recoveries", c.recoveries}};
+    if (!t.exported_to.empty()) j["saved_model"] = t.exported_to;
     out << j.dump() << std::endl;
     return absl::OkStatus();
   }
@@ -322,6 +324,7 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
              t.test_accuracy, t.test_examples, t.seconds, t.examples_per_second, c.done, c.retried,
              c.worker_failures, c.recoveries)
       << std::endl;
+  if (!t.exported_to.empty()) out << "exported a SavedModel to " << t.exported_to << std::endl;
   return absl::OkStatus();
 }
 
@@ -349,9 +352,6 @@ absl::Status RunTrainCommand(const TrainFlags& flags, std::ostream& out, std::os
   }
   absl::StatusOr<ParameterServerStrategy> strategy = StrategyFromFlags(flags, local.get());
   if (strategy.ok()) {
-    if (!flags.options.export_saved_model.empty()) {
-      return errors::InvalidArgument("--export-saved-model is for in-process training only");
-    }
     return RunClusterTraining(flags, *strategy, local.get(), &scalars, status.get(), out,
                               progress_out);
   }
