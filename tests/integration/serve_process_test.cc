@@ -509,6 +509,9 @@ TEST(ServeProcessTest, ModelConfigFileServesSeveralModels) {
   EXPECT_EQ(Body(HttpGet(
                 port, "/v1/models/half_plus_two/labels/canary/metadata"))["model_spec"]["version"],
             "124");
+  const json stable = Body(HttpGet(port, "/v1/models/half_plus_two/labels/stable"));
+  ASSERT_EQ(stable["model_version_status"].size(), 1u) << stable.dump();
+  EXPECT_EQ(stable["model_version_status"][0]["version"], "123");
   const json e =
       Post(port, "/v1/models/half_plus_two/labels/beta:predict", R"({"instances": [1]})", 404);
   EXPECT_THAT(e.value("error", ""), HasSubstr("model 'half_plus_two' has no version label 'beta'"));
