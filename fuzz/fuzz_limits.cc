@@ -5,6 +5,7 @@
 #include <string>
 
 #include "distflow/core/file_roots.h"
+#include "distflow/core/memory_budget.h"
 #include "distflow/framework/tensor.h"
 #include "distflow/graph/graph_constructor.h"
 
@@ -25,6 +26,7 @@ const std::string& ScratchDir() {
 void SetFuzzLimits() {
   static const bool done = [] {
     SetMaxTensorBytes(kMaxTensorBytes);
+    memory_budget::SetLimit(kMemoryBudgetBytes);
     SetMaxGraphNodes(kMaxGraphNodes);
     if (!SetAllowedFileRoots({ScratchDir()}).ok()) std::abort();
     return true;

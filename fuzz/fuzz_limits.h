@@ -14,6 +14,10 @@ namespace fuzz {
 
 // The largest tensor an input may make the library allocate.
 inline constexpr int64_t kMaxTensorBytes = int64_t{16} << 20;
+// The process's memory budget while fuzzing: tensors, decoded requests,
+// feed copies and fetch encodings all count (core/memory_budget.h), so
+// inputs reach the budget's refusals as well as its successes.
+inline constexpr int64_t kMemoryBudgetBytes = int64_t{64} << 20;
 // The most nodes a fuzzed graph may have.
 inline constexpr int64_t kMaxGraphNodes = 256;
 // How long one fuzzed step may run before it is cancelled.

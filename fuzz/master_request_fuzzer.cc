@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "distflow/core/memory_budget.h"
 #include "distflow/master.pb.h"
 #include "fuzz_limits.h"
 #include "rpc_env.h"
@@ -30,9 +31,16 @@ enum Kind : uint8_t {
   kNumKinds,
 };
 
+// Decodes a request as the server's call queue does: a request that does
+// not fit in the memory budget beside what is live is dropped.
 template <typename Message>
-bool Parse(absl::string_view bytes, Message* m) {
-  return m->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+bool Parse(absl::string_view bytes, Message* m, memory_budget::Reservation* charge) {
+  if (!m->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return false;
+  auto decoded = memory_budget::Reservation::Make(static_cast<int64_t>(m->ByteSizeLong()),
+                                                  "decoding a " + m->GetTypeName());
+  if (!decoded.ok()) return false;
+  *charge = *std::move(decoded);
+  return true;
 }
 
 template <typename Request>
@@ -64,11 +72,13 @@ absl::Status CallCancellable(const char* what, Master& master, Method method, co
 }
 
 void Handle(const fuzz::Record& record, Master& master, std::vector<std::string>* sessions) {
+  // The decoded request's bytes, held until the handler has answered.
+  memory_budget::Reservation charge;
   switch (record.kind % kNumKinds) {
     case kCreateSession: {
       CreateSessionRequest req;
       CreateSessionResponse resp;
-      if (!Parse(record.bytes, &req)) return;
+      if (!Parse(record.bytes, &req, &charge)) return;
       if (CallCancellable("CreateSession", master, &Master::CreateSession, req, &resp).ok()) {
         sessions->push_back(resp.session_handle());
       }
@@ -77,7 +87,7 @@ void Handle(const fuzz::Record& record, Master& master, std::vector<std::string>
     case kExtendSession: {
       ExtendSessionRequest req;
       ExtendSessionResponse resp;
-      if (!Parse(record.bytes, &req)) return;
+      if (!Parse(record.bytes, &req, &charge)) return;
       DefaultSession(*sessions, &req);
       Call("ExtendSession", master, &Master::ExtendSession, req, &resp).IgnoreError();
       return;
@@ -85,7 +95,7 @@ void Handle(const fuzz::Record& record, Master& master, std::vector<std::string>
     case kRunStep: {
       RunStepRequest req;
       RunStepResponse resp;
-      if (!Parse(record.bytes, &req)) return;
+      if (!Parse(record.bytes, &req, &charge)) return;
       DefaultSession(*sessions, &req);
       CallCancellable("RunStep", master, &Master::RunStep, req, &resp).IgnoreError();
       return;
@@ -93,7 +103,7 @@ void Handle(const fuzz::Record& record, Master& master, std::vector<std::string>
     case kPartialRunSetup: {
       PartialRunSetupRequest req;
       PartialRunSetupResponse resp;
-      if (!Parse(record.bytes, &req)) return;
+      if (!Parse(record.bytes, &req, &charge)) return;
       DefaultSession(*sessions, &req);
       Call("PartialRunSetup", master, &Master::PartialRunSetup, req, &resp).IgnoreError();
       return;
@@ -101,7 +111,7 @@ void Handle(const fuzz::Record& record, Master& master, std::vector<std::string>
     case kMakeCallable: {
       MakeCallableRequest req;
       MakeCallableResponse resp;
-      if (!Parse(record.bytes, &req)) return;
+      if (!Parse(record.bytes, &req, &charge)) return;
       DefaultSession(*sessions, &req);
       Call("MakeCallable", master, &Master::MakeCallable, req, &resp).IgnoreError();
       return;
@@ -109,7 +119,7 @@ void Handle(const fuzz::Record& record, Master& master, std::vector<std::string>
     case kRunCallable: {
       RunCallableRequest req;
       RunCallableResponse resp;
-      if (!Parse(record.bytes, &req)) return;
+      if (!Parse(record.bytes, &req, &charge)) return;
       DefaultSession(*sessions, &req);
       CallCancellable("RunCallable", master, &Master::RunCallable, req, &resp).IgnoreError();
       return;
@@ -117,7 +127,7 @@ void Handle(const fuzz::Record& record, Master& master, std::vector<std::string>
     case kReleaseCallable: {
       ReleaseCallableRequest req;
       ReleaseCallableResponse resp;
-      if (!Parse(record.bytes, &req)) return;
+      if (!Parse(record.bytes, &req, &charge)) return;
       DefaultSession(*sessions, &req);
       Call("ReleaseCallable", master, &Master::ReleaseCallable, req, &resp).IgnoreError();
       return;
@@ -125,7 +135,7 @@ void Handle(const fuzz::Record& record, Master& master, std::vector<std::string>
     case kListDevices: {
       ListDevicesRequest req;
       ListDevicesResponse resp;
-      if (!Parse(record.bytes, &req)) return;
+      if (!Parse(record.bytes, &req, &charge)) return;
       DefaultSession(*sessions, &req);
       Call("ListDevices", master, &Master::ListDevices, req, &resp).IgnoreError();
       return;
@@ -133,7 +143,7 @@ void Handle(const fuzz::Record& record, Master& master, std::vector<std::string>
     case kCloseSession: {
       CloseSessionRequest req;
       CloseSessionResponse resp;
-      if (!Parse(record.bytes, &req)) return;
+      if (!Parse(record.bytes, &req, &charge)) return;
       DefaultSession(*sessions, &req);
       Call("CloseSession", master, &Master::CloseSession, req, &resp).IgnoreError();
       return;

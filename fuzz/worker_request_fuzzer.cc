@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "distflow/core/memory_budget.h"
 #include "distflow/framework/rendezvous.h"
 #include "distflow/worker.pb.h"
 #include "fuzz_limits.h"
@@ -31,9 +32,16 @@ enum Kind : uint8_t {
   kNumKinds,
 };
 
+// Decodes a request as the server's call queue does: a request that does
+// not fit in the memory budget beside what is live is dropped.
 template <typename Message>
-bool Parse(absl::string_view bytes, Message* m) {
-  return m->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+bool Parse(absl::string_view bytes, Message* m, memory_budget::Reservation* charge) {
+  if (!m->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return false;
+  auto decoded = memory_budget::Reservation::Make(static_cast<int64_t>(m->ByteSizeLong()),
+                                                  "decoding a " + m->GetTypeName());
+  if (!decoded.ok()) return false;
+  *charge = *std::move(decoded);
+  return true;
 }
 
 struct InputState {
@@ -43,24 +51,26 @@ struct InputState {
 };
 
 void Handle(const fuzz::Record& record, Worker& worker, InputState* state) {
+  // The decoded request's bytes, held until the handler has answered.
+  memory_budget::Reservation charge;
   switch (record.kind % kNumKinds) {
     case kCreateWorkerSession: {
       CreateWorkerSessionRequest req;
-      if (!Parse(record.bytes, &req)) return;
+      if (!Parse(record.bytes, &req, &charge)) return;
       if (worker.CreateWorkerSession(req).ok()) state->sessions.push_back(req.session_handle());
       return;
     }
     case kRegisterGraph: {
       RegisterGraphRequest req;
       RegisterGraphResponse resp;
-      if (!Parse(record.bytes, &req)) return;
+      if (!Parse(record.bytes, &req, &charge)) return;
       if (worker.RegisterGraph(req, &resp).ok()) state->graphs.push_back(resp.graph_handle());
       return;
     }
     case kRunGraph: {
       RunGraphRequest req;
       RunGraphResponse resp;
-      if (!Parse(record.bytes, &req)) return;
+      if (!Parse(record.bytes, &req, &charge)) return;
       if (req.graph_handle().empty() && !state->graphs.empty()) {
         req.set_graph_handle(state->graphs.back());
       }
@@ -75,7 +85,7 @@ void Handle(const fuzz::Record& record, Worker& worker, InputState* state) {
     }
     case kRecvTensor: {
       RecvTensorRequest req;
-      if (!Parse(record.bytes, &req)) return;
+      if (!Parse(record.bytes, &req, &charge)) return;
       state->steps.push_back(req.step_id());
       fuzz::CallAndWait(
           "RecvTensor", fuzz::kStepTimeoutMs,
@@ -94,12 +104,12 @@ void Handle(const fuzz::Record& record, Worker& worker, InputState* state) {
     }
     case kCleanupGraph: {
       CleanupGraphRequest req;
-      if (Parse(record.bytes, &req)) worker.CleanupGraph(req).IgnoreError();
+      if (Parse(record.bytes, &req, &charge)) worker.CleanupGraph(req).IgnoreError();
       return;
     }
     case kDeregisterGraph: {
       DeregisterGraphRequest req;
-      if (!Parse(record.bytes, &req)) return;
+      if (!Parse(record.bytes, &req, &charge)) return;
       if (req.graph_handle().empty() && !state->graphs.empty()) {
         req.set_graph_handle(state->graphs.back());
       }
@@ -108,13 +118,13 @@ void Handle(const fuzz::Record& record, Worker& worker, InputState* state) {
     }
     case kDeleteWorkerSession: {
       DeleteWorkerSessionRequest req;
-      if (Parse(record.bytes, &req)) worker.DeleteWorkerSession(req).IgnoreError();
+      if (Parse(record.bytes, &req, &charge)) worker.DeleteWorkerSession(req).IgnoreError();
       return;
     }
     case kGetStatus: {
       GetStatusRequest req;
       GetStatusResponse resp;
-      if (Parse(record.bytes, &req)) worker.GetStatus(req, &resp);
+      if (Parse(record.bytes, &req, &charge)) worker.GetStatus(req, &resp);
       return;
     }
   }

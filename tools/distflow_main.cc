@@ -236,6 +236,13 @@ int Main(int argc, char** argv) {
                    "refuse tensor allocations beyond this many MiB in all, with "
                    "ResourceExhausted (0: no budget; also DISTFLOW_MEMORY_BUDGET_MB)")
       ->capture_default_str();
+  server_cmd->add_option("--status-port", server.status_port,
+                         "serve a live status page (/), its JSON (/api/status) and Prometheus "
+                         "metrics (/metrics) on this port (0: a free one, printed)");
+  server_cmd
+      ->add_option("--status-bind", server.status_bind,
+                   "address the status page listens on (loopback unless you say otherwise)")
+      ->capture_default_str();
 
   distflow::ServeFlags serve;
   CLI::App* serve_cmd = app.add_subcommand(

@@ -1,6 +1,8 @@
 #include "json_tensor.h"
 
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <vector>
 
@@ -88,11 +90,21 @@ json FloatToJson(double v) {
   return v;
 }
 
+// The double nearest the shortest decimal that reads back as `f`, so that
+// a float32 prints as 0.45 rather than as the double it widens to
+// (0.44999998807907104). REQUIRES: f is finite.
+double ShortestDouble(float f) {
+  char buf[32];
+  const std::to_chars_result r = std::to_chars(buf, buf + sizeof(buf) - 1, f);
+  *r.ptr = '\0';
+  return std::strtod(buf, nullptr);
+}
+
 template <typename T>
 json ElementToJson(const T& v) {
-  if constexpr (std::is_same_v<T, bfloat16>) {
+  if constexpr (std::is_same_v<T, bfloat16> || std::is_same_v<T, float>) {
     const float f = static_cast<float>(v);
-    return std::isfinite(f) ? json(f) : FloatToJson(f);
+    return std::isfinite(f) ? json(ShortestDouble(f)) : FloatToJson(f);
   } else if constexpr (std::is_floating_point_v<T>) {
     return std::isfinite(v) ? json(v) : FloatToJson(v);
   } else if constexpr (std::is_same_v<T, std::string>) {

@@ -29,6 +29,8 @@ inline constexpr int kMaxFeedRank = 254;
 absl::Status CheckJsonNesting(absl::string_view text, int max_depth, const std::string& name);
 
 // Output conventions, shared by the JSON and text forms:
+//  - float32 (and bfloat16) values print with the fewest digits that read
+//    back as the same float32: 0.45, not 0.44999998807907104.
 //  - NaN, +Inf and -Inf are the strings "NaN", "Infinity" and "-Infinity" in
 //    JSON (protobuf's JSON mapping, Python's json module) and NumPy's nan,
 //    inf and -inf in text.

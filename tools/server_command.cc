@@ -15,6 +15,7 @@
 #include "distflow/distributed_runtime/rpc/grpc_auth.h"
 #include "distflow/distributed_runtime/rpc/grpc_coordinator_service.h"
 #include "distflow/distributed_runtime/rpc/grpc_server.h"
+#include "server/server_status.h"
 
 namespace distflow {
 
@@ -109,6 +110,21 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out, int* 
   DF_RETURN_IF_ERROR(SplitHostPort(address, &host, &port));
   if (!flags.bind.empty()) host = flags.bind;
   out << "listening on " << host << ":" << server->bound_port() << std::endl;
+  std::unique_ptr<ServerStatus> status_page;
+  if (flags.status_port >= 0) {
+    status_page = std::make_unique<ServerStatus>(server.get());
+    StatusServerOptions so;
+    so.bind = flags.status_bind;
+    so.port = flags.status_port;
+    so.token = options.token.empty() ? ProcessToken() : options.token;
+    absl::Status serving = status_page->Serve(so);
+    if (!serving.ok()) {
+      server->Stop(absl::ZeroDuration());
+      return serving;
+    }
+    std::cerr << "distflow server: status page on http://" << flags.status_bind << ":"
+              << status_page->port() << "/" << std::endl;
+  }
   if (!flags.join.empty()) {
     absl::Status joined =
         JoinCoordinator(flags.join, def.job_name(), def.task_index(),
@@ -130,6 +146,7 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out, int* 
               << std::endl;
     std::_Exit(1);
   }).detach();
+  status_page.reset();  // it reads the server
   server->Stop(absl::Seconds(flags.grace_seconds));
   if (stop_signal != nullptr) *stop_signal = sig;
   return absl::OkStatus();

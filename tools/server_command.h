@@ -72,6 +72,9 @@ struct ServerFlags {
   // "grpc://host:port" of a running coordinator to join as a worker (the
   // task must be of its worker job); empty: join none.
   std::string join;
+  // The status page's port (server/server_status.h); -1: none, 0: a free one.
+  int status_port = -1;
+  std::string status_bind = "127.0.0.1";
 };
 
 // The largest --stuck-step-warn-seconds: a year.

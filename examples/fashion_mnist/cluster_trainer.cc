@@ -103,9 +103,8 @@ absl::Status BuildEvaluation(const TrainOptions& o, const FashionMnistFiles& fil
   return ev.status();
 }
 
-absl::Status BuildClusterJob(const ParameterServerStrategy& strategy,
-                             const ClusterTrainOptions& co, const FashionMnistFiles& files,
-                             ClusterJob* job) {
+absl::Status BuildClusterJob(const ParameterServerStrategy& strategy, const ClusterTrainOptions& co,
+                             const FashionMnistFiles& files, ClusterJob* job) {
   const TrainOptions& o = co.train;
   const Scope& root = job->root;
   const Scope vars = strategy.VariableScope(root);
@@ -149,22 +148,20 @@ absl::StatusOr<Functions> RegisterFunctions(const ClusterJob& job, ClusterCoordi
   GraphDef graph;
   DF_RETURN_IF_ERROR(job.root.ToGraphDef(&graph));
   Functions f;
-  DF_ASSIGN_OR_RETURN(f.dataset,
-                      coord->RegisterFunction(WorkerFunction{std::move(graph),
-                                                             {},
-                                                             {job.iterator_string.name()},
-                                                             {job.make_iterator.node()->name()}}));
   DF_ASSIGN_OR_RETURN(
-      f.step, coord->RegisterFunction(WorkerFunction{
-                  GraphDef(),
-                  {job.iterator_arg.name()},
-                  {job.loss_sum.name(), job.correct.name(), job.examples.name()},
-                  {job.train_op.node()->name()}}));
-  DF_ASSIGN_OR_RETURN(f.eval, coord->RegisterFunction(WorkerFunction{
+      f.dataset,
+      coord->RegisterFunction(WorkerFunction{
+          std::move(graph), {}, {job.iterator_string.name()}, {job.make_iterator.node()->name()}}));
+  DF_ASSIGN_OR_RETURN(f.step, coord->RegisterFunction(WorkerFunction{
                                   GraphDef(),
-                                  {job.eval_index.name()},
-                                  {job.eval_correct.name()},
-                                  {job.eval_done.node()->name()}}));
+                                  {job.iterator_arg.name()},
+                                  {job.loss_sum.name(), job.correct.name(), job.examples.name()},
+                                  {job.train_op.node()->name()}}));
+  DF_ASSIGN_OR_RETURN(f.eval,
+                      coord->RegisterFunction(WorkerFunction{GraphDef(),
+                                                             {job.eval_index.name()},
+                                                             {job.eval_correct.name()},
+                                                             {job.eval_done.node()->name()}}));
   return f;
 }
 
@@ -180,8 +177,7 @@ absl::StatusOr<double> Evaluate(ClusterCoordinator* coord, ClusterCoordinator::F
     values.push_back(std::move(v));
   }
   DF_RETURN_IF_ERROR(coord->Join(kJoinTimeout));
-  DF_ASSIGN_OR_RETURN(std::vector<std::vector<Tensor>> results,
-                      FetchAll(values, absl::Seconds(1)));
+  DF_ASSIGN_OR_RETURN(std::vector<std::vector<Tensor>> results, FetchAll(values, absl::Seconds(1)));
   double correct = 0;
   for (const std::vector<Tensor>& out : results) correct += out[0].scalar<float>();
   return test_examples > 0 ? correct / test_examples : 0;
@@ -231,6 +227,7 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
                       job.state->RestoreOrInitialize(chief, o.checkpoint_dir));
   r.restored_from = from.restored_from;
   r.start_epoch = from.epoch;
+  if (!from.restored_from.empty() && o.on_resumed) o.on_resumed(from.restored_from, from.epoch);
   int64_t step = from.step;
 
   CoordinatorOptions coord_options = strategy.MakeCoordinatorOptions();
@@ -267,10 +264,11 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
     auto window_start = std::chrono::steady_clock::now();
     auto flush = [&] {
       if (window_steps == 0) return;
-      report(TrainProgress{epoch + 1, step,
-                           window_examples / Seconds(std::chrono::steady_clock::now() - window_start),
-                           window_loss / window_steps, window_correct / window_examples},
-             -1);
+      report(
+          TrainProgress{epoch + 1, step,
+                        window_examples / Seconds(std::chrono::steady_clock::now() - window_start),
+                        window_loss / window_steps, window_correct / window_examples},
+          -1);
       window_loss = window_correct = 0;
       window_steps = window_examples = 0;
       window_start = std::chrono::steady_clock::now();
@@ -323,7 +321,8 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
     DF_ASSIGN_OR_RETURN(step, job.state->ReadStep(chief));
     report(TrainProgress{epoch + 1, step, 0, r.train_loss, 0}, r.test_accuracy);
     if (!o.checkpoint_dir.empty()) {
-      DF_RETURN_IF_ERROR(job.state->Save(chief, o.checkpoint_dir, step));
+      DF_ASSIGN_OR_RETURN(std::string prefix, job.state->Save(chief, o.checkpoint_dir, step));
+      if (o.on_checkpoint) o.on_checkpoint(prefix, step);
     }
   }
   r.seconds = Seconds(std::chrono::steady_clock::now() - start);

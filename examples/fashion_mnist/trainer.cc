@@ -153,6 +153,7 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o,
                       job.state->RestoreOrInitialize(session, o.checkpoint_dir));
   result.restored_from = from.restored_from;
   result.start_epoch = from.epoch;
+  if (!from.restored_from.empty() && o.on_resumed) o.on_resumed(from.restored_from, from.epoch);
   int64_t step = from.step;
 
   int64_t examples = 0;
@@ -197,7 +198,8 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o,
     result.train_loss = epoch_steps > 0 ? epoch_loss / epoch_steps : 0;
     DF_RETURN_IF_ERROR(job.state->FinishEpoch(session));
     if (!o.checkpoint_dir.empty()) {
-      DF_RETURN_IF_ERROR(job.state->Save(session, o.checkpoint_dir, step));
+      DF_ASSIGN_OR_RETURN(std::string prefix, job.state->Save(session, o.checkpoint_dir, step));
+      if (o.on_checkpoint) o.on_checkpoint(prefix, step);
     }
   }
   result.seconds = Seconds(std::chrono::steady_clock::now() - start);

@@ -50,6 +50,11 @@ struct TrainOptions {
   int64_t test_limit = 0;        // evaluate on the first N test images (0: all)
   int64_t seed = 1;              // weights and shuffling
   int64_t progress_every = 100;  // steps between progress reports
+  // Called once, before the first step, when the run resumes from a
+  // checkpoint: its prefix and the epochs it had done.
+  std::function<void(const std::string& prefix, int64_t epoch)> on_resumed;
+  // Called after each checkpoint is written: its prefix and global step.
+  std::function<void(const std::string& prefix, int64_t step)> on_checkpoint;
   // After evaluation, export the trained model here as a SavedModel
   // (export.h), e.g. BASE/1; empty: no export. Must not exist yet.
   std::string export_saved_model;

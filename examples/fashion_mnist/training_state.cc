@@ -74,9 +74,9 @@ absl::StatusOr<int64_t> TrainingState::ReadStep(const ClientSession& session) co
   return out[0].scalar<int64_t>();
 }
 
-absl::Status TrainingState::Save(const ClientSession& session, const std::string& dir,
-                                 int64_t step) const {
-  return saver_->Save(session, dir, step).status();
+absl::StatusOr<std::string> TrainingState::Save(const ClientSession& session,
+                                                const std::string& dir, int64_t step) const {
+  return saver_->Save(session, dir, step);
 }
 
 }  // namespace fashion_mnist

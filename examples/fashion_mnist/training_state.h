@@ -52,7 +52,9 @@ class TrainingState {
   absl::Status FinishEpoch(const ClientSession& session) const;
   absl::StatusOr<int64_t> ReadStep(const ClientSession& session) const;
   // Writes a checkpoint at `step` into `dir`.
-  absl::Status Save(const ClientSession& session, const std::string& dir, int64_t step) const;
+  // The prefix of the checkpoint written.
+  absl::StatusOr<std::string> Save(const ClientSession& session, const std::string& dir,
+                                   int64_t step) const;
 
  private:
   Variable global_step_, epoch_;

@@ -9,17 +9,23 @@
 
 #include <chrono>
 #include <memory>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "distflow/coordinator/cluster_coordinator.h"
+#include "distflow/coordinator_service.pb.h"
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/cluster_spec.h"
 #include "distflow/distributed_runtime/rpc/grpc_coordinator_service.h"
+#include "distflow/distributed_runtime/rpc/grpc_util.h"
 #include "distflow/graph/graph_io.h"
 #include "gmock/gmock.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "server_process.h"
 
@@ -433,11 +439,10 @@ TEST_F(CoordinatorProcessTest, ServerStartedWithJoinRegistersAndTakesClosures) {
   StartCoordinator(Options());
   ClusterCoordinator* coord = coord_.get();
   absl::StatusOr<std::unique_ptr<GrpcCoordinatorListener>> listener =
-      GrpcCoordinatorListener::Start("127.0.0.1:0",
-                                     [coord](const std::string& job, int task,
-                                             const std::string& address) {
-                                       return coord->RegisterJoiningWorker(job, task, address);
-                                     });
+      GrpcCoordinatorListener::Start(
+          "127.0.0.1:0", [coord](const std::string& job, int task, const std::string& address) {
+            return coord->RegisterJoiningWorker(job, task, address);
+          });
   ASSERT_TRUE(listener.ok()) << listener.status();
   const std::string target = absl::StrCat("grpc://127.0.0.1:", (*listener)->bound_port());
   auto joined = ServerProcess::Start("worker=127.0.0.1:0,127.0.0.1:0,127.0.0.1:0", "worker", 2,
@@ -450,8 +455,7 @@ TEST_F(CoordinatorProcessTest, ServerStartedWithJoinRegistersAndTakesClosures) {
   ASSERT_EQ(coord_->num_workers(), 3);
 
   // The same task again, or a task of another job, is refused at once.
-  absl::Status again =
-      JoinCoordinator(target, "worker", 2, joined->address(), absl::Seconds(10));
+  absl::Status again = JoinCoordinator(target, "worker", 2, joined->address(), absl::Seconds(10));
   EXPECT_EQ(again.code(), absl::StatusCode::kAlreadyExists) << again;
   absl::Status ps = JoinCoordinator(target, "ps", 5, "127.0.0.1:1", absl::Seconds(10));
   EXPECT_EQ(ps.code(), absl::StatusCode::kInvalidArgument) << ps;
@@ -490,6 +494,86 @@ TEST_F(CoordinatorProcessTest, CraftedJoinsNeitherEndTheJobNorGrowWithoutBound) 
   absl::Status joined = coord_->Join(absl::Seconds(120));
   ASSERT_TRUE(joined.ok()) << joined;
   for (const RemoteValue& v : values) EXPECT_TRUE(v.Fetch(absl::Seconds(1)).ok());
+}
+
+// 300 RegisterWorker requests made from a seeded generator and sent through
+// the real gRPC listener — job names of any bytes, task indexes from
+// INT32_MIN to INT32_MAX, addresses empty, without a port, 4 KiB long, of
+// closed ports, of the ps, or bytes that are no message at all — each get
+// an answer, at most two join (max_workers 4), and the job's closures all
+// run. Same seed, same requests: a failure replays.
+TEST_F(CoordinatorProcessTest, SeededRandomRegistrationsLeaveTheJobRunning) {
+  CoordinatorOptions o = Options();
+  o.max_workers = 4;
+  StartCoordinator(std::move(o));
+  ClusterCoordinator* coord = coord_.get();
+  absl::StatusOr<std::unique_ptr<GrpcCoordinatorListener>> listener =
+      GrpcCoordinatorListener::Start(
+          "127.0.0.1:0", [coord](const std::string& job, int task, const std::string& address) {
+            return coord->RegisterJoiningWorker(job, task, address);
+          });
+  ASSERT_TRUE(listener.ok()) << listener.status();
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      NewGrpcChannel(absl::StrCat("127.0.0.1:", (*listener)->bound_port()));
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  grpc::GenericStub generic(*channel);
+  std::mt19937_64 rng(20261126);
+  auto pick = [&rng](const std::vector<std::string>& from) { return from[rng() % from.size()]; };
+  const std::vector<std::string> jobs = {
+      "worker", "ps", "", std::string("worker\0x", 8), "chief", "Worker", std::string(300, 'w')};
+  const std::vector<std::string> addresses = {"",
+                                              "127.0.0.1",
+                                              "127.0.0.1:1",
+                                              ps_->address(),
+                                              workers_[0]->address(),
+                                              ":",
+                                              "[::1]:99999",
+                                              "host:port",
+                                              std::string(4096, 'a') + ":1",
+                                              "127.0.0.1:-1",
+                                              "\xff\xfe:2"};
+  int answered = 0;
+  for (int i = 0; i < 300; ++i) {
+    std::string bytes;
+    if (rng() % 5 == 0) {
+      // Not a RegisterWorkerRequest: random bytes.
+      bytes.resize(rng() % 64);
+      for (char& c : bytes) c = static_cast<char>(rng());
+    } else {
+      RegisterWorkerRequest req;
+      req.set_job_name(pick(jobs));
+      const int kind = static_cast<int>(rng() % 4);
+      req.set_task_index(kind == 0   ? static_cast<int32_t>(rng())
+                         : kind == 1 ? INT32_MAX
+                         : kind == 2 ? INT32_MIN
+                                     : static_cast<int32_t>(rng() % 12));
+      req.set_address(pick(addresses));
+      bytes = req.SerializeAsString();
+    }
+    grpc::Slice slice(bytes);
+    grpc::ByteBuffer request(&slice, 1);
+    grpc::ByteBuffer reply;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    absl::Notification done;
+    grpc::Status status;
+    generic.UnaryCall(&ctx, "/distflow.CoordinatorService/RegisterWorker", grpc::StubOptions(),
+                      &request, &reply, [&](grpc::Status s) {
+                        status = std::move(s);
+                        done.Notify();
+                      });
+    done.WaitForNotification();
+    if (status.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED &&
+        status.error_code() != grpc::StatusCode::UNAVAILABLE) {
+      ++answered;
+    }
+  }
+  EXPECT_EQ(answered, 300);
+  EXPECT_LE(coord_->num_workers(), 4);
+  std::vector<RemoteValue> values = ScheduleSteps(50);
+  absl::Status joined = coord_->Join(absl::Seconds(120));
+  ASSERT_TRUE(joined.ok()) << joined;
+  ExpectAllReady(values);
 }
 
 TEST_F(CoordinatorProcessTest, PerWorkerResourceIsRebuiltWhenItsWorkerReturns) {

@@ -104,6 +104,10 @@ TEST_F(SavedModelCliTest, RunsSignaturesOnJsonExamplesAndNpyInputs) {
   Result text = Run("saved-model run " + kHalfPlusTwo + " --input 'x=[[1],[2],[5]]'");
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_EQ(text.out, "y float32 [3,1] [[2.5],[3.0],[4.5]]\n");
+  // float32 values print with the fewest digits that read back the same.
+  Result shortest = Run("saved-model run " + kHalfPlusTwo + " --input 'x=[[0.1],[0.9]]'");
+  ASSERT_EQ(shortest.exit_code, 0) << shortest.err;
+  EXPECT_EQ(shortest.out, "y float32 [2,1] [[2.05],[2.45]]\n");
 
   // A tf.Example as TF Serving's {"b64": ...}, to the regress signature.
   Example e;

@@ -154,14 +154,18 @@ TEST(ServerLimitsTest, TimedOutReceivesForStepsThatNeverRunLeaveNoMemory) {
 }
 
 // A session on the one-task cluster at `server` runs a Const; its status.
-absl::Status RunConstOn(const ServerProcess& server) {
+absl::StatusOr<std::unique_ptr<Session>> SessionOn(const ServerProcess& server) {
   SessionOptions opts;
   opts.target = absl::StrCat("grpc://", server.address());
   absl::StatusOr<ClusterSpec> own = ClusterSpec::FromFlag("worker=" + server.address());
   if (!own.ok()) return own.status();
   *opts.config.mutable_cluster_def() = own->def();
   opts.config.set_operation_timeout_in_ms(30000);
-  absl::StatusOr<std::unique_ptr<Session>> session = NewSession(opts);
+  return NewSession(opts);
+}
+
+absl::Status RunConstOn(const ServerProcess& server) {
+  absl::StatusOr<std::unique_ptr<Session>> session = SessionOn(server);
   if (!session.ok()) return session.status();
   GraphDef g;
   NodeDef* c = g.add_node();
@@ -314,6 +318,101 @@ TEST(ServerLimitsTest, SessionsWaitingForASilentPeerLeaveTheMasterServing) {
   for (auto& ctx : contexts) ctx->TryCancel();
   for (std::thread& t : strangers) t.join();
   for (const grpc::Status& s : results) EXPECT_FALSE(s.ok());
+}
+
+NodeDef* AddNode(GraphDef* g, const std::string& name, const std::string& op,
+                 std::vector<std::string> inputs = {}) {
+  NodeDef* n = g->add_node();
+  n->set_name(name);
+  n->set_op(op);
+  for (std::string& in : inputs) n->add_input(std::move(in));
+  return n;
+}
+
+void AddConst(GraphDef* g, const std::string& name, const Tensor& value) {
+  NodeDef* c = AddNode(g, name, "Const");
+  (*c->mutable_attr())["dtype"].set_type(value.dtype());
+  TensorToProto(value, (*c->mutable_attr())["value"].mutable_tensor());
+}
+
+// The peak resident set of process `pid` in bytes (VmHWM), or -1.
+int64_t PeakRssBytes(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    int64_t kb;
+    if (line.rfind("VmHWM:", 0) == 0 &&
+        absl::SimpleAtoi(absl::StripSuffix(absl::StripAsciiWhitespace(line.substr(6)), " kB"),
+                         &kb)) {
+      return kb * 1024;
+    }
+  }
+  return -1;
+}
+
+// With --memory-budget-mb 64, a feed whose request and copies do not fit is
+// refused (alone and three at once), and so is a fetch of a million
+// 40-byte strings, whose tensor fits (32 MiB) but whose encoding (about
+// 110 MiB) does not: each ResourceExhausted naming the budget, and the
+// server goes on serving a small feed and a normal session. (Before, the
+// budget counted tensors only: two 900 MiB feeds killed a 6 GiB master, and
+// a 411-byte graph fetching 2^27 strings killed a server.)
+TEST(ServerLimitsTest, RequestsAndFetchesBeyondTheMemoryBudgetAreRefused) {
+  auto server = ServerProcess::Start("worker=127.0.0.1:0", "worker", 0,
+                                     {"--memory-budget-mb", "64", "--max-request-mb", "256"});
+  ASSERT_NE(server, nullptr);
+  absl::StatusOr<std::unique_ptr<Session>> session = SessionOn(*server);
+  ASSERT_TRUE(session.ok()) << session.status();
+  GraphDef g;
+  NodeDef* x = AddNode(&g, "x", "Placeholder");
+  (*x->mutable_attr())["dtype"].set_type(DT_FLOAT);
+  (*AddNode(&g, "y", "Identity", {"x"})->mutable_attr())["T"].set_type(DT_FLOAT);
+  Tensor dims(DT_INT32, TensorShape({1}));
+  dims.flat<int32_t>()[0] = 1 << 20;
+  AddConst(&g, "dims", dims);
+  Tensor text(DT_STRING, TensorShape({}));
+  text.scalar<std::string>() = std::string(40, 'a');
+  AddConst(&g, "text", text);
+  (*AddNode(&g, "strings", "Fill", {"dims", "text"})->mutable_attr())["T"].set_type(DT_STRING);
+  absl::Status created = (*session)->Create(g);
+  ASSERT_TRUE(created.ok()) << created;
+
+  auto feed_of = [](int64_t floats) {
+    Tensor t(DT_FLOAT, TensorShape({floats}));
+    for (int64_t i = 0; i < floats; ++i) t.flat<float>()[i] = static_cast<float>(i % 1000);
+    return t;
+  };
+  const Tensor big = feed_of(int64_t{12} << 20);  // 48 MiB
+  std::vector<Tensor> out;
+  absl::Status alone = (*session)->Run({{"x", big}}, {"y"}, {}, &out);
+  EXPECT_TRUE(absl::IsResourceExhausted(alone)) << alone;
+  EXPECT_THAT(alone.message(), ::testing::HasSubstr("memory budget"));
+
+  std::vector<absl::Status> together(3);
+  std::vector<std::thread> callers;
+  for (int i = 0; i < 3; ++i) {
+    callers.emplace_back([&, i] {
+      std::vector<Tensor> o;
+      together[i] = (*session)->Run({{"x", big}}, {"y"}, {}, &o);
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  for (const absl::Status& s : together) EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
+
+  absl::Status strings = (*session)->Run({}, {"strings"}, {}, &out);
+  EXPECT_TRUE(absl::IsResourceExhausted(strings)) << strings;
+  EXPECT_THAT(strings.message(), ::testing::HasSubstr("encoding fetch"));
+
+  const Tensor small = feed_of(1 << 18);  // 1 MiB
+  absl::Status fits = (*session)->Run({{"x", small}}, {"y"}, {}, &out);
+  ASSERT_TRUE(fits.ok()) << fits;
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].NumElements(), small.NumElements());
+  EXPECT_EQ(out[0].flat<float>()[999], 999.0f);
+  absl::Status normal = RunConstOn(*server);
+  EXPECT_TRUE(normal.ok()) << normal;
+  std::cout << "peak resident set of the server: " << PeakRssBytes(server->pid()) / (1 << 20)
+            << " MiB\n";
 }
 
 }  // namespace

@@ -191,9 +191,13 @@ TEST_F(TrainTest, MlpLearnsFashionMnistAndReportsJson) {
   EXPECT_LT(j["train_loss"].get<double>(), 0.8);
   EXPECT_GT(j["examples_per_second"].get<double>(), 0);
   for (const char* key : {"seconds", "train_loss"}) EXPECT_TRUE(j.contains(key)) << key;
-  // Progress lines went to stderr.
+  // Progress lines went to stderr, one per report on a pipe.
   EXPECT_THAT(o.err, HasSubstr("examples/s, loss "));
   EXPECT_THAT(o.err, HasSubstr("accuracy "));
+  EXPECT_THAT(o.err, HasSubstr("epoch 2/2 step 94/94: "));
+  EXPECT_THAT(o.err, HasSubstr(", mean loss "));
+  EXPECT_THAT(o.err, HasSubstr(", ETA "));
+  EXPECT_THAT(o.err, Not(HasSubstr("\r")));
 }
 
 // Scalars of one run: step -> tag -> value.
@@ -234,8 +238,8 @@ TEST_F(TrainTest, LogdirHoldsTheScalarsOfEveryProgressLine) {
     EXPECT_GT(tags.at("examples_per_second"), 0.0f);
     EXPECT_GE(tags.at("accuracy"), 0.0f);
     EXPECT_LE(tags.at("accuracy"), 1.0f);
-    // The printed progress line carries the same loss.
-    EXPECT_THAT(o.err, HasSubstr(absl::StrFormat("step %d: ", step)));
+    // A progress line was printed at that step (one epoch of 50 steps).
+    EXPECT_THAT(o.err, HasSubstr(absl::StrFormat("step %d/50: ", step)));
   }
   EXPECT_THAT(o.err, HasSubstr(absl::StrFormat("loss %.4f", scalars.at(50).at("loss"))));
   EXPECT_NEAR(scalars.at(50).at("test_accuracy"), j["test_accuracy"].get<double>(), 1e-6);
@@ -329,6 +333,10 @@ TEST_F(TrainTest, StatusPortServesThePageJsonAndMetricsWhileTraining) {
   EXPECT_EQ(s["workers"]["total"], 2);
   EXPECT_EQ(s["ps_tasks"], 1);
   EXPECT_FALSE(s["history"].empty());
+  // No --checkpoint-dir: none written, and the page says so.
+  EXPECT_EQ(s["checkpoint"]["count"], 0);
+  EXPECT_EQ(s["checkpoint"]["step"], -1);
+  EXPECT_THAT(page, HasSubstr("id=\"checkpoints\""));
   const nlohmann::json j = LastJson(o.out);
   if (j["worker_failures"].get<int>() > 0 && s["workers"]["failures"].get<int>() > 0) {
     bool logged = false;
@@ -355,6 +363,10 @@ TEST_F(TrainTest, ResumesFromItsCheckpointAtTheSavedEpoch) {
   ASSERT_EQ(b.exit_code, 0) << b.err;
   EXPECT_THAT(b.err, HasSubstr("resumed from"));
   EXPECT_THAT(b.err, HasSubstr("after epoch 1"));
+  // The resume is said before the first progress line, which counts the
+  // epoch's steps out of its 10.
+  EXPECT_LT(b.err.find("resumed from"), b.err.find("epoch 2/3 step "));
+  EXPECT_THAT(b.err, HasSubstr("epoch 3/3 step 10/10: "));
   const nlohmann::json j = LastJson(b.out);
   EXPECT_EQ(j["epochs"], 3);
   EXPECT_EQ(j["steps"], 30);
@@ -630,9 +642,9 @@ TEST_F(TrainTest, RestartedPsResumesFromTheCheckpoint) {
   std::unique_ptr<distflow::ServerProcess>& ps = servers.ps;
   const std::string& cluster = servers.cluster;
   const std::string ckpt = (dir_ / "ckpt").string();
-  const std::vector<std::string> common = {"--cluster",   cluster, "--train-limit", "1280",
-                                           "--test-limit", "1000",  "--checkpoint-dir", ckpt,
-                                           "--call-timeout", "5",   "--output", "json"};
+  const std::vector<std::string> common = {"--cluster",      cluster, "--train-limit",    "1280",
+                                           "--test-limit",   "1000",  "--checkpoint-dir", ckpt,
+                                           "--call-timeout", "5",     "--output",         "json"};
   std::vector<std::string> first = common;
   first.insert(first.end(), {"--epochs", "1"});
   Outcome a = RunTrain(first);
@@ -688,8 +700,8 @@ TEST_F(TrainTest, ClusterComesFromTfConfig) {
                                 ps->address() + R"("], "worker": [")" + worker->address() +
                                 R"("]}, "task": {"type": "chief", "index": 0}})";
   setenv("TF_CONFIG", tf_config.c_str(), 1);
-  Outcome o = RunTrain({"--epochs", "1", "--train-limit", "640", "--test-limit", "500",
-                        "--output", "json"});
+  Outcome o = RunTrain(
+      {"--epochs", "1", "--train-limit", "640", "--test-limit", "500", "--output", "json"});
   unsetenv("TF_CONFIG");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_THAT(o.err, HasSubstr("training on 1 ps and 1 workers"));
@@ -708,8 +720,8 @@ TEST_F(TrainTest, ClusterFlagsAreChecked) {
   Outcome half = RunTrain({"--ps", "1"});
   EXPECT_EQ(half.exit_code, 1);
   EXPECT_THAT(half.err, HasSubstr("--ps and --workers go together"));
-  Outcome kill_remote = RunTrain({"--cluster", "ps=127.0.0.1:1;worker=127.0.0.1:2",
-                                  "--kill-worker-every", "3"});
+  Outcome kill_remote =
+      RunTrain({"--cluster", "ps=127.0.0.1:1;worker=127.0.0.1:2", "--kill-worker-every", "3"});
   EXPECT_EQ(kill_remote.exit_code, 1);
   EXPECT_THAT(kill_remote.err, HasSubstr("--kill-worker-every needs a local cluster"));
   Outcome no_ps = RunTrain({"--cluster", "worker=127.0.0.1:2"});
@@ -718,4 +730,3 @@ TEST_F(TrainTest, ClusterFlagsAreChecked) {
 }
 
 }  // namespace
-

@@ -4,6 +4,12 @@
 // cumulative; promtool accepts a page (when Debian's prometheus is there).
 #include "distflow/monitoring/status_server.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +17,8 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "distflow/monitoring/histogram.h"
 #include "distflow/monitoring/prometheus_text.h"
@@ -96,6 +104,47 @@ TEST(StatusServerTest, ServesPagesOnAFreePort) {
   auto second = StatusServer::Start(same, Pages(&renders));
   EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(second.status().message(), HasSubstr(absl::StrCat("127.0.0.1:", port)));
+}
+
+// The files this process has open.
+int OpenFiles() {
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    (void)entry;
+    ++n;
+  }
+  return n;
+}
+
+// 300 idle connections hold at most the server's 4 threads and 16 waiting
+// slots (plus the one its accept loop holds while it waits for a slot):
+// the rest wait in the kernel's backlog. Once they close, pages are served
+// again. (cpp-httplib's own pool accepted and queued all 300, one file each.)
+TEST(StatusServerTest, AFloodOfIdleConnectionsHoldsAFewFiles) {
+  int renders = 0;
+  auto server = StatusServer::Start({}, Pages(&renders));
+  ASSERT_TRUE(server.ok()) << server.status();
+  const int port = (*server)->port();
+  constexpr int kFlood = 300;
+  const int before = OpenFiles();
+  std::vector<int> fds;
+  for (int i = 0; i < kFlood; ++i) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));  // in progress
+    fds.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const int accepted = OpenFiles() - before - kFlood;
+  EXPECT_LE(accepted, 4 + 16 + 1) << "files the server holds for the flood";
+  for (int fd : fds) close(fd);
+  HttpResponse r = HttpGet(port, "/");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "<p>hi</p>");
 }
 
 TEST(StatusServerTest, TokenIsAskedWhereOneIsSet) {

@@ -3,11 +3,12 @@
 // computed here in plain loops from the weights in their checkpoints:
 // keras_heart_mlp (six Dense layers, relu then sigmoid) and keras_stock_lstm
 // (four stacked LSTMs with relu activations, a TF2 While loop over
-// TensorLists, then a Dense on every step). keras_imdb_bilstm (Embedding and
-// a bidirectional LSTM, whose backward half reverses its input with
-// ReverseV2) and keras_mnist_cnn_bn run, giving a probability and a
-// distribution per example. keras_heart_featurecols (feature columns over
-// hash tables and buckets) against its columns and layers.
+// TensorLists, then a Dense on every step), keras_mnist_cnn_bn (three
+// convolutions with batch normalization, max pooling, two Dense layers) and
+// keras_heart_featurecols (feature columns over hash tables and buckets) and
+// keras_imdb_bilstm (Embedding, a bidirectional tanh LSTM whose backward
+// half reverses its input with ReverseV2, two Dense layers).
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -100,10 +101,11 @@ TEST(KerasModelsTest, HeartMlpMatchesItsDenseLayers) {
   }
 }
 
-// One Keras LSTM layer (gates i, f, c, o; relu activation, sigmoid
-// recurrent activation) over a sequence of vectors, returning every step.
+// One Keras LSTM layer (gates i, f, c, o; `activation`, sigmoid recurrent
+// activation) over a sequence of vectors, returning every step.
 std::vector<std::vector<float>> Lstm(const std::vector<std::vector<float>>& xs, const Matrix& w,
-                                     const Matrix& u, const Matrix& bias) {
+                                     const Matrix& u, const Matrix& bias,
+                                     float (*activation)(float) = Relu) {
   const int64_t units = u.rows;
   std::vector<float> h(units, 0), c(units, 0);
   const Matrix no_bias{1, 4 * units, std::vector<float>(4 * units, 0)};
@@ -114,9 +116,9 @@ std::vector<std::vector<float>> Lstm(const std::vector<std::vector<float>>& xs, 
     for (int64_t j = 0; j < 4 * units; ++j) z[j] += r[j];
     for (int64_t j = 0; j < units; ++j) {
       const float i = Sigmoid(z[j]), f = Sigmoid(z[units + j]);
-      const float g = Relu(z[2 * units + j]), o = Sigmoid(z[3 * units + j]);
+      const float g = activation(z[2 * units + j]), o = Sigmoid(z[3 * units + j]);
       c[j] = f * c[j] + i * g;
-      h[j] = o * Relu(c[j]);
+      h[j] = o * activation(c[j]);
     }
     out.push_back(h);
   }
@@ -153,31 +155,142 @@ TEST(KerasModelsTest, StockLstmMatchesFourStackedLstmsAndADense) {
   }
 }
 
-TEST(KerasModelsTest, ImdbBidirectionalLstmAndMnistCnnRun) {
-  Loaded imdb;
-  ASSERT_NO_FATAL_FAILURE(Load("keras_imdb_bilstm", &imdb));
-  Tensor words(DT_FLOAT, TensorShape({2, 200}));
-  for (int64_t i = 0; i < words.NumElements(); ++i) words.flat<float>()[i] = (i * 37) % 500;
-  Tensor p = Serve(imdb.bundle, words);
-  ASSERT_EQ(p.shape(), TensorShape({2, 1}));
-  for (float v : p.flat<float>()) {
-    EXPECT_GT(v, 0.0f);
-    EXPECT_LT(v, 1.0f);
-  }
-  EXPECT_NE(p.flat<float>()[0], p.flat<float>()[1]);
+float Tanh(float x) { return std::tanh(x); }
 
-  Loaded mnist;
-  ASSERT_NO_FATAL_FAILURE(Load("keras_mnist_cnn_bn", &mnist));
-  Tensor image(DT_FLOAT, TensorShape({2, 28, 28, 1}));
-  for (int64_t i = 0; i < image.NumElements(); ++i) {
-    image.flat<float>()[i] = ((i % 28) > 10 && (i % 28) < 18) ? 1.0f : 0.0f;
+TEST(KerasModelsTest, ImdbMatchesItsEmbeddingBidirectionalLstmAndDenseLayers) {
+  Loaded m;
+  ASSERT_NO_FATAL_FAILURE(Load("keras_imdb_bilstm", &m));
+  const int batch = 2, steps = 200;
+  Tensor words(DT_FLOAT, TensorShape({batch, steps}));
+  for (int64_t i = 0; i < words.NumElements(); ++i) words.flat<float>()[i] = (i * 37) % 9973;
+  Tensor p = Serve(m.bundle, words);
+  ASSERT_EQ(p.shape(), TensorShape({batch, 1}));
+  const BundleReader& w = *m.weights;
+  const Matrix embeddings = Read(w, "layer_with_weights-0/embeddings/.ATTRIBUTES/VARIABLE_VALUE");
+  auto var = [&w](int i) {
+    return Read(w, absl::StrCat("variables/", i, "/.ATTRIBUTES/VARIABLE_VALUE"));
+  };
+  for (int b = 0; b < batch; ++b) {
+    std::vector<std::vector<float>> seq;
+    for (int t = 0; t < steps; ++t) {
+      const int64_t id = static_cast<int64_t>(words.flat<float>()[b * steps + t]);
+      seq.emplace_back(embeddings.v.begin() + id * 16, embeddings.v.begin() + (id + 1) * 16);
+    }
+    std::vector<float> h = Lstm(seq, var(1), var(2), var(3), Tanh).back();
+    std::reverse(seq.begin(), seq.end());
+    const std::vector<float> backward = Lstm(seq, var(4), var(5), var(6), Tanh).back();
+    h.insert(h.end(), backward.begin(), backward.end());
+    h = Affine(h, Read(w, "layer_with_weights-2/kernel/.ATTRIBUTES/VARIABLE_VALUE"),
+               Read(w, "layer_with_weights-2/bias/.ATTRIBUTES/VARIABLE_VALUE"));
+    for (float& v : h) v = Relu(v);
+    const float expected =
+        Sigmoid(Affine(h, Read(w, "layer_with_weights-3/kernel/.ATTRIBUTES/VARIABLE_VALUE"),
+                       Read(w, "layer_with_weights-3/bias/.ATTRIBUTES/VARIABLE_VALUE"))[0]);
+    EXPECT_NEAR(p.flat<float>()[b], expected, 1e-5) << "example " << b;
   }
-  Tensor probs = Serve(mnist.bundle, image);
-  ASSERT_EQ(probs.shape(), TensorShape({2, 10}));
-  for (int b = 0; b < 2; ++b) {
+}
+
+// An HWC image as the CNN reference computes on it.
+struct Image {
+  int h, w, c;
+  std::vector<float> v;
+  float& at(int y, int x, int k) { return v[(y * w + x) * c + k]; }
+};
+
+// 3x3 VALID convolution (HWIO kernel), bias, relu.
+Image ConvRelu(Image& in, const BundleReader& w, int layer) {
+  const std::string p = absl::StrCat("layer_with_weights-", layer, "/");
+  auto kernel = w.Read(p + "kernel/.ATTRIBUTES/VARIABLE_VALUE", DT_FLOAT);
+  EXPECT_TRUE(kernel.ok());
+  const Matrix bias = Read(w, p + "bias/.ATTRIBUTES/VARIABLE_VALUE");
+  const int out_c = static_cast<int>(kernel->dim_size(3));
+  Image out{in.h - 2, in.w - 2, out_c, {}};
+  out.v.assign(static_cast<size_t>(out.h) * out.w * out_c, 0);
+  auto k = kernel->flat<float>();
+  for (int y = 0; y < out.h; ++y) {
+    for (int x = 0; x < out.w; ++x) {
+      for (int o = 0; o < out_c; ++o) {
+        double sum = bias.v[o];
+        for (int dy = 0; dy < 3; ++dy) {
+          for (int dx = 0; dx < 3; ++dx) {
+            for (int i = 0; i < in.c; ++i) {
+              sum += double{in.at(y + dy, x + dx, i)} * k[((dy * 3 + dx) * in.c + i) * out_c + o];
+            }
+          }
+        }
+        out.at(y, x, o) = Relu(static_cast<float>(sum));
+      }
+    }
+  }
+  return out;
+}
+
+Image MaxPool(Image& in) {
+  Image out{in.h / 2, in.w / 2, in.c, {}};
+  out.v.assign(static_cast<size_t>(out.h) * out.w * out.c, 0);
+  for (int y = 0; y < out.h; ++y) {
+    for (int x = 0; x < out.w; ++x) {
+      for (int k = 0; k < in.c; ++k) {
+        out.at(y, x, k) = std::max({in.at(2 * y, 2 * x, k), in.at(2 * y + 1, 2 * x, k),
+                                    in.at(2 * y, 2 * x + 1, k), in.at(2 * y + 1, 2 * x + 1, k)});
+      }
+    }
+  }
+  return out;
+}
+
+// Per-channel batch normalization with the layer's moving statistics.
+void BatchNorm(const BundleReader& w, int layer, std::vector<float>* x);
+
+TEST(KerasModelsTest, MnistCnnMatchesItsConvolutionsNormsAndDenseLayers) {
+  Loaded m;
+  ASSERT_NO_FATAL_FAILURE(Load("keras_mnist_cnn_bn", &m));
+  const int batch = 2;
+  Tensor images(DT_FLOAT, TensorShape({batch, 28, 28, 1}));
+  for (int64_t i = 0; i < images.NumElements(); ++i) {
+    const int64_t y = (i / 28) % 28, x = i % 28, b = i / 784;
+    images.flat<float>()[i] = (x > 8 + b && x < 18 && y > 4) ? 1.0f : 0.1f * ((x * y) % 3);
+  }
+  Tensor probs = Serve(m.bundle, images);
+  ASSERT_EQ(probs.shape(), TensorShape({batch, 10}));
+  const BundleReader& w = *m.weights;
+  // Channels-last BatchNorm over an image: the per-channel rule on each pixel.
+  auto norm = [&w](int layer, Image* im) {
+    for (int p = 0; p < im->h * im->w; ++p) {
+      std::vector<float> px(im->v.begin() + p * im->c, im->v.begin() + (p + 1) * im->c);
+      BatchNorm(w, layer, &px);
+      std::copy(px.begin(), px.end(), im->v.begin() + p * im->c);
+    }
+  };
+  for (int b = 0; b < batch; ++b) {
+    Image im{
+        28,
+        28,
+        1,
+        {images.flat<float>().begin() + b * 784, images.flat<float>().begin() + (b + 1) * 784}};
+    im = ConvRelu(im, w, 0);
+    norm(1, &im);
+    im = MaxPool(im);
+    im = ConvRelu(im, w, 2);
+    norm(3, &im);
+    im = MaxPool(im);
+    im = ConvRelu(im, w, 4);
+    norm(5, &im);
+    ASSERT_EQ(im.v.size(), 576u);
+    std::vector<float> h =
+        Affine(im.v, Read(w, "layer_with_weights-6/kernel/.ATTRIBUTES/VARIABLE_VALUE"),
+               Read(w, "layer_with_weights-6/bias/.ATTRIBUTES/VARIABLE_VALUE"));
+    for (float& v : h) v = Relu(v);
+    std::vector<float> logits =
+        Affine(h, Read(w, "layer_with_weights-7/kernel/.ATTRIBUTES/VARIABLE_VALUE"),
+               Read(w, "layer_with_weights-7/bias/.ATTRIBUTES/VARIABLE_VALUE"));
+    const float top = *std::max_element(logits.begin(), logits.end());
     double sum = 0;
-    for (int k = 0; k < 10; ++k) sum += probs.flat<float>()[b * 10 + k];
-    EXPECT_NEAR(sum, 1.0, 1e-5);
+    for (float l : logits) sum += std::exp(l - top);
+    for (int k = 0; k < 10; ++k) {
+      EXPECT_NEAR(probs.flat<float>()[b * 10 + k], std::exp(logits[k] - top) / sum, 1e-5)
+          << "example " << b << " class " << k;
+    }
   }
 }
 

@@ -67,7 +67,10 @@ SavedModelExport AffineModel(Tensor w, Tensor b) {
 
 class WriterTest : public ::testing::Test {
  protected:
-  WriterTest() : base_(::testing::TempDir() + "/writer_test") {
+  // One directory per test: ctest runs the tests of this file at once.
+  WriterTest()
+      : base_(::testing::TempDir() + "/writer_test_" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name()) {
     std::filesystem::remove_all(base_);
   }
   ~WriterTest() override { std::filesystem::remove_all(base_); }

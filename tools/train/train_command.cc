@@ -1,7 +1,10 @@
 #include "train/train_command.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <utility>
@@ -18,6 +21,7 @@
 #include "fashion_mnist/idx_files.h"
 #include "nlohmann/json.hpp"
 #include "train/local_servers.h"
+#include "train/progress_line.h"
 #include "train/train_status.h"
 #include "train/worker_killer.h"
 
@@ -98,8 +102,8 @@ absl::Status CheckClusterFlags(const TrainFlags& f) {
     return errors::InvalidArgument("--ps and --workers must be >= 0");
   }
   if ((f.ps > 0) != (f.workers > 0)) {
-    return errors::InvalidArgument("--ps and --workers go together, got --ps ", f.ps,
-                                   " --workers ", f.workers);
+    return errors::InvalidArgument("--ps and --workers go together, got --ps ", f.ps, " --workers ",
+                                   f.workers);
   }
   if ((f.ps > 0 || !f.cluster.empty()) && !f.options.export_saved_model.empty()) {
     return errors::InvalidArgument("--export-saved-model is for in-process training only");
@@ -177,9 +181,20 @@ class ScalarLog {
   std::unique_ptr<EventFileWriter> writer_;
 };
 
-void PrintProgress(std::ostream& out, const fashion_mnist::TrainProgress& p) {
-  out << absl::StrFormat("epoch %d step %d: %.0f examples/s, loss %.4f, accuracy %.4f", p.epoch,
-                         p.step, p.examples_per_second, p.loss, p.accuracy);
+// The steps one epoch of `o` takes (batches of its training images).
+absl::StatusOr<int64_t> StepsPerEpoch(const fashion_mnist::TrainOptions& o) {
+  DF_ASSIGN_OR_RETURN(fashion_mnist::FashionMnistFiles files,
+                      fashion_mnist::OpenFashionMnist(o.data_dir));
+  const int64_t examples = fashion_mnist::TrainExamples(o, files);
+  return (examples + o.batch_size - 1) / o.batch_size;
+}
+
+// Whether `out` is the process's stdout or stderr and that is a terminal
+// (the progress line is then rewritten in place).
+bool IsTerminal(const std::ostream& out) {
+  if (&out == &std::cout) return isatty(STDOUT_FILENO) == 1;
+  if (&out == &std::cerr) return isatty(STDERR_FILENO) == 1;
+  return false;
 }
 
 // --status-port: the page, its JSON and /metrics, with the process's token
@@ -187,10 +202,8 @@ void PrintProgress(std::ostream& out, const fashion_mnist::TrainProgress& p) {
 absl::StatusOr<std::unique_ptr<TrainStatus>> StartTrainStatus(const TrainFlags& flags,
                                                               std::ostream& progress) {
   const fashion_mnist::TrainOptions& o = flags.options;
-  DF_ASSIGN_OR_RETURN(fashion_mnist::FashionMnistFiles files,
-                      fashion_mnist::OpenFashionMnist(o.data_dir));
-  const int64_t examples = fashion_mnist::TrainExamples(o, files);
-  const int64_t total_steps = o.epochs * ((examples + o.batch_size - 1) / o.batch_size);
+  DF_ASSIGN_OR_RETURN(const int64_t steps_per_epoch, StepsPerEpoch(o));
+  const int64_t total_steps = o.epochs * steps_per_epoch;
   auto status =
       std::make_unique<TrainStatus>(o.model, o.epochs, total_steps, flags.ps, flags.workers);
   StatusServerOptions so;
@@ -208,6 +221,14 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
                                 std::ostream& out, std::ostream& progress) {
   fashion_mnist::ClusterTrainOptions o;
   o.train = flags.options;
+  DF_ASSIGN_OR_RETURN(const int64_t steps_per_epoch, StepsPerEpoch(o.train));
+  ProgressLine line(progress, IsTerminal(progress), o.train.epochs, steps_per_epoch);
+  o.train.on_resumed = [&line](const std::string& prefix, int64_t epoch) {
+    line.Resumed(prefix, epoch);
+  };
+  o.train.on_checkpoint = [status](const std::string& prefix, int64_t step) {
+    if (status != nullptr) status->ReportCheckpoint(prefix, step);
+  };
   o.steps_per_execution = flags.steps_per_execution;
   o.call_timeout = absl::Seconds(flags.call_timeout);
   o.worker_wait = absl::Seconds(flags.worker_wait);
@@ -252,26 +273,25 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
   }
   auto on_progress = [&](const fashion_mnist::ClusterTrainProgress& p) {
     if (p.test_accuracy >= 0) {
+      line.Break();
       scalars->Write(progress, p.train.step, {{"test_accuracy", p.test_accuracy}});
       if (status != nullptr) status->ReportEvaluation(p.train.epoch, p.train.step, p.test_accuracy);
       progress << absl::StrFormat(
                       "epoch %d done at step %d: loss %.4f, test accuracy %.4f; closures %d "
                       "(%d retried), worker failures %d, recoveries %d",
-                      p.train.epoch, p.train.step, p.train.loss, p.test_accuracy,
-                      p.counters.done, p.counters.retried, p.counters.worker_failures,
-                      p.counters.recoveries)
+                      p.train.epoch, p.train.step, p.train.loss, p.test_accuracy, p.counters.done,
+                      p.counters.retried, p.counters.worker_failures, p.counters.recoveries)
                << std::endl;
       return;
     }
     scalars->Write(progress, p.train, {{"workers_up", p.counters.workers_up}});
     if (status != nullptr) status->ReportProgress(p.train, static_cast<int>(o.train.batch_size));
-    PrintProgress(progress, p.train);
-    progress << absl::StrFormat(", workers up %d/%d", p.counters.workers_up, p.workers)
-             << std::endl;
+    line.Update(p.train, absl::StrFormat("workers up %d/%d", p.counters.workers_up, p.workers));
   };
   absl::StatusOr<fashion_mnist::ClusterTrainResult> r =
       fashion_mnist::TrainOnCluster(strategy, o, on_progress);
   killer.reset();
+  line.Break();
   if (status != nullptr) {
     status->ReportDone(r.ok() ? "training done"
                               : absl::StrCat("training failed: ", r.status().message()));
@@ -279,10 +299,6 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
   if (!r.ok()) return r.status();
   const fashion_mnist::TrainResult& t = r->train;
   const CoordinatorCounters& c = r->counters;
-  if (!t.restored_from.empty()) {
-    progress << "resumed from " << t.restored_from << " after epoch " << t.start_epoch
-             << std::endl;
-  }
   if (flags.output == "json") {
     nlohmann::ordered_json j = {{"model", t.model},
                                 {"epochs", t.epochs},
@@ -303,8 +319,8 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
              "%.4f on %d images, %.1f s, %.0f examples/s; %d closures (%d retried), %d worker "
              "failures, %d recoveries",
              t.model, strategy.num_ps(), strategy.num_workers(), t.epochs, t.steps, t.train_loss,
-             t.test_accuracy, t.test_examples, t.seconds, t.examples_per_second, c.done,
-             c.retried, c.worker_failures, c.recoveries)
+             t.test_accuracy, t.test_examples, t.seconds, t.examples_per_second, c.done, c.retried,
+             c.worker_failures, c.recoveries)
       << std::endl;
   return absl::OkStatus();
 }
@@ -340,22 +356,27 @@ absl::Status RunTrainCommand(const TrainFlags& flags, std::ostream& out, std::os
                               progress_out);
   }
   if (strategy.status().code() != absl::StatusCode::kNotFound) return strategy.status();
+  fashion_mnist::TrainOptions options = flags.options;
+  DF_ASSIGN_OR_RETURN(const int64_t steps_per_epoch, StepsPerEpoch(options));
+  ProgressLine line(progress_out, IsTerminal(progress_out), options.epochs, steps_per_epoch);
+  options.on_resumed = [&line](const std::string& prefix, int64_t epoch) {
+    line.Resumed(prefix, epoch);
+  };
+  options.on_checkpoint = [&status](const std::string& prefix, int64_t step) {
+    if (status != nullptr) status->ReportCheckpoint(prefix, step);
+  };
   auto on_progress = [&](const fashion_mnist::TrainProgress& p) {
     scalars.Write(progress_out, p);
     if (status != nullptr) status->ReportProgress(p, static_cast<int>(flags.options.batch_size));
-    PrintProgress(progress_out, p);
-    progress_out << std::endl;
+    line.Update(p);
   };
-  absl::StatusOr<fashion_mnist::TrainResult> r = fashion_mnist::Train(flags.options, on_progress);
+  absl::StatusOr<fashion_mnist::TrainResult> r = fashion_mnist::Train(options, on_progress);
+  line.Break();
   if (!r.ok()) return r.status();
   scalars.Write(progress_out, r->steps, {{"test_accuracy", r->test_accuracy}});
   if (status != nullptr) {
     status->ReportEvaluation(r->epochs, r->steps, r->test_accuracy);
     status->ReportDone("training done");
-  }
-  if (!r->restored_from.empty()) {
-    progress_out << "resumed from " << r->restored_from << " after epoch " << r->start_epoch
-                 << std::endl;
   }
   if (json) {
     nlohmann::ordered_json j = {{"model", r->model},

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "distflow/core/env.h"
 #include "distflow/monitoring/prometheus_text.h"
+#include "status_page_parts.h"
 #include "train/train_status_page.h"
 
 namespace distflow {
@@ -37,7 +38,7 @@ TrainStatus::TrainStatus(std::string model, int64_t epochs, int64_t total_steps,
 
 absl::Status TrainStatus::Serve(const StatusServerOptions& options) {
   std::map<std::string, StatusPage> pages;
-  pages["/"] = {"text/html; charset=utf-8", [] { return std::string(kTrainStatusPage); }};
+  pages["/"] = {"text/html; charset=utf-8", [] { return StatusPageHtml(kTrainStatusPage); }};
   pages["/api/status"] = {"application/json", [this] { return Json().dump(); }};
   pages["/metrics"] = {kPrometheusContentType, [this] { return Metrics(); }};
   absl::StatusOr<std::unique_ptr<StatusServer>> server =
@@ -99,6 +100,15 @@ void TrainStatus::ReportEvaluation(int64_t epoch, int64_t step, double test_accu
   test_accuracy_ = test_accuracy;
   LogLocked(absl::StrCat("epoch ", epoch, " evaluated at step ", step, ": test accuracy ",
                          test_accuracy));
+}
+
+void TrainStatus::ReportCheckpoint(const std::string& prefix, int64_t step) {
+  absl::MutexLock l(&mu_);
+  checkpoint_prefix_ = prefix;
+  checkpoint_step_ = step;
+  checkpoint_at_ = Elapsed();
+  ++checkpoints_;
+  LogLocked(absl::StrCat("checkpoint written at step ", step, ": ", prefix));
 }
 
 void TrainStatus::ReportDone(const std::string& summary) {
@@ -170,6 +180,11 @@ nlohmann::ordered_json TrainStatus::Json() const {
             {"done", c.done},
             {"retried", c.retried},
             {"failed", c.failed}}},
+          {"checkpoint",
+           {{"count", checkpoints_},
+            {"step", checkpoint_step_},
+            {"prefix", checkpoint_prefix_},
+            {"seconds_ago", checkpoint_at_ < 0 ? -1.0 : elapsed - checkpoint_at_}}},
           {"history", std::move(history)},
           {"events", std::move(events)}};
 }
@@ -178,12 +193,14 @@ std::string TrainStatus::Metrics() const {
   PrometheusText t;
   CoordinatorCounters c;
   int total_workers = 0;
-  int64_t step = 0;
+  int64_t step = 0, checkpoints = 0, checkpoint_step = -1;
   double loss = 0, eps = 0;
   {
     absl::MutexLock l(&mu_);
     std::tie(c, total_workers) = CountersLocked();
     step = step_;
+    checkpoints = checkpoints_;
+    checkpoint_step = checkpoint_step_;
     loss = loss_;
     eps = examples_per_second_;
   }
@@ -205,6 +222,12 @@ std::string TrainStatus::Metrics() const {
   t.Sample("distflow_worker_failures_total", {}, static_cast<double>(c.worker_failures));
   t.Family("distflow_worker_recoveries_total", "counter", "Lost workers back at work.");
   t.Sample("distflow_worker_recoveries_total", {}, static_cast<double>(c.recoveries));
+  t.Family("distflow_checkpoints_total", "counter", "Checkpoints written by this run.");
+  t.Sample("distflow_checkpoints_total", {}, static_cast<double>(checkpoints));
+  t.Family("distflow_checkpoint_step", "gauge",
+           "Global step of the last checkpoint written (NaN: none yet).");
+  t.Sample("distflow_checkpoint_step", {},
+           checkpoint_step < 0 ? std::nan("") : static_cast<double>(checkpoint_step));
   t.Family("distflow_train_steps_total", "counter", "Training steps done (the global step).");
   t.Sample("distflow_train_steps_total", {}, static_cast<double>(step));
   // The gauges of the last progress window: NaN before the first.

@@ -37,6 +37,7 @@ class TrainStatus {
   void SetCoordinator(ClusterCoordinator* coordinator);
   void ReportProgress(const fashion_mnist::TrainProgress& p, int batch_size);
   void ReportEvaluation(int64_t epoch, int64_t step, double test_accuracy);
+  void ReportCheckpoint(const std::string& prefix, int64_t step);
   void ReportDone(const std::string& summary);
 
   nlohmann::ordered_json Json() const;
@@ -74,6 +75,11 @@ class TrainStatus {
   double examples_per_second_ ABSL_GUARDED_BY(mu_) = -1;
   double test_accuracy_ ABSL_GUARDED_BY(mu_) = -1;
   bool done_ ABSL_GUARDED_BY(mu_) = false;
+  // The last checkpoint written: its prefix, step and when (-1: none yet).
+  std::string checkpoint_prefix_ ABSL_GUARDED_BY(mu_);
+  int64_t checkpoint_step_ ABSL_GUARDED_BY(mu_) = -1;
+  double checkpoint_at_ ABSL_GUARDED_BY(mu_) = -1;  // seconds since the start
+  int64_t checkpoints_ ABSL_GUARDED_BY(mu_) = 0;
   CoordinatorCounters last_counters_ ABSL_GUARDED_BY(mu_);
   std::deque<Point> history_ ABSL_GUARDED_BY(mu_);
   std::deque<LogLine> log_ ABSL_GUARDED_BY(mu_);

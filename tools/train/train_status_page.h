@@ -2,6 +2,8 @@
 // its script and styles inline (nothing fetched from elsewhere), which polls
 // /api/status once a second (?poll_ms=N for another period) and redraws in
 // place. The query string (with ?token=) is passed on to /api/status.
+// Styles and script helpers shared with the server's page are put in by
+// StatusPageHtml() (status_page_parts.h).
 #ifndef DISTFLOW_TOOLS_TRAIN_TRAIN_STATUS_PAGE_H_
 #define DISTFLOW_TOOLS_TRAIN_TRAIN_STATUS_PAGE_H_
 
@@ -15,22 +17,10 @@ inline constexpr char kTrainStatusPage[] = R"html(<!DOCTYPE html>
 <title>distflow train</title>
 <link rel="icon" href="data:,">
 <style>
-  body { font: 14px/1.4 system-ui, sans-serif; margin: 0; background: #f6f7f9; color: #1d232b; }
-  header { background: #1d232b; color: #fff; padding: 10px 16px; }
-  header h1 { font-size: 18px; margin: 0; }
-  header .sub { color: #b8c0cc; }
-  main { display: grid; grid-template-columns: repeat(auto-fit, minmax(280px, 1fr));
-         gap: 12px; padding: 12px; }
-  section { background: #fff; border: 1px solid #dde1e6; border-radius: 6px; padding: 10px 12px; }
-  section.wide { grid-column: 1 / -1; }
-  h2 { font-size: 14px; margin: 0 0 6px; color: #4a5563; text-transform: uppercase; }
-  table { border-collapse: collapse; width: 100%; }
-  td { padding: 2px 4px; } td.v { text-align: right; font-variant-numeric: tabular-nums; }
-  #worker_list { margin-top: 6px; border-top: 1px solid #dde1e6; }
+$STYLE$  #worker_list { margin-top: 6px; border-top: 1px solid #dde1e6; }
   .up { color: #137333; font-weight: 600; } .down { color: #c5221f; font-weight: 600; }
   #chart { width: 100%; height: 220px; }
   #log { max-height: 220px; overflow-y: auto; font-family: ui-monospace, monospace; font-size: 12px; }
-  #error { color: #c5221f; }
 </style>
 </head>
 <body>
@@ -40,30 +30,13 @@ inline constexpr char kTrainStatusPage[] = R"html(<!DOCTYPE html>
   <section><h2>Training</h2><table id="training"></table></section>
   <section><h2>Workers</h2><table id="workers"></table><table id="worker_list"></table></section>
   <section><h2>Closures</h2><table id="closures"></table></section>
+  <section><h2>Checkpoints</h2><table id="checkpoints"></table></section>
   <section class="wide"><h2>Loss and accuracy by step</h2><canvas id="chart"></canvas></section>
   <section class="wide"><h2>Events</h2><div id="log"></div></section>
 </main>
 <script>
 "use strict";
-const query = location.search;
-function rows(id, pairs) {
-  const t = document.getElementById(id);
-  t.replaceChildren();
-  for (const [k, v, cls] of pairs) {
-    const tr = t.insertRow();
-    tr.insertCell().textContent = k;
-    const td = tr.insertCell();
-    td.className = "v" + (cls ? " " + cls : "");
-    td.textContent = v;
-  }
-}
-function fmt(x, d) { return x === null || x === undefined || x < 0 ? "–" : Number(x).toFixed(d); }
-function secs(s) {
-  if (s === null || s === undefined || s < 0) return "–";
-  const m = Math.floor(s / 60);
-  return m > 0 ? m + " min " + Math.round(s - 60 * m) + " s" : s.toFixed(1) + " s";
-}
-function draw(history) {
+$HELPERS$function draw(history) {
   const c = document.getElementById("chart");
   const w = c.clientWidth, h = c.clientHeight, r = window.devicePixelRatio || 1;
   c.width = w * r; c.height = h * r;
@@ -113,6 +86,11 @@ async function poll() {
     const c = s.closures;
     rows("closures", [["scheduled", c.scheduled], ["queued", c.queued], ["in flight", c.in_flight],
                       ["done", c.done], ["retried", c.retried], ["failed", c.failed]]);
+    const k = s.checkpoint;
+    rows("checkpoints", k.count > 0
+      ? [["written", k.count], ["last at step", k.step], ["when", secs(k.seconds_ago) + " ago"],
+         ["where", k.prefix]]
+      : [["written", "none yet"]]);
     draw(s.history);
     const log = document.getElementById("log");
     log.replaceChildren(...s.events.slice().reverse().map(e => {

@@ -2,7 +2,9 @@
 
 #include <cstdlib>
 
+#include "absl/status/status.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "distflow/core/checked_math.h"
 
 namespace distflow {
@@ -38,6 +40,17 @@ std::atomic<int64_t>& InUseCell() {
 
 void SetLimit(int64_t bytes) {
   internal::LimitCell().store(bytes < 0 ? 0 : bytes, std::memory_order_relaxed);
+}
+
+absl::StatusOr<Reservation> Reservation::Make(int64_t bytes, const std::string& what) {
+  if (bytes < 0) bytes = 0;
+  bool over_budget;
+  if (TryReserve(bytes, &over_budget)) return Reservation(bytes);
+  if (!over_budget) return Reservation();
+  return absl::ResourceExhaustedError(
+      absl::StrCat(what, ": ", bytes, " more bytes do not fit in the process's memory budget of ",
+                   Limit(), " bytes (", InUse(),
+                   " in use; distflow server --memory-budget-mb, DISTFLOW_MEMORY_BUDGET_MB)"));
 }
 
 }  // namespace memory_budget

@@ -12,6 +12,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
 
 namespace distflow {
 namespace memory_budget {
@@ -48,6 +51,42 @@ inline bool TryReserve(int64_t bytes, bool* over_budget) {
 inline void Release(int64_t bytes) {
   internal::InUseCell().fetch_sub(bytes, std::memory_order_relaxed);
 }
+
+// Bytes held in the budget for something that is not a tensor buffer: a
+// decoded request, a response being encoded, a copy of a feed. Released
+// when the reservation is destroyed (or moved from and reassigned). Empty,
+// holding nothing, when there is no budget.
+class Reservation {
+ public:
+  Reservation() = default;
+  // Reserves `bytes` (clamped to >= 0). ResourceExhausted naming `what`,
+  // the bytes and the budget when they do not fit; an empty reservation
+  // when there is no budget.
+  static absl::StatusOr<Reservation> Make(int64_t bytes, const std::string& what);
+  Reservation(Reservation&& other) noexcept : bytes_(other.bytes_) { other.bytes_ = 0; }
+  Reservation& operator=(Reservation&& other) noexcept {
+    if (this != &other) {
+      Reset();
+      bytes_ = other.bytes_;
+      other.bytes_ = 0;
+    }
+    return *this;
+  }
+  Reservation(const Reservation&) = delete;
+  Reservation& operator=(const Reservation&) = delete;
+  ~Reservation() { Reset(); }
+
+  // Releases what is held.
+  void Reset() {
+    if (bytes_ > 0) Release(bytes_);
+    bytes_ = 0;
+  }
+  int64_t bytes() const { return bytes_; }
+
+ private:
+  explicit Reservation(int64_t bytes) : bytes_(bytes) {}
+  int64_t bytes_ = 0;
+};
 
 }  // namespace memory_budget
 }  // namespace distflow

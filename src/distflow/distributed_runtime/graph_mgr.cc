@@ -123,4 +123,9 @@ absl::Status GraphMgr::PartitionGraphs(const std::string& handle, std::vector<Gr
   return absl::OkStatus();
 }
 
+int64_t GraphMgr::num_graphs() {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int64_t>(table_.size());
+}
+
 }  // namespace distflow

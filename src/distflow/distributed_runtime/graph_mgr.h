@@ -40,6 +40,8 @@ class GraphMgr {
                         const GraphOptions& graph_options, std::string* handle);
   // NotFound for an unknown handle.
   absl::Status Deregister(const std::string& handle);
+  // Graphs registered and not yet deregistered.
+  int64_t num_graphs();
   // Drops every graph of `session` and its shared kernels.
   void DeregisterSession(const std::string& session);
   void DeregisterAll();

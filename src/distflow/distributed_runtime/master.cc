@@ -329,4 +329,9 @@ void Master::Reset(const ResetRequest* /*req*/, ResetResponse* /*resp*/, Done do
   });
 }
 
+int64_t Master::num_sessions() {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int64_t>(sessions_.size());
+}
+
 }  // namespace distflow

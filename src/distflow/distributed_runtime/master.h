@@ -58,6 +58,9 @@ class Master {
   void ReleaseCallable(const ReleaseCallableRequest* req, ReleaseCallableResponse* resp, Done done);
   void PartialRunSetup(const PartialRunSetupRequest* req, PartialRunSetupResponse* resp, Done done);
 
+  // Sessions open on this master.
+  int64_t num_sessions();
+
  private:
   struct SessionSetup;
   // Asks every task for its devices; Unavailable naming a task that does

@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "distflow/core/memory_budget.h"
 #include "distflow/core/random.h"
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/call_util.h"
@@ -50,6 +51,8 @@ struct MasterSession::StepCall {
   std::vector<RunGraphRequest> reqs;
   std::vector<RunGraphResponse> resps;
   std::vector<std::unique_ptr<CallOptions>> opts;
+  // The copies of the feeds in `reqs`, held in the memory budget.
+  memory_budget::Reservation feed_copies;
 
   absl::Mutex mu;
   int pending ABSL_GUARDED_BY(mu) = 0;
@@ -59,6 +62,24 @@ struct MasterSession::StepCall {
 };
 
 namespace {
+
+// Puts fetched[index[i]] into out(i) for each i in order: a value fetched
+// under several names is copied for all but its last use, which takes it,
+// so a large fetch is never held twice.
+template <class Out>
+void PlaceFetches(const std::vector<int>& index, std::vector<TensorProto>* fetched, Out out) {
+  std::vector<int> last_use(fetched->size(), -1);
+  for (size_t i = 0; i < index.size(); ++i) last_use[index[i]] = static_cast<int>(i);
+  for (size_t i = 0; i < index.size(); ++i) {
+    TensorProto* dst = out(static_cast<int>(i));
+    TensorProto& value = (*fetched)[index[i]];
+    if (last_use[index[i]] == static_cast<int>(i)) {
+      dst->Swap(&value);
+    } else {
+      *dst = value;
+    }
+  }
+}
 
 // How much longer than a step's timeout the master waits for a worker's
 // RunGraph: the worker's own DeadlineExceeded (naming the Recv keys it waits
@@ -248,8 +269,10 @@ void MasterSession::RunStepAsync(std::shared_ptr<const RegisteredGraph> rg, int6
   const ClientGraph& cg = *rg->cg;
   // Feeds are checked here, as a local session checks them, so a wrong
   // value never reaches a worker's kernels.
+  int64_t feed_bytes = 0;
   for (size_t f = 0; f < feeds.size(); ++f) {
     if (feeds[f] == nullptr) continue;
+    feed_bytes += static_cast<int64_t>(feeds[f]->ByteSizeLong());
     TensorShape shape;
     absl::Status s = errors::Annotate(TensorShape::FromProto(feeds[f]->tensor_shape(), &shape),
                                       absl::StrCat("feed '", feed_names[f], "': "));
@@ -259,7 +282,14 @@ void MasterSession::RunStepAsync(std::shared_ptr<const RegisteredGraph> rg, int6
       return;
     }
   }
+  auto feed_copies = memory_budget::Reservation::Make(
+      feed_bytes, absl::StrCat("copying ", feeds.size(), " feeds for the workers"));
+  if (!feed_copies.ok()) {
+    done(feed_copies.status(), {});
+    return;
+  }
   auto call = std::make_shared<StepCall>();
+  call->feed_copies = *std::move(feed_copies);
   call->session = shared_from_this();
   call->rg = rg;
   call->step_id = step_id;
@@ -450,11 +480,11 @@ void MasterSession::RunAsync(const RunStepRequest* req, RunStepResponse* resp,
                            done(s);
                            return;
                          }
-                         for (int i = 0; i < req->fetch_size(); ++i) {
+                         PlaceFetches(fetch_index, &fetched, [&](int i) {
                            NamedTensorProto* out = resp->add_tensor();
                            out->set_name(req->fetch(i));
-                           *out->mutable_tensor() = fetched[fetch_index[i]];
-                         }
+                           return out->mutable_tensor();
+                         });
                          done(absl::OkStatus());
                        });
   });
@@ -513,18 +543,18 @@ void MasterSession::RunCallableAsync(const RunCallableRequest* req, RunCallableR
     }
     std::vector<int> all(c.sig.fetches.size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
-    self->RunStepAsync(*std::move(rg), NewStepId(), c.run_options, std::move(feeds),
-                       std::move(names), std::move(all), resp->mutable_metadata(), false, false,
-                       call_cm,
-                       [resp, done = std::move(done), fetch_index = c.index.fetch_index](
-                           absl::Status s, std::vector<TensorProto> fetched) {
-                         if (!s.ok()) {
-                           done(s);
-                           return;
-                         }
-                         for (int i : fetch_index) *resp->add_fetch() = fetched[i];
-                         done(absl::OkStatus());
-                       });
+    self->RunStepAsync(
+        *std::move(rg), NewStepId(), c.run_options, std::move(feeds), std::move(names),
+        std::move(all), resp->mutable_metadata(), false, false, call_cm,
+        [resp, done = std::move(done), fetch_index = c.index.fetch_index](
+            absl::Status s, std::vector<TensorProto> fetched) {
+          if (!s.ok()) {
+            done(s);
+            return;
+          }
+          PlaceFetches(fetch_index, &fetched, [&](int /*i*/) { return resp->add_fetch(); });
+          done(absl::OkStatus());
+        });
   });
 }
 

@@ -160,9 +160,19 @@ void Worker::RunGraphAsync(CancellationManager* call_cm, const RunGraphRequest* 
           }
         });
   }
+  uint64_t running_id;
+  {
+    absl::MutexLock lock(&mu_);
+    running_id = next_running_++;
+    running_.emplace(running_id, Running{step_id, handle, absl::Now(), call->rendezvous});
+  }
   graph_mgr_.ExecuteAsync(
       handle, step_id, call->rendezvous.get(), &call->step_cm, call->collector.get(),
-      [this, call, req, resp, done = std::move(done)](absl::Status s) {
+      [this, call, req, resp, running_id, done = std::move(done)](absl::Status s) {
+        {
+          absl::MutexLock lock(&mu_);
+          running_.erase(running_id);
+        }
         if (call->call_cm != nullptr) call->call_cm->TryDeregisterCallback(call->call_token);
         call->watchdog.reset();
         if (call->deadline_timer != 0) Timer::Default()->Cancel(call->deadline_timer);
@@ -190,7 +200,9 @@ void Worker::RunGraphAsync(CancellationManager* call_cm, const RunGraphRequest* 
             }
             NamedTensorProto* out = resp->add_recv();
             out->set_name(key_str);
-            TensorToProto(value, out->mutable_tensor());
+            s = TensorToProtoInBudget(value, out->mutable_tensor(),
+                                      absl::StrCat("fetch '", key.edge_name, "'"));
+            if (!s.ok()) break;
           }
         }
         if (s.ok() && call->collector != nullptr)
@@ -275,10 +287,11 @@ void Worker::RunPartialGraphAsync(CancellationManager* call_cm, const RunGraphRe
     }
     auto reply = [this, step_id, pending, req, resp, done](absl::Status s) {
       if (s.ok()) {
-        for (int i = 0; i < req->recv_key_size(); ++i) {
+        for (int i = 0; i < req->recv_key_size() && s.ok(); ++i) {
           NamedTensorProto* out = resp->add_recv();
           out->set_name(req->recv_key(i));
-          TensorToProto(pending->values[i], out->mutable_tensor());
+          s = TensorToProtoInBudget(pending->values[i], out->mutable_tensor(),
+                                    absl::StrCat("fetch '", req->recv_key(i), "'"));
         }
       }
       done(s);
@@ -375,6 +388,24 @@ void Worker::RecvTensorAsync(CancellationManager* call_cm, const RecvTensorReque
             done(s, value, is_dead);
             mgr->EndReceive(step_id);
           });
+}
+
+std::vector<Worker::RunningStep> Worker::RunningSteps() {
+  std::vector<Running> running;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [id, r] : running_) running.push_back(r);
+  }
+  const absl::Time now = absl::Now();
+  std::vector<RunningStep> steps;
+  steps.reserve(running.size());
+  for (const Running& r : running) {
+    std::vector<std::string> keys = r.rendezvous->PendingReceives();
+    if (keys.size() > kMaxWaitingKeys) keys.resize(kMaxWaitingKeys);
+    steps.push_back(
+        {r.step_id, r.graph_handle, absl::ToDoubleSeconds(now - r.started), std::move(keys)});
+  }
+  return steps;
 }
 
 }  // namespace distflow

@@ -7,13 +7,19 @@
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_WORKER_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_WORKER_H_
 
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "distflow/core/refcount.h"
 #include "distflow/distributed_runtime/graph_mgr.h"
+#include "distflow/distributed_runtime/rendezvous_mgr.h"
 #include "distflow/distributed_runtime/worker_cache.h"
 #include "distflow/distributed_runtime/worker_env.h"
 #include "distflow/framework/cancellation.h"
@@ -37,6 +43,20 @@ class Worker {
   // a finished or failed step.
   absl::Status CleanupGraph(const CleanupGraphRequest& req);
   absl::Status CleanupAll(const CleanupAllRequest& req);
+  // Graphs registered on this worker.
+  int64_t num_graphs() { return graph_mgr_.num_graphs(); }
+
+  // A RunGraph step running now, for the server's status page.
+  struct RunningStep {
+    int64_t step_id;
+    std::string graph_handle;
+    double age_seconds;
+    // The Recv keys its consumers wait for (at most kMaxWaitingKeys).
+    std::vector<std::string> waiting_for;
+  };
+  static constexpr size_t kMaxWaitingKeys = 16;
+  // Oldest first.
+  std::vector<RunningStep> RunningSteps();
 
   // Runs one step of a registered graph: puts req.send into the step's
   // rendezvous, runs, and returns the tensors of req.recv_key. `call_cm` is
@@ -71,6 +91,15 @@ class Worker {
   absl::flat_hash_map<std::string, std::shared_ptr<WorkerCache>> session_caches_
       ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<int64_t, std::shared_ptr<PartialStep>> partial_steps_ ABSL_GUARDED_BY(mu_);
+  // RunGraph steps running, by a number of their own (in start order).
+  struct Running {
+    int64_t step_id;
+    std::string graph_handle;
+    absl::Time started;
+    RefPtr<RemoteRendezvous> rendezvous;
+  };
+  uint64_t next_running_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<uint64_t, Running> running_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace distflow

@@ -2,7 +2,9 @@
 
 #include <cstring>
 
+#include "absl/strings/str_cat.h"
 #include "distflow/core/checked_math.h"
+#include "distflow/core/memory_budget.h"
 #include "distflow/core/status.h"
 
 namespace distflow {
@@ -150,6 +152,36 @@ void TensorToProto(const Tensor& tensor, TensorProto* proto) {
   if (tensor.NumElements() > 0) {
     proto->set_tensor_content(static_cast<const char*>(tensor.raw_data()), tensor.TotalBytes());
   }
+}
+
+int64_t ProtoBytes(const Tensor& tensor) {
+  if (tensor.dtype() != DT_STRING) return static_cast<int64_t>(tensor.TotalBytes());
+  // A pointer in the repeated field and the string object it points to.
+  constexpr int64_t kPerValue = sizeof(void*) + sizeof(std::string) + 16;
+  constexpr int64_t kInline = 15;  // what std::string holds without a heap block
+  int64_t bytes = 0;
+  for (const std::string& s : tensor.flat<std::string>()) {
+    const int64_t heap = s.size() > kInline ? static_cast<int64_t>(s.size()) + 16 : 0;
+    if (!AddWithoutOverflow<int64_t>(bytes, kPerValue + heap, &bytes)) return INT64_MAX;
+  }
+  return bytes;
+}
+
+absl::Status TensorToProtoInBudget(const Tensor& tensor, TensorProto* proto,
+                                   const std::string& what) {
+  if (memory_budget::Limit() <= 0) {
+    TensorToProto(tensor, proto);
+    return absl::OkStatus();
+  }
+  auto charge = memory_budget::Reservation::Make(
+      ProtoBytes(tensor), absl::StrCat("encoding ", what, " (", DataTypeString(tensor.dtype()), " ",
+                                       tensor.shape().DebugString(), ")"));
+  if (!charge.ok()) {
+    proto->Clear();
+    return charge.status();
+  }
+  TensorToProto(tensor, proto);
+  return absl::OkStatus();
 }
 
 void TensorToProtoField(const Tensor& tensor, TensorProto* proto) {

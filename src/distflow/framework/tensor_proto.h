@@ -6,6 +6,8 @@
 #ifndef DISTFLOW_FRAMEWORK_TENSOR_PROTO_H_
 #define DISTFLOW_FRAMEWORK_TENSOR_PROTO_H_
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "distflow/framework/tensor.h"
 #include "distflow/tensor.pb.h"
@@ -18,6 +20,20 @@ absl::Status TensorFromProto(const TensorProto& proto, Tensor* out);
 
 // Writes tensor_content (numbers) or string_val (strings).
 void TensorToProto(const Tensor& tensor, TensorProto* proto);
+
+// About the bytes TensorToProto's result holds, without building it: the
+// raw bytes for numbers; for strings each value's bytes plus what one
+// element of the repeated field costs (a pointer and a string object, and
+// a heap block when the value does not fit in the object).
+int64_t ProtoBytes(const Tensor& tensor);
+
+// TensorToProto with ProtoBytes(tensor) held in the process's memory budget
+// while the proto is built (the caller's message charges it afterwards, as
+// a gRPC call's response does): ResourceExhausted naming `what`, the dtype
+// and shape when it does not fit, and the proto left empty. Without a
+// budget, TensorToProto.
+absl::Status TensorToProtoInBudget(const Tensor& tensor, TensorProto* proto,
+                                   const std::string& what);
 
 // Writes the typed *_val fields instead of tensor_content.
 void TensorToProtoField(const Tensor& tensor, TensorProto* proto);

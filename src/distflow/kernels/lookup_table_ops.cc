@@ -2,10 +2,14 @@
 // resources (lookup_table.h) in the device's ResourceMgr.
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "distflow/core/env.h"
+#include "distflow/core/file_roots.h"
 #include "distflow/core/status.h"
 #include "distflow/framework/kernel_registry.h"
 #include "distflow/framework/resource_mgr.h"
 #include "distflow/kernels/lookup_table.h"
+#include "distflow/kernels/text_file_table_init.h"
 
 namespace distflow {
 namespace {
@@ -83,6 +87,47 @@ class LookupTableImportOp : public TableKernel {
 };
 
 REGISTER_KERNEL_BUILDER(Name("LookupTableImportV2").Device(kDeviceCpu), LookupTableImportOp);
+
+// Reads the file (inside the allowed file roots) and imports its entries.
+class InitializeTableFromTextFileOp : public OpKernel {
+ public:
+  explicit InitializeTableFromTextFileOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("key_index", &columns_.key_index));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("value_index", &columns_.value_index));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("vocab_size", &columns_.vocab_size));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("delimiter", &columns_.delimiter));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("offset", &columns_.offset));
+    OP_REQUIRES(ctx,
+                !columns_.delimiter.empty() || (columns_.key_index < 0 && columns_.value_index < 0),
+                errors::InvalidArgument("the delimiter must not be empty"));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    auto handle = HandleFromInput(ctx, 0);
+    OP_REQUIRES_OK(ctx, handle.status());
+    auto table = LookupResource<HashTable>(ctx, *handle);
+    OP_REQUIRES_OK(ctx, table.status());
+    const Tensor& filename = ctx->input(1);
+    OP_REQUIRES(ctx, filename.dims() == 0,
+                errors::InvalidArgument("filename must be a scalar, got shape ",
+                                        filename.shape().DebugString()));
+    const std::string& file = filename.scalar<std::string>();
+    OP_REQUIRES_OK(ctx, CheckFileAllowed(file));
+    auto contents = ReadFileToString(file);
+    OP_REQUIRES_OK(ctx, contents.status());
+    auto entries = ParseTextFileEntries(*contents, file, columns_, (*table)->key_dtype(),
+                                        (*table)->value_dtype());
+    OP_REQUIRES_OK(ctx, entries.status());
+    OP_REQUIRES_OK(ctx, errors::Annotate((*table)->Import(entries->keys, entries->values),
+                                         absl::StrCat(file, ": ")));
+  }
+
+ private:
+  TextFileColumns columns_;
+};
+
+REGISTER_KERNEL_BUILDER(Name("InitializeTableFromTextFileV2").Device(kDeviceCpu),
+                        InitializeTableFromTextFileOp);
 
 class LookupTableFindOp : public TableKernel {
  public:

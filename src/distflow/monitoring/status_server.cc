@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "distflow/core/constant_time.h"
 #include "distflow/core/status.h"
+#include "distflow/monitoring/http_task_queue.h"
 #include "httplib.h"
 
 namespace distflow {
@@ -16,6 +17,7 @@ namespace {
 constexpr size_t kMaxBodyBytes = 64 << 10;
 constexpr time_t kIoTimeoutSeconds = 5;
 constexpr size_t kThreads = 4;
+constexpr size_t kMaxWaiting = 16;
 
 bool Authorized(const httplib::Request& req, const std::string& token) {
   if (token.empty()) return true;
@@ -35,7 +37,10 @@ absl::StatusOr<std::unique_ptr<StatusServer>> StatusServer::Start(
   std::unique_ptr<StatusServer> s(new StatusServer);
   s->server_ = std::make_unique<httplib::Server>();
   httplib::Server& server = *s->server_;
-  server.new_task_queue = [] { return new httplib::ThreadPool(kThreads); };
+  // At most kThreads connections served and kMaxWaiting waiting: a flood
+  // of idle connections waits in the kernel's backlog, holding no file of
+  // this process.
+  server.new_task_queue = [] { return new BoundedHttpTaskQueue(kThreads, kMaxWaiting); };
   // SO_REUSEADDR only: cpp-httplib's default also sets SO_REUSEPORT, which
   // would let a second process share a port already held.
   server.set_socket_options([](socket_t sock) {

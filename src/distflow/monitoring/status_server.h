@@ -6,7 +6,10 @@
 // (loopback by default), port 0 picks a free port. With a token, a request
 // must carry it — "Authorization: Bearer TOKEN", or "?token=TOKEN" for a
 // browser — or gets 401. Requests are bounded: a 64 KiB body, a 5 s read
-// and write timeout, 4 threads, one request per connection.
+// and write timeout, 4 threads, one request per connection, and at most
+// 16 accepted connections waiting for a thread (more wait in the kernel's
+// listen backlog, holding nothing of this process: monitoring/
+// http_task_queue.h).
 //
 // Thread-safe; pages render on the server's threads, so their functions
 // must be thread-safe. Destroying the server stops it and waits for its

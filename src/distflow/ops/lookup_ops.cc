@@ -1,6 +1,7 @@
 // Lookup-table ops, as TensorFlow's feature columns use them (a vocabulary
-// list becomes a HashTableV2 filled by LookupTableImportV2 in the init op and
-// read by LookupTableFindV2); kernels/lookup_table.h says what a table
+// list becomes a HashTableV2 filled by LookupTableImportV2 in the init op, a
+// vocabulary file one filled by InitializeTableFromTextFileV2 from an
+// asset; both read by LookupTableFindV2); kernels/lookup_table.h says what a table
 // holds. Names, inputs and attrs follow TensorFlow's.
 #include "distflow/core/status.h"
 #include "distflow/framework/op_registry.h"
@@ -42,6 +43,21 @@ REGISTER_OP("LookupTableImportV2")
     .SetIsStateful()
     .SetShapeFn(ImportShape)
     .Doc("Fills the table with keys[i] -> values[i].");
+
+REGISTER_OP("InitializeTableFromTextFileV2")
+    .Input("table_handle: resource")
+    .Input("filename: string")
+    .Attr("key_index: int >= -2")
+    .Attr("value_index: int >= -2")
+    .Attr("vocab_size: int >= -1 = -1")
+    .Attr("delimiter: string = '\t'")
+    .Attr("offset: int = 0")
+    .SetIsStateful()
+    .SetShapeFn(ImportShape)
+    .Doc(
+        "Fills the table from a text file, one entry per line: key and value are the "
+        "delimiter-separated columns key_index and value_index, -1 the whole line, -2 the line "
+        "number (plus offset); vocab_size (-1: all) lines.");
 
 REGISTER_OP("LookupTableFindV2")
     .Input("table_handle: resource")

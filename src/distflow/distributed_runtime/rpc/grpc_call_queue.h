@@ -15,6 +15,12 @@
 // call: that call's completion needs this thread. Methods that may wait are
 // added with a pool to run on.
 //
+// With a memory budget (core/memory_budget.h), a call holds the bytes of
+// its decoded request from its arrival, and those of its response from the
+// handler's `done` (gRPC encodes a copy), until it ends: a request or
+// response that does not fit is answered RESOURCE_EXHAUSTED naming the
+// message, the bytes and the budget, and the process goes on.
+//
 // Order of use: construct with the ServerBuilder before BuildAndStart, Add
 // the methods, Start once the server runs; after the server's Shutdown has
 // returned, and once nothing will make more calls, Shutdown cancels the
@@ -26,13 +32,18 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
+#include "distflow/core/memory_budget.h"
 #include "distflow/core/threadpool.h"
+#include "distflow/distributed_runtime/rpc/rpc_stats.h"
 #include "distflow/framework/cancellation.h"
+#include "google/protobuf/message_lite.h"
 #include "grpcpp/grpcpp.h"
 
 namespace distflow {
@@ -56,9 +67,14 @@ class ServerCallQueue {
 
   // Before Start. `pending` calls of the method wait on the queue. With a
   // `pool`, the handler runs there instead of on the polling thread.
+  // `name` names the method in stats(); empty: the request type's name
+  // less "Request" (RunStepRequest: "RunStep").
   template <class Req, class Resp>
   void Add(RequestFn<Req, Resp> request, Handler<Req, Resp> handler, int pending = 4,
-           ThreadPool* pool = nullptr);
+           ThreadPool* pool = nullptr, std::string name = "");
+
+  // The calls each method has answered, and how fast.
+  const RpcStats& stats() const { return stats_; }
 
   void Start();
   // Idempotent. Stops posting requests, cancels client calls still out,
@@ -97,6 +113,7 @@ class ServerCallQueue {
     virtual void Post(ServerCallQueue* owner) = 0;
     int pending = 4;
     ThreadPool* pool = nullptr;
+    RpcStats::Method* stats = nullptr;
   };
   template <class Req, class Resp>
   struct Method;
@@ -109,6 +126,7 @@ class ServerCallQueue {
 
   const std::unique_ptr<grpc::ServerCompletionQueue> cq_;
   std::vector<std::unique_ptr<MethodBase>> methods_;
+  RpcStats stats_;
   std::thread thread_;
   absl::Mutex mu_;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
@@ -116,6 +134,32 @@ class ServerCallQueue {
   absl::flat_hash_set<grpc::ClientContext*> client_calls_ ABSL_GUARDED_BY(mu_);
   bool started_ ABSL_GUARDED_BY(mu_) = false;
 };
+
+namespace call_queue_internal {
+// The bytes a decoded message holds, about: its encoded size.
+inline int64_t MessageBytes(const google::protobuf::MessageLite& m) {
+  return static_cast<int64_t>(m.ByteSizeLong());
+}
+inline int64_t MessageBytes(const grpc::ByteBuffer& b) { return static_cast<int64_t>(b.Length()); }
+template <class M>
+std::string MessageName(const M& m) {
+  return m.GetTypeName();
+}
+inline std::string MessageName(const grpc::ByteBuffer&) { return "raw message"; }
+// "RunStep" for distflow.RunStepRequest.
+template <class Req>
+std::string MethodName() {
+  std::string name = MessageName(Req());
+  const size_t dot = name.rfind('.');
+  if (dot != std::string::npos) name = name.substr(dot + 1);
+  constexpr std::string_view kSuffix = "Request";
+  if (name.size() > kSuffix.size() &&
+      name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0) {
+    name.resize(name.size() - kSuffix.size());
+  }
+  return name;
+}
+}  // namespace call_queue_internal
 
 template <class Req, class Resp>
 struct ServerCallQueue::Method final : MethodBase {
@@ -148,6 +192,21 @@ class ServerCallQueue::UnaryCall final : public Call {
           return;
         }
         method_->Post(owner_);  // the next call of this method
+        arrived_ = absl::Now();
+        if (memory_budget::Limit() > 0) {
+          auto charge = memory_budget::Reservation::Make(
+              call_queue_internal::MessageBytes(req_),
+              "decoding a " + call_queue_internal::MessageName(req_));
+          if (!charge.ok()) {
+            req_.Clear();
+            method_->stats->Record(absl::Now() - arrived_, false);
+            writer_.FinishWithError(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                                                 std::string(charge.status().message())),
+                                    &tags_[kFinish]);
+            return;
+          }
+          request_charge_ = *std::move(charge);
+        }
         if (method_->pool != nullptr) {
           method_->pool->Schedule([this] { Handle(); });
         } else {
@@ -167,8 +226,24 @@ class ServerCallQueue::UnaryCall final : public Call {
 
  private:
   void Handle() {
-    method_->handler(&ctx_, &req_, &resp_, &cm_,
-                     [this](const grpc::Status& s) { writer_.Finish(resp_, s, &tags_[kFinish]); });
+    method_->handler(&ctx_, &req_, &resp_, &cm_, [this](const grpc::Status& s) {
+      if (s.ok() && memory_budget::Limit() > 0) {
+        auto charge = memory_budget::Reservation::Make(
+            call_queue_internal::MessageBytes(resp_),
+            "encoding a " + call_queue_internal::MessageName(resp_));
+        if (!charge.ok()) {
+          resp_.Clear();
+          method_->stats->Record(absl::Now() - arrived_, false);
+          writer_.FinishWithError(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                                               std::string(charge.status().message())),
+                                  &tags_[kFinish]);
+          return;
+        }
+        response_charge_ = *std::move(charge);
+      }
+      method_->stats->Record(absl::Now() - arrived_, s.ok());
+      writer_.Finish(resp_, s, &tags_[kFinish]);
+    });
   }
   void Unref() {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
@@ -181,6 +256,10 @@ class ServerCallQueue::UnaryCall final : public Call {
   Resp resp_;
   grpc::ServerAsyncResponseWriter<Resp> writer_;
   CancellationManager cm_;
+  absl::Time arrived_;
+  // The request's and the response's bytes in the memory budget.
+  memory_budget::Reservation request_charge_;
+  memory_budget::Reservation response_charge_;
   // The finish and the done notice.
   std::atomic<int> refs_{2};
   Tag tags_[3] = {{this, kRequest}, {this, kFinish}, {this, kDone}};
@@ -194,8 +273,10 @@ void ServerCallQueue::Method<Req, Resp>::Post(ServerCallQueue* owner) {
 
 template <class Req, class Resp>
 void ServerCallQueue::Add(RequestFn<Req, Resp> request, Handler<Req, Resp> handler, int pending,
-                          ThreadPool* pool) {
+                          ThreadPool* pool, std::string name) {
   auto method = std::make_unique<Method<Req, Resp>>();
+  if (name.empty()) name = call_queue_internal::MethodName<Req>();
+  method->stats = stats_.Add(name);
   method->request = std::move(request);
   method->handler = std::move(handler);
   method->pending = pending;

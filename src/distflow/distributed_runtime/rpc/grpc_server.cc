@@ -276,4 +276,18 @@ const SideChannelServer* GrpcServer::side_channel() const {
 
 std::string GrpcServer::target() const { return absl::StrCat("grpc://localhost:", bound_port_); }
 
+GrpcServer::Stats GrpcServer::stats() const {
+  Stats s;
+  if (impl_ == nullptr) return s;
+  if (impl_->master != nullptr) s.master_sessions = impl_->master->num_sessions();
+  if (impl_->worker != nullptr) {
+    s.registered_graphs = impl_->worker->num_graphs();
+    s.running_steps = impl_->worker->RunningSteps();
+  }
+  if (rendezvous_mgr_ != nullptr) s.steps = static_cast<int64_t>(rendezvous_mgr_->NumSteps());
+  if (impl_->side_channel != nullptr)
+    s.side_channel_fetches = impl_->side_channel->fetches_served();
+  return s;
+}
+
 }  // namespace distflow

@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "distflow/distributed_runtime/rpc/grpc_tls.h"
+#include "distflow/distributed_runtime/worker.h"
 #include "distflow/tensorflow_server.pb.h"
 
 namespace distflow {
@@ -92,6 +93,21 @@ class GrpcServer {
   // The completion queue the server's calls and its calls to other tasks
   // use (grpc_call_queue.h); null before Start.
   std::shared_ptr<ServerCallQueue> call_queue() const;
+
+  // What the server holds now, for its status page.
+  struct Stats {
+    int64_t master_sessions = 0;
+    int64_t registered_graphs = 0;
+    // Steps whose rendezvous the worker holds: steps running here, and
+    // receives waiting for steps that have not started.
+    int64_t steps = 0;
+    // Tensors sent in full over the side channel since Start (-1: none).
+    int64_t side_channel_fetches = -1;
+    // The worker's RunGraph steps running now, oldest first, with the Recv
+    // keys each waits for.
+    std::vector<Worker::RunningStep> running_steps;
+  };
+  Stats stats() const;
 
  private:
   GrpcServer() = default;

@@ -8,6 +8,7 @@
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/rpc/grpc_tensor_coding.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
+#include "distflow/distributed_runtime/transfer_stats.h"
 
 namespace distflow {
 
@@ -186,6 +187,10 @@ void GrpcWorkerClient::RecvTensorAsync(int64_t step_id, const std::string& rende
     absl::Status decoded = DecodeRecvTensorResponse(bufs->response, tensor, is_dead, &send_start,
                                                     side != nullptr ? &offer : nullptr);
     if (!decoded.ok() || !offer.has_value()) {
+      if (decoded.ok()) {
+        CountTensorTransfer(false, TensorTransport::kGrpc, task,
+                            static_cast<int64_t>(tensor->TotalBytes()));
+      }
       done(decoded);
       return;
     }
@@ -195,6 +200,8 @@ void GrpcWorkerClient::RecvTensorAsync(int64_t step_id, const std::string& rende
                                          offer.payload_bytes, deadline, opts, task);
       if (fetched.ok()) {
         CanonicalizeBools(tensor);
+        CountTensorTransfer(false, TensorTransport::kSideChannel, task,
+                            static_cast<int64_t>(offer.payload_bytes));
       } else {
         *tensor = Tensor();
       }

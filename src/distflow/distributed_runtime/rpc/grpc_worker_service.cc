@@ -4,11 +4,17 @@
 #include <optional>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "distflow/core/checked_math.h"
 #include "distflow/core/env.h"
+#include "distflow/core/memory_budget.h"
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/rpc/grpc_auth.h"
 #include "distflow/distributed_runtime/rpc/grpc_tensor_coding.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
+#include "distflow/distributed_runtime/transfer_stats.h"
+#include "distflow/framework/rendezvous.h"
+#include "distflow/framework/tensor_proto.h"
 
 namespace distflow {
 namespace {
@@ -121,11 +127,35 @@ void GrpcWorkerService::ServeOn(ServerCallQueue* queue, ThreadPool* pool) {
             [request, resp, side, done = std::move(done)](const absl::Status& s,
                                                           const Tensor& value, bool is_dead) {
               if (s.ok()) {
+                // The peer is the receiving device's task.
+                Rendezvous::ParsedKey parsed;
+                const std::string peer =
+                    Rendezvous::ParseKey(request->rendezvous_key(), &parsed).ok()
+                        ? TaskOfDevice(parsed.dst_device)
+                        : std::string("unknown");
                 std::optional<SideChannelTicket> ticket;
                 if (side != nullptr && !is_dead) ticket = side->Offer(value);
+                CountTensorTransfer(
+                    true,
+                    ticket.has_value() ? TensorTransport::kSideChannel : TensorTransport::kGrpc,
+                    peer, static_cast<int64_t>(value.TotalBytes()));
                 if (ticket.has_value()) {
                   EncodeRecvTensorOffer(value, {*ticket, side->port(), value.TotalBytes()},
                                         NowMicros(), resp);
+                } else if (value.dtype() == DT_STRING && !is_dead) {
+                  // Strings are copied into a proto, then into its encoding.
+                  int64_t bytes = 0;
+                  if (!MultiplyWithoutOverflow<int64_t>(ProtoBytes(value), 2, &bytes)) {
+                    bytes = INT64_MAX;
+                  }
+                  auto charge = memory_budget::Reservation::Make(
+                      bytes, absl::StrCat("encoding the strings of '", request->rendezvous_key(),
+                                          "' ", value.shape().DebugString()));
+                  if (!charge.ok()) {
+                    done(ToGrpcStatus(charge.status()));
+                    return;
+                  }
+                  EncodeRecvTensorResponse(value, is_dead, NowMicros(), resp);
                 } else {
                   // The response points at the tensor's own buffer: no copy.
                   EncodeRecvTensorResponse(value, is_dead, NowMicros(), resp);
@@ -134,7 +164,7 @@ void GrpcWorkerService::ServeOn(ServerCallQueue* queue, ThreadPool* pool) {
               done(ToGrpcStatus(s));
             });
       },
-      8);
+      8, nullptr, "RecvTensor");
 }
 
 }  // namespace distflow

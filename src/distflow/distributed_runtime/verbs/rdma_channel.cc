@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "distflow/core/checked_math.h"
 #include "distflow/core/status.h"
+#include "distflow/distributed_runtime/transfer_stats.h"
 #include "distflow/framework/tensor_proto.h"
 
 namespace distflow {
@@ -408,6 +409,12 @@ void RdmaChannel::PumpTx(const std::string& key) {
   } else if (item->status.ok() && !item->is_dead && item->tensor.TotalBytes() > 0) {
     src.emplace_back(static_cast<const char*>(item->tensor.raw_data()), item->tensor.TotalBytes());
   }
+  if (item->status.ok()) {
+    CountTensorTransfer(
+        true, TensorTransport::kVerbs, options_.remote_task,
+        static_cast<int64_t>(item->proto_payload.empty() ? item->tensor.TotalBytes()
+                                                         : item->proto_payload.size()));
+  }
   {
     absl::MutexLock lock(&mu_);
     in_flight_[wr_id] = std::move(item);
@@ -664,6 +671,10 @@ void RdmaChannel::OnTensorWrite(uint32_t buffer_id) {
   }
   Enqueue(std::move(idle));
   if (!done) return;
+  if (status.ok()) {
+    CountTensorTransfer(false, TensorTransport::kVerbs, options_.remote_task,
+                        static_cast<int64_t>(tensor.TotalBytes()));
+  }
   if (options_.schedule) {
     options_.schedule([done = std::move(done), status, tensor, dead = head.is_dead()] {
       done(status, tensor, dead);
