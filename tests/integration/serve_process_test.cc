@@ -26,6 +26,7 @@
 #include "integration/http_get.h"
 #include "integration/server_process.h"
 #include "nlohmann/json.hpp"
+#include "serving/half_plus_model.h"
 
 namespace distflow {
 namespace {
@@ -186,38 +187,6 @@ TEST(ServeProcessTest, BadRequestsGetClearErrors) {
   EXPECT_EQ(HttpRequest(port, "DELETE", url, "").status, 404);
   // Still serving.
   EXPECT_EQ(Post(port, url, R"({"instances": [1.0]})"), json::parse(R"({"predictions": [2.5]})"));
-}
-
-// TF2's half_plus_two as version directory `dir`, computing 0.5 x + `b`
-// (its checkpoint rewritten), made beside `dir` and renamed into place as an
-// exporter would.
-void WriteHalfPlus(const std::string& dir, float b) {
-  namespace fs = std::filesystem;
-  const std::string tmp = dir + ".tmp";
-  fs::remove_all(tmp);
-  fs::copy(kModels + "/serving_half_plus_two_tf2/00000123", tmp, fs::copy_options::recursive);
-  for (const auto& e : fs::recursive_directory_iterator(tmp)) {
-    fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
-  }
-  const std::string prefix = tmp + "/variables/variables";
-  std::vector<std::pair<std::string, Tensor>> tensors;
-  {
-    auto reader = BundleReader::Open(prefix);
-    ASSERT_TRUE(reader.ok()) << reader.status();
-    for (const std::string& name : (*reader)->Names()) {
-      const DataType dtype = (*reader)->Find(name)->dtype();
-      auto t = (*reader)->Read(name, dtype);
-      ASSERT_TRUE(t.ok()) << t.status();
-      tensors.emplace_back(name,
-                           name == "b/.ATTRIBUTES/VARIABLE_VALUE" ? Tensor::Scalar<float>(b) : *t);
-    }
-  }
-  fs::remove(prefix + ".index");
-  fs::remove(prefix + ".data-00000-of-00001");
-  BundleWriter w(prefix);
-  for (const auto& [name, t] : tensors) ASSERT_TRUE(w.Add(name, t).ok());
-  ASSERT_TRUE(w.Finish().ok());
-  fs::rename(tmp, dir);
 }
 
 // Clients calling predict on x = 1 as fast as they can, counting what they
@@ -509,6 +478,9 @@ TEST(ServeProcessTest, ModelConfigFileServesSeveralModels) {
   EXPECT_EQ(Body(HttpGet(
                 port, "/v1/models/half_plus_two/labels/canary/metadata"))["model_spec"]["version"],
             "124");
+  const json stable = Body(HttpGet(port, "/v1/models/half_plus_two/labels/stable"));
+  ASSERT_EQ(stable["model_version_status"].size(), 1u) << stable.dump();
+  EXPECT_EQ(stable["model_version_status"][0]["version"], "123");
   const json e =
       Post(port, "/v1/models/half_plus_two/labels/beta:predict", R"({"instances": [1]})", 404);
   EXPECT_THAT(e.value("error", ""), HasSubstr("model 'half_plus_two' has no version label 'beta'"));

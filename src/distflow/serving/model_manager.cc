@@ -147,6 +147,15 @@ void ModelManager::ReportStates(const std::string& model) {
   options_.metrics->SetVersionStates(model, states);
 }
 
+absl::StatusOr<int64_t> ModelManager::VersionForLabel(const ModelEntry& model,
+                                                      const std::string& label) {
+  auto l = model.config.version_labels().find(label);
+  if (l == model.config.version_labels().end()) {
+    return errors::NotFound("model '", model.config.name(), "' has no version label '", label, "'");
+  }
+  return l->second;
+}
+
 absl::StatusOr<std::shared_ptr<LoadedModel>> ModelManager::Find(const std::string& name,
                                                                 std::optional<int64_t> version,
                                                                 const std::string& label) const {
@@ -157,11 +166,7 @@ absl::StatusOr<std::shared_ptr<LoadedModel>> ModelManager::Find(const std::strin
   }
   const ModelEntry& model = m->second;
   if (!version.has_value() && !label.empty()) {
-    auto l = model.config.version_labels().find(label);
-    if (l == model.config.version_labels().end()) {
-      return errors::NotFound("model '", name, "' has no version label '", label, "'");
-    }
-    version = l->second;
+    DF_ASSIGN_OR_RETURN(version, VersionForLabel(model, label));
   }
   if (version.has_value()) {
     auto v = model.versions.find(*version);
@@ -185,11 +190,14 @@ absl::StatusOr<std::shared_ptr<LoadedModel>> ModelManager::Find(const std::strin
 }
 
 absl::StatusOr<std::vector<ModelVersionStatus>> ModelManager::VersionStatuses(
-    const std::string& name, std::optional<int64_t> version) const {
+    const std::string& name, std::optional<int64_t> version, const std::string& label) const {
   absl::MutexLock lock(&mu_);
   auto m = models_.find(name);
   if (m == models_.end()) {
     return errors::NotFound("model '", name, "' is not served here");
+  }
+  if (!version.has_value() && !label.empty()) {
+    DF_ASSIGN_OR_RETURN(version, VersionForLabel(m->second, label));
   }
   std::vector<ModelVersionStatus> out;
   for (auto v = m->second.versions.rbegin(); v != m->second.versions.rend(); ++v) {

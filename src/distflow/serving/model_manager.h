@@ -81,12 +81,14 @@ class ModelManager {
                                                     std::optional<int64_t> version,
                                                     const std::string& label) const;
 
-  // The versions of `name` (only `version` when given), newest first.
+  // The versions of `name` (only `version` when given, or the one `label`
+  // names when non-empty), newest first.
   // NotFound for an unknown model or version, and for a model none of whose
   // versions has been seen yet (as TF Serving answers, so that a health
   // check fails until there is something to serve).
-  absl::StatusOr<std::vector<ModelVersionStatus>> VersionStatuses(
-      const std::string& name, std::optional<int64_t> version) const;
+  absl::StatusOr<std::vector<ModelVersionStatus>> VersionStatuses(const std::string& name,
+                                                                  std::optional<int64_t> version,
+                                                                  const std::string& label) const;
 
   // Lists the base paths and loads and unloads as the rules above say
   // (what the poller does every poll_wait_seconds).
@@ -105,6 +107,9 @@ class ModelManager {
 
   explicit ModelManager(const ModelManagerOptions& options) : options_(options) {}
   void PollModel(const ModelConfig& config);
+  // NotFound naming the model and the label when the config has no such
+  // label.
+  static absl::StatusOr<int64_t> VersionForLabel(const ModelEntry& model, const std::string& label);
   void ReportStates(const std::string& model) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Log(const std::string& line) const {
     if (options_.log) options_.log(line);

@@ -261,7 +261,7 @@ HttpReply RestApi::Handle(absl::string_view method, absl::string_view path,
   absl::StatusOr<std::string> reply = [&]() -> absl::StatusOr<std::string> {
     if (request.verb == "status") {
       DF_ASSIGN_OR_RETURN(std::vector<ModelVersionStatus> versions,
-                          models_->VersionStatuses(request.model, request.version));
+                          models_->VersionStatuses(request.model, request.version, request.label));
       resolved.model = request.model;
       return StatusJson(versions);
     }
