@@ -2,9 +2,14 @@
 // loopback ports, TF Serving's documented REST calls on the SavedModels
 // TensorFlow wrote (../shared/saved_models), and the requests a stranger
 // might send, each answered with TF Serving's error JSON and HTTP code.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -79,6 +84,46 @@ TEST(ServeProcessTest, HalfPlusTwoPredictsAsTensorFlowServingDocuments) {
                "Content-Type: application/x-www-form-urlencoded\r\n");
   ASSERT_EQ(form.status, 200) << form.body.substr(0, 200);
   EXPECT_EQ(Body(form), json({{"predictions", y}}));
+}
+
+// The open files of process `pid`, or -1.
+int OpenFilesOf(pid_t pid) {
+  std::error_code ec;
+  int n = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    ++n;
+  }
+  return ec ? -1 : n;
+}
+
+// 500 idle connections to the REST port hold at most the server's 16
+// threads and 64 waiting slots (plus one its accept loop holds); the rest
+// wait in the kernel's backlog. Once they close, predict answers again.
+// (cpp-httplib's own pool accepted every one, a file each.)
+TEST(ServeProcessTest, AFloodOfIdleConnectionsHoldsAFewFiles) {
+  auto serve = StartServe({"--model_name", "half_plus_two", "--model_base_path",
+                           kModels + "/serving_half_plus_two_cpu"});
+  ASSERT_NE(serve, nullptr);
+  const int port = serve->port();
+  const int before = OpenFilesOf(serve->pid());
+  ASSERT_GT(before, 0);
+  std::vector<int> fds;
+  for (int i = 0; i < 500; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));  // in progress
+    fds.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_LE(OpenFilesOf(serve->pid()) - before, 16 + 64 + 1);
+  for (int fd : fds) close(fd);
+  json r = Post(port, "/v1/models/half_plus_two:predict", R"({"instances": [1.0, 2.0, 5.0]})");
+  EXPECT_EQ(r["predictions"], json::parse("[2.5, 3.0, 4.5]"));
 }
 
 TEST(ServeProcessTest, StatusAndMetadata) {
