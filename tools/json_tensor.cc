@@ -6,80 +6,15 @@
 #include <limits>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "distflow/core/status.h"
+#include "distflow/serving/tensor_json.h"
 
 namespace distflow {
 namespace {
 
 using nlohmann::json;
-
-// Finds the shape from the first element at each depth, then checks that
-// every list agrees; collects the leaves in row-major order.
-absl::Status Flatten(const json& value, const std::vector<int64_t>& dims, size_t depth,
-                     const std::string& name, std::vector<const json*>* leaves) {
-  if (depth == dims.size()) {
-    if (value.is_array()) {
-      return errors::InvalidArgument("feed '", name,
-                                     "': ragged nested list (a list where a scalar "
-                                     "was expected at depth ",
-                                     depth, ")");
-    }
-    leaves->push_back(&value);
-    return absl::OkStatus();
-  }
-  if (!value.is_array() || static_cast<int64_t>(value.size()) != dims[depth]) {
-    return errors::InvalidArgument("feed '", name, "': ragged nested list (expected ", dims[depth],
-                                   " elements at depth ", depth, ")");
-  }
-  for (const json& v : value) DF_RETURN_IF_ERROR(Flatten(v, dims, depth + 1, name, leaves));
-  return absl::OkStatus();
-}
-
-template <typename T>
-absl::Status ConvertLeaves(const std::vector<const json*>& leaves, DataType dtype,
-                           const std::string& name, T* out) {
-  auto bad = [&](const json& v, absl::string_view expected) {
-    return errors::InvalidArgument("feed '", name, "': expected ", expected, " for ",
-                                   DataTypeString(dtype), ", got ", v.dump());
-  };
-  for (size_t i = 0; i < leaves.size(); ++i) {
-    const json& v = *leaves[i];
-    if constexpr (std::is_same_v<T, bool>) {
-      if (!v.is_boolean()) return bad(v, "true or false");
-      out[i] = v.get<bool>();
-    } else if constexpr (std::is_same_v<T, std::string>) {
-      if (!v.is_string()) return bad(v, "strings");
-      out[i] = v.get<std::string>();
-    } else if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, bfloat16>) {
-      if (!v.is_number()) return bad(v, "numbers");
-      out[i] = static_cast<T>(v.get<double>());
-    } else {
-      if (!v.is_number_integer()) return bad(v, "integers");
-      if (v.is_number_unsigned()) {
-        const uint64_t u = v.get<uint64_t>();
-        if (u > static_cast<uint64_t>(std::numeric_limits<T>::max())) {
-          return bad(v, "integers in range");
-        }
-        out[i] = static_cast<T>(u);
-      } else {
-        const int64_t s = v.get<int64_t>();
-        if constexpr (std::is_signed_v<T>) {
-          if (s < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
-              s > static_cast<int64_t>(std::numeric_limits<T>::max())) {
-            return bad(v, "integers in range");
-          }
-        } else {
-          if (s < 0 || static_cast<uint64_t>(s) > std::numeric_limits<T>::max()) {
-            return bad(v, "integers in range");
-          }
-        }
-        out[i] = static_cast<T>(s);
-      }
-    }
-  }
-  return absl::OkStatus();
-}
 
 // JSON has no NaN or infinities (nlohmann writes them as null): they are
 // written as the strings "NaN", "Infinity" and "-Infinity", the spelling of
@@ -278,36 +213,17 @@ absl::Status CheckJsonNesting(absl::string_view text, int max_depth, const std::
 }
 
 absl::StatusOr<Tensor> TensorFromJson(const json& value, DataType dtype, const std::string& name) {
-  std::vector<int64_t> dims;
-  for (const json* v = &value; v->is_array(); v = &(*v)[0]) {
-    if (dims.size() == static_cast<size_t>(kMaxFeedRank)) {
+  int depth = 0;
+  for (const json* v = &value; v->is_array() && !v->empty(); v = &(*v)[0]) {
+    if (++depth > kMaxFeedRank) {
       return errors::InvalidArgument("feed '", name, "': value nests more than ", kMaxFeedRank,
                                      " lists deep");
     }
-    dims.push_back(static_cast<int64_t>(v->size()));
-    if (v->empty()) break;
   }
-  std::vector<const json*> leaves;
-  DF_RETURN_IF_ERROR(Flatten(value, dims, 0, name, &leaves));
-  TensorShape shape;
-  DF_RETURN_IF_ERROR(TensorShape::BuildTensorShape(dims, &shape));
-  if (!DataTypeIsSupported(dtype)) {
-    return errors::InvalidArgument("feed '", name, "': cannot feed values of type ",
-                                   DataTypeString(dtype));
-  }
-  Tensor t;
-  DF_RETURN_IF_ERROR(Tensor::Allocate(dtype, shape, &t, name));
-  absl::Status status;
-  const bool visited = VisitDataType(dtype, [&](auto zero) {
-    using T = decltype(zero);
-    status = ConvertLeaves<T>(leaves, dtype, name, t.base<T>());
-  });
-  if (!visited) {
-    return errors::InvalidArgument("feed '", name, "': cannot feed values of type ",
-                                   DataTypeString(dtype));
-  }
-  DF_RETURN_IF_ERROR(status);
-  return t;
+  // The serving API's reading, which also takes {"b64": ...} strings and
+  // "NaN" / "Infinity" for floats.
+  const std::string what = absl::StrCat("feed '", name, "'");
+  return TensorFromJson(value, dtype, absl::string_view(what));
 }
 
 json TensorValuesToJson(const Tensor& t) {

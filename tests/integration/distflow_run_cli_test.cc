@@ -452,7 +452,7 @@ TEST_F(DistflowRunTest, VersionHelpAndTypos) {
   Result far = Run("frobnicate");
   EXPECT_EQ(far.exit_code, 1);
   EXPECT_THAT(far.err, HasSubstr("unknown subcommand 'frobnicate' (subcommands: run, server, "
-                                 "demo"));
+                                 "serve, demo"));
 
   Result help = Run("--help");
   EXPECT_EQ(help.exit_code, 0);
