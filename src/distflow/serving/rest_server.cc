@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "distflow/core/constant_time.h"
 #include "distflow/core/status.h"
+#include "distflow/monitoring/http_task_queue.h"
 #include "httplib.h"
 
 namespace distflow {
@@ -44,7 +45,12 @@ absl::StatusOr<std::unique_ptr<RestServer>> RestServer::Start(const RestServerOp
   s->server_ = std::make_unique<httplib::Server>();
   httplib::Server& server = *s->server_;
   const int threads = options.num_threads;
-  server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // At most `threads` connections served and as many again waiting: a
+  // flood of connections waits in the kernel's backlog, holding no file of
+  // this process (cpp-httplib's own pool queues every one it accepts).
+  server.new_task_queue = [threads] {
+    return new BoundedHttpTaskQueue(static_cast<size_t>(threads), static_cast<size_t>(threads));
+  };
   // SO_REUSEADDR only: cpp-httplib's default also sets SO_REUSEPORT, which
   // would let a second process share a port already held.
   server.set_socket_options([](socket_t sock) {
