@@ -45,12 +45,11 @@ absl::StatusOr<std::unique_ptr<RestServer>> RestServer::Start(const RestServerOp
   s->server_ = std::make_unique<httplib::Server>();
   httplib::Server& server = *s->server_;
   const int threads = options.num_threads;
-  // At most `threads` connections served and as many again times four
-  // waiting for them (monitoring/http_task_queue.h): a flood of idle
-  // connections waits in the kernel's backlog instead of holding a file of
-  // this process each.
+  // At most `threads` connections served and as many again waiting: a
+  // flood of connections waits in the kernel's backlog, holding no file of
+  // this process (cpp-httplib's own pool queues every one it accepts).
   server.new_task_queue = [threads] {
-    return new BoundedHttpTaskQueue(static_cast<size_t>(threads), 4 * static_cast<size_t>(threads));
+    return new BoundedHttpTaskQueue(static_cast<size_t>(threads), static_cast<size_t>(threads));
   };
   // SO_REUSEADDR only: cpp-httplib's default also sets SO_REUSEPORT, which
   // would let a second process share a port already held.

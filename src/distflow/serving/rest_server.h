@@ -5,7 +5,8 @@
 // Bounds, so that no client can wedge it: a body larger than
 // max_body_bytes is refused (413) before it is read; every socket read and
 // write has io_timeout; a keep-alive connection is closed after
-// keep_alive_seconds idle or 1000 requests. It binds the address it is
+// keep_alive_seconds idle or 1000 requests; at most num_threads accepted
+// connections wait for a thread (more stay in the kernel's backlog). It binds the address it is
 // given (loopback by default; port 0 picks a free port). With a token, a
 // request must carry "Authorization: Bearer TOKEN" or gets 401. Every
 // error reply, the library's own included, is TF Serving's
