@@ -128,44 +128,10 @@ void AppendSummary(const Tensor& t, int depth, int64_t offset, const std::vector
   out->push_back(']');
 }
 
-// Length of the valid UTF-8 sequence at s[i], or 0 when the bytes there are
-// not one (overlong forms, surrogates and code points above U+10FFFF are
-// rejected, as nlohmann::json does).
-size_t Utf8SequenceLength(absl::string_view s, size_t i) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  if (c < 0x80) return 1;
-  size_t n;
-  uint32_t cp;
-  if ((c & 0xE0) == 0xC0) {
-    n = 2, cp = c & 0x1F;
-  } else if ((c & 0xF0) == 0xE0) {
-    n = 3, cp = c & 0x0F;
-  } else if ((c & 0xF8) == 0xF0) {
-    n = 4, cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b(i + k) & 0x3F);
-  }
-  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return n;
-}
-
 }  // namespace
 
 std::string JsonSafeString(absl::string_view s) {
-  bool valid = true;
-  for (size_t i = 0; i < s.size() && valid;) {
-    const size_t n = Utf8SequenceLength(s, i);
-    valid = n > 0;
-    i += n;
-  }
-  if (valid) return std::string(s);
+  if (IsValidUtf8(s)) return std::string(s);
   std::string out;
   for (size_t i = 0; i < s.size();) {
     const size_t n = Utf8SequenceLength(s, i);

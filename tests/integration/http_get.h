@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 namespace distflow {
 
@@ -67,6 +68,24 @@ inline HttpResponse HttpGet(int port, const std::string& path,
 inline HttpResponse HttpPost(int port, const std::string& path, const std::string& body,
                              const std::string& extra_headers = "") {
   return HttpRequest(port, "POST", path, body, extra_headers);
+}
+
+// Opens `n` TCP connections to loopback:`port` that never send a byte (a
+// flood of idle connections); the caller closes the returned descriptors.
+// Fewer when the process runs out of files.
+inline std::vector<int> OpenIdleConnections(int port, int n) {
+  std::vector<int> fds;
+  for (int i = 0; i < n; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    if (fd < 0) break;
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));  // in progress
+    fds.push_back(fd);
+  }
+  return fds;
 }
 
 }  // namespace distflow

@@ -108,17 +108,8 @@ TEST(ServeProcessTest, AFloodOfIdleConnectionsHoldsAFewFiles) {
   const int port = serve->port();
   const int before = OpenFilesOf(serve->pid());
   ASSERT_GT(before, 0);
-  std::vector<int> fds;
-  for (int i = 0; i < 500; ++i) {
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-    ASSERT_GE(fd, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));  // in progress
-    fds.push_back(fd);
-  }
+  const std::vector<int> fds = OpenIdleConnections(port, 500);
+  ASSERT_EQ(fds.size(), 500u);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   EXPECT_LE(OpenFilesOf(serve->pid()) - before, 16 + 16 + 1);
   for (int fd : fds) close(fd);

@@ -127,17 +127,8 @@ TEST(StatusServerTest, AFloodOfIdleConnectionsHoldsAFewFiles) {
   const int port = (*server)->port();
   constexpr int kFlood = 300;
   const int before = OpenFiles();
-  std::vector<int> fds;
-  for (int i = 0; i < kFlood; ++i) {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-    ASSERT_GE(fd, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));  // in progress
-    fds.push_back(fd);
-  }
+  const std::vector<int> fds = OpenIdleConnections(port, kFlood);
+  ASSERT_EQ(fds.size(), static_cast<size_t>(kFlood));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const int accepted = OpenFiles() - before - kFlood;
   EXPECT_LE(accepted, 4 + 16 + 1) << "files the server holds for the flood";

@@ -21,40 +21,6 @@ using nlohmann::json;
 // ParseJsonObject, never escapes it.
 struct TooDeep {};
 
-// True iff `s` is well-formed UTF-8 (no overlong forms, surrogates or code
-// points above U+10FFFF).
-bool IsValidUtf8(absl::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t n;
-    uint32_t cp;
-    if ((c & 0xE0) == 0xC0) {
-      n = 2, cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      n = 3, cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      n = 4, cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if (i + n > s.size()) return false;
-    for (size_t k = 1; k < n; ++k) {
-      const unsigned char b = static_cast<unsigned char>(s[i + k]);
-      if ((b & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (b & 0x3F);
-    }
-    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += n;
-  }
-  return true;
-}
-
 // Finds the shape from the first element at each depth, then checks every
 // list against it, collecting the leaves in row-major order.
 absl::Status Flatten(const json& value, const std::vector<int64_t>& dims, size_t depth,
@@ -255,6 +221,40 @@ void AppendTensorRowJson(const Tensor& t, int64_t row, bool binary_strings, std:
   int64_t row_elements = 1;
   for (int64_t d : inner) row_elements *= d;
   AppendTensorFrom(t, inner, row * row_elements, binary_strings, out);
+}
+
+size_t Utf8SequenceLength(absl::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  if (c < 0x80) return 1;
+  size_t n;
+  uint32_t cp;
+  if ((c & 0xE0) == 0xC0) {
+    n = 2, cp = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    n = 3, cp = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    n = 4, cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b(i + k) & 0x3F);
+  }
+  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
+}
+
+bool IsValidUtf8(absl::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = Utf8SequenceLength(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
 }
 
 void AppendStringJson(absl::string_view s, bool binary, std::string* out) {

@@ -53,6 +53,13 @@ void AppendStringJson(absl::string_view s, bool binary, std::string* out);
 // as the same value, with ".0" for whole numbers; NaN, Infinity, -Infinity.
 void AppendFloatJson(double v, bool single_precision, std::string* out);
 
+// The length of the well-formed UTF-8 sequence at s[i], or 0 when the
+// bytes there are not one (overlong forms, surrogates and code points above
+// U+10FFFF are refused, as nlohmann::json refuses them). REQUIRES: i < s.size().
+size_t Utf8SequenceLength(absl::string_view s, size_t i);
+// True iff all of `s` is well-formed UTF-8.
+bool IsValidUtf8(absl::string_view s);
+
 // Whether an output with this key is written as base64 ({"b64": ...}).
 bool IsBinaryOutputKey(absl::string_view key);
 
