@@ -3,9 +3,14 @@
 // failures, a function's error raised once with queued closures cancelled,
 // workers killed and restarted or frozen while closures run (every value
 // ready, none lost), a worker added mid-run, per-worker resources rebuilt on
-// recovery, a lost ps raised as Unavailable, and a server started with
-// --join registering itself and taking closures.
+// recovery, a lost ps raised as Unavailable, a server started with --join
+// registering itself and taking closures, and the workers' states read
+// while a call to a silent worker waits for its deadline.
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <memory>
@@ -601,6 +606,69 @@ TEST_F(CoordinatorProcessTest, PerWorkerResourceIsRebuiltWhenItsWorkerReturns) {
   ExpectAllReady(values);
   EXPECT_TRUE(per_worker->Get(1).WaitReady(absl::Seconds(30)));
   EXPECT_EQ(per_worker->Get(1).state(), RemoteValue::State::kReady);
+}
+
+// A worker address where the kernel completes TCP connections (the listen
+// backlog) but nothing ever answers: a call to it waits for its deadline.
+class SilentListener {
+ public:
+  SilentListener() {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    if (fd_ < 0 || bind(fd_, reinterpret_cast<sockaddr*>(&a), len) != 0 || listen(fd_, 16) != 0 ||
+        getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      return;
+    }
+    port_ = ntohs(a.sin_port);
+  }
+  ~SilentListener() { Close(); }
+  // Resets the connections waiting in the backlog.
+  void Close() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+  int port() const { return port_; }
+  // Whether a connection is waiting to be accepted within `ms`.
+  bool ConnectionPending(int ms) {
+    pollfd p{fd_, POLLIN, 0};
+    return poll(&p, 1, ms) == 1;
+  }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+TEST_F(CoordinatorProcessTest, WorkerStatesAreReadWhileACallToASilentWorkerWaits) {
+  CoordinatorOptions o = Options();
+  o.call_timeout = absl::Seconds(30);
+  StartCoordinator(std::move(o));
+  SilentListener silent;
+  ASSERT_NE(silent.port(), 0);
+  ASSERT_TRUE(coord_->AddWorker(2, absl::StrCat("127.0.0.1:", silent.port())).ok());
+  // Worker 2's thread is now making its session: connected, waiting for an
+  // answer that never comes, for up to the 30 s call timeout.
+  ASSERT_TRUE(silent.ConnectionPending(10000));
+  absl::Notification read;
+  std::vector<CoordinatorWorkerState> states;
+  std::thread reader([&] {
+    states = coord_->worker_states();
+    read.Notify();
+  });
+  // A status page reads this once a second; before the fix it waited for
+  // the silent worker's call deadline.
+  const bool in_time = read.WaitForNotificationWithTimeout(absl::Seconds(10));
+  reader.join();
+  EXPECT_TRUE(in_time) << "worker_states() waited for the call to the silent worker";
+  ASSERT_EQ(states.size(), 3u);
+  EXPECT_TRUE(states[0].up);
+  EXPECT_EQ(states[2].task, 2);
+  EXPECT_FALSE(states[2].up);
+  silent.Close();  // the waiting call fails now, so its thread stops promptly
+  ASSERT_TRUE(coord_->RemoveWorker(2).ok());
 }
 
 TEST_F(CoordinatorProcessTest, LostPsIsRaisedAsUnavailableWithinTenSeconds) {

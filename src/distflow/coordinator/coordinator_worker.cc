@@ -136,8 +136,15 @@ void CoordinatorWorker::Retire(const absl::Status& why) {
   internal::LogLine('W', absl::StrCat("coordinator: worker task ", task_, " at ", address_,
                                       ", which joined, failed where its function should not: ",
                                       why.ToString(), "; it takes no more closures"));
-  absl::MutexLock l(&mu_);
-  down_ = Down{absl::Now(), why};
+  {
+    absl::MutexLock l(&mu_);
+    down_ = Down{absl::Now(), why};
+  }
+  ResetSession();
+}
+
+void CoordinatorWorker::ResetSession() {
+  absl::MutexLock l(&session_mu_);
   session_.reset();
   functions_in_session_ = 0;
 }
@@ -150,12 +157,13 @@ void CoordinatorWorker::MarkDown(const absl::Status& why) {
   coordinator_->worker_failures_.fetch_add(1, std::memory_order_relaxed);
   failures_.fetch_add(1, std::memory_order_relaxed);
   for (const auto& resource : coordinator_->resources()) resource->values.Get(task_).SetAborted();
-  absl::MutexLock l(&mu_);
-  down_ = Down{absl::Now(), why};
-  last_error_ = why.ToString();
-  last_error_micros_ = NowMicros();
-  session_.reset();
-  functions_in_session_ = 0;
+  {
+    absl::MutexLock l(&mu_);
+    down_ = Down{absl::Now(), why};
+    last_error_ = why.ToString();
+    last_error_micros_ = NowMicros();
+  }
+  ResetSession();
 }
 
 CoordinatorWorkerState CoordinatorWorker::state() const {
@@ -174,7 +182,7 @@ CoordinatorWorkerState CoordinatorWorker::state() const {
 absl::StatusOr<std::shared_ptr<Session>> CoordinatorWorker::SessionWithFunctions() {
   const CoordinatorOptions& opts = coordinator_->options_;
   std::vector<std::shared_ptr<const ClusterCoordinator::Function>> fns = coordinator_->functions();
-  absl::MutexLock l(&mu_);
+  absl::MutexLock l(&session_mu_);
   if (session_ == nullptr) {
     SessionOptions so;
     so.target = absl::StrCat("grpc://", address_);
@@ -239,8 +247,7 @@ absl::Status CoordinatorWorker::Recover() {
         value.SetError(built.status());
         continue;
       }
-      absl::MutexLock l(&mu_);
-      session_.reset();
+      ResetSession();
       return built.status();
     }
     value.SetReady(*std::move(built));

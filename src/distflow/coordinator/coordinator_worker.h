@@ -89,6 +89,8 @@ class CoordinatorWorker {
   bool SleepFor(absl::Duration d);
   // Takes a joined worker out of service for good after `why`.
   void Retire(const absl::Status& why);
+  // Drops the session; the next call makes a new one.
+  void ResetSession();
 
   ClusterCoordinator* const coordinator_;
   const int task_;
@@ -105,12 +107,17 @@ class CoordinatorWorker {
   std::atomic<int64_t> closures_done_{0};
   std::atomic<int64_t> failures_{0};
 
+  // What state() reads; never held across a call to the worker, so that a
+  // status page reads it while a session is being made.
   mutable absl::Mutex mu_;
   Down down_ ABSL_GUARDED_BY(mu_);
   std::string last_error_ ABSL_GUARDED_BY(mu_);
   int64_t last_error_micros_ ABSL_GUARDED_BY(mu_) = 0;
-  std::shared_ptr<Session> session_ ABSL_GUARDED_BY(mu_);
-  size_t functions_in_session_ ABSL_GUARDED_BY(mu_) = 0;
+  // Serializes making the session and extending it (calls to the worker, up
+  // to the call timeout each). Never taken while mu_ is held, nor mu_ under it.
+  absl::Mutex session_mu_;
+  std::shared_ptr<Session> session_ ABSL_GUARDED_BY(session_mu_);
+  size_t functions_in_session_ ABSL_GUARDED_BY(session_mu_) = 0;
 };
 
 }  // namespace distflow
