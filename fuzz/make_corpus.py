@@ -6,7 +6,8 @@ is checked in, so this is needed only to change the seeds. The tf_*.pb
 graphs in corpus/graphdef_binary/ are small GraphDefs written by TensorFlow,
 and the tf*.index files in corpus/bundle_index/ checkpoint indexes TensorFlow
 wrote (from ../shared/saved_models), copied in as they are, as are the
-tf_*.pb files of corpus/saved_model/ (saved_model.pb files TensorFlow wrote)."""
+tf_*.pb files of corpus/saved_model/ (saved_model.pb files TensorFlow wrote)
+and corpus/session_bundle/'s export.meta of a TF 0.12 session bundle."""
 import os
 import struct
 import subprocess

@@ -86,6 +86,23 @@ TEST(ServeProcessTest, HalfPlusTwoPredictsAsTensorFlowServingDocuments) {
   EXPECT_EQ(Body(form), json({{"predictions", y}}));
 }
 
+// The TF 0.12 session bundle TF Serving's docs once served: its generic
+// signatures answer as serving_default's predict, its regression signature
+// by name (the bundle feeds floats, not tf.Examples, to it).
+TEST(ServeProcessTest, LegacySessionBundleIsServed) {
+  auto serve = StartServe(
+      {"--model_name", "legacy", "--model_base_path", kModels + "/legacy_half_plus_two"});
+  ASSERT_NE(serve, nullptr);
+  const int port = serve->port();
+  HttpResponse status = HttpGet(port, "/v1/models/legacy");
+  EXPECT_EQ(Body(status)["model_version_status"][0]["version"], "123") << status.body;
+  EXPECT_EQ(Post(port, "/v1/models/legacy:predict", R"({"instances": [1.0, 2.0, 5.0]})"),
+            json::parse(R"({"predictions": [2.5, 3.0, 4.5]})"));
+  EXPECT_EQ(
+      Post(port, "/v1/models/legacy:predict", R"({"signature_name": "regress", "inputs": [10.0]})"),
+      json::parse(R"({"outputs": [7.0]})"));
+}
+
 // The open files of process `pid`, or -1.
 int OpenFilesOf(pid_t pid) {
   std::error_code ec;

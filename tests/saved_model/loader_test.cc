@@ -1,8 +1,11 @@
 // LoadSavedModel on SavedModels TensorFlow wrote, in ../shared/saved_models:
 // the TF1 counter model's variable restored from its checkpoint and its
 // signatures run on one loaded model; TF2's half_plus_two serving its
-// formula; a missing model, a tag set it lacks, a file that is not a
-// SavedModel and a damaged checkpoint, each an error naming what was wrong.
+// formula; the TF 0.12 session bundle legacy_half_plus_two loaded as a
+// SavedModel (signatures converted, variables from its "export"
+// checkpoint); a missing model, a tag set it lacks, a file that is not a
+// SavedModel, a damaged checkpoint and damaged bundles, each an error
+// naming what was wrong.
 #include "distflow/saved_model/loader.h"
 
 #include <unistd.h>
@@ -39,6 +42,18 @@ absl::StatusOr<float> RunSignature(const SavedModelBundle& b, const std::string&
   return out[0].scalar<float>();
 }
 
+// A copy of `from` in a fresh writable scratch directory named `name`.
+std::string WritableCopy(const std::string& from, const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/" + name + "_" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::copy(from, dir, std::filesystem::copy_options::recursive);
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    std::filesystem::permissions(e.path(), std::filesystem::perms::owner_write,
+                                 std::filesystem::perm_options::add);
+  }
+  return dir;
+}
+
 TEST(LoadSavedModelTest, CounterRestoresItsVariableAndKeepsStateAcrossCalls) {
   SavedModelBundle b;
   absl::Status s = LoadSavedModel(SessionOptions(), RunOptions(),
@@ -57,14 +72,7 @@ TEST(LoadSavedModelTest, CounterRestoresItsVariableAndKeepsStateAcrossCalls) {
 TEST(LoadSavedModelTest, VariablesComeFromTheCheckpoint) {
   // The counter model with its checkpoint rewritten to hold 7 (TensorFlow's
   // holds the initial value, 0).
-  const std::string dir = ::testing::TempDir() + "/counter_at_7_" + std::to_string(getpid());
-  std::filesystem::remove_all(dir);
-  std::filesystem::copy(kModels + "/serving_counter/00000123", dir,
-                        std::filesystem::copy_options::recursive);
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
-    std::filesystem::permissions(e.path(), std::filesystem::perms::owner_write,
-                                 std::filesystem::perm_options::add);
-  }
+  const std::string dir = WritableCopy(kModels + "/serving_counter/00000123", "counter_at_7");
   {
     BundleWriter w(dir + "/variables/variables");
     ASSERT_TRUE(w.Add("counter", Tensor::Scalar<float>(7)).ok());
@@ -99,6 +107,59 @@ TEST(LoadSavedModelTest, Tf2HalfPlusTwoServesItsFormula) {
                      {sig.outputs().at("y").name()}, {}, &out);
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_THAT(out[0].flat<float>(), ::testing::ElementsAre(2.5f, 3.0f, 4.5f));  // 0.5 x + 2
+}
+
+TEST(LoadSavedModelTest, SessionBundleLoadsWithConvertedSignatures) {
+  // The base directory: its version 00000123 holds export.meta and the
+  // "export" checkpoint, no saved_model.pb.
+  SavedModelBundle b;
+  absl::Status s = LoadSavedModel(SessionOptions(), RunOptions(), kModels + "/legacy_half_plus_two",
+                                  {"serve"}, &b);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(b.export_dir, kModels + "/legacy_half_plus_two/00000123");
+  const auto& sigs = b.meta_graph_def.signature_def();
+  ASSERT_EQ(sigs.size(), 2u);
+  // The generic "inputs"/"outputs" signatures: a predict signature.
+  const SignatureDef& predict = sigs.at("serving_default");
+  EXPECT_EQ(predict.method_name(), "tensorflow/serving/predict");
+  EXPECT_EQ(predict.inputs().at("x").name(), "Placeholder:0");
+  EXPECT_EQ(predict.inputs().at("x").dtype(), DT_FLOAT);
+  EXPECT_EQ(predict.outputs().at("y").name(), "Add:0");
+  const SignatureDef& regress = sigs.at("regress");
+  EXPECT_EQ(regress.method_name(), "tensorflow/serving/regress");
+  EXPECT_EQ(regress.inputs().at("inputs").name(), "Placeholder:0");
+  EXPECT_EQ(regress.outputs().at("outputs").name(), "Add:0");
+  std::vector<Tensor> out;
+  s = b.session->Run({{"Placeholder:0", Tensor::FromVector<float>({1, 2, 5})}}, {"Add:0"}, {},
+                     &out);
+  ASSERT_TRUE(s.ok()) << s;
+  // 0.5 x + 2, with 0.5 and 2 restored from the checkpoint (the graph's
+  // initial values are the same, but the init op is never run).
+  EXPECT_THAT(out[0].flat<float>(), ::testing::ElementsAre(2.5f, 3.0f, 4.5f));
+  EXPECT_EQ(*RunSignature(b, "regress", {{"inputs", Tensor::Scalar<float>(10)}}, "outputs"), 7.0f);
+}
+
+TEST(LoadSavedModelTest, DamagedSessionBundlesAreErrorsNamingTheFile) {
+  const std::string dir =
+      WritableCopy(kModels + "/legacy_half_plus_two/00000123", "damaged_bundle");
+  SavedModelBundle b;
+  // Its checkpoint as TensorFlow's old sharded V1 saver named it.
+  std::filesystem::rename(dir + "/export.index", dir + "/export-00000-of-00001");
+  absl::Status s = LoadSavedModel(SessionOptions(), RunOptions(), dir, {"serve"}, &b);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("V1"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr(dir));
+  // No checkpoint at all.
+  std::filesystem::remove(dir + "/export-00000-of-00001");
+  s = LoadSavedModel(SessionOptions(), RunOptions(), dir, {"serve"}, &b);
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("export.index"));
+  // export.meta that is not a MetaGraphDef.
+  ASSERT_TRUE(WriteStringToFileAtomic(dir + "/export.meta", "\xff\xff garbage").ok());
+  s = LoadSavedModel(SessionOptions(), RunOptions(), dir, {"serve"}, &b);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr(dir + "/export.meta"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(LoadSavedModelTest, ErrorsNameTheModelAndWhatIsMissing) {

@@ -1,6 +1,7 @@
 #include "distflow/saved_model/loader.h"
 
 #include <filesystem>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "distflow/core/status.h"
 #include "distflow/saved_model.pb.h"
 #include "distflow/saved_model/reader.h"
+#include "distflow/saved_model/session_bundle.h"
 #include "distflow/saved_model/version_dirs.h"
 #include "google/protobuf/any.pb.h"
 
@@ -24,6 +26,17 @@ std::string CollectionNode(const MetaGraphDef& m, const std::string& key) {
   auto it = m.collection_def().find(key);
   if (it == m.collection_def().end() || it->second.node_list().value_size() == 0) return "";
   return it->second.node_list().value(0);
+}
+
+bool FileExists(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec);
+}
+
+// Whether `dir` holds a SavedModel's own protocol buffer (not a bundle).
+bool IsSavedModelPb(const std::string& dir) {
+  return FileExists(absl::StrCat(dir, "/saved_model.pb")) ||
+         FileExists(absl::StrCat(dir, "/saved_model.pbtxt"));
 }
 
 // A tensor name's node ("init:0" -> "init"; "^init" -> "init").
@@ -80,10 +93,15 @@ absl::Status LoadSavedModelFrom(const SessionOptions& session_options,
   auto assets = AssetFeeds(m, export_dir);
   DF_RETURN_IF_ERROR(errors::Annotate(assets.status(), annotate("assets")));
   std::vector<Tensor> unused;
-  const std::string variables = absl::StrCat(export_dir, "/variables/variables");
+  const bool bundle_dir = !IsSavedModelPb(export_dir) && IsSessionBundleDir(export_dir);
+  std::string variables = absl::StrCat(export_dir, "/variables/variables");
+  if (bundle_dir) {
+    auto prefix = SessionBundleCheckpoint(export_dir);
+    DF_RETURN_IF_ERROR(errors::Annotate(prefix.status(), annotate("its checkpoint")));
+    variables = *prefix;
+  }
   const SaverDef& saver = m.saver_def();
-  if (!saver.restore_op_name().empty() &&
-      std::filesystem::exists(absl::StrCat(variables, ".index"))) {
+  if (!saver.restore_op_name().empty() && FileExists(absl::StrCat(variables, ".index"))) {
     DF_RETURN_IF_ERROR(errors::Annotate(
         bundle->session->Run(
             run_options, {{saver.filename_tensor_name(), Tensor::Scalar<std::string>(variables)}},
@@ -92,6 +110,7 @@ absl::Status LoadSavedModelFrom(const SessionOptions& session_options,
   }
   std::string init = CollectionNode(m, "saved_model_main_op");
   if (init.empty()) init = CollectionNode(m, "legacy_init_op");
+  if (init.empty()) init = CollectionNode(m, "serving_init_op");  // session bundles
   auto sig = m.signature_def().find("__saved_model_init_op");
   if (init.empty() && sig != m.signature_def().end()) {
     auto out = sig->second.outputs().find("__saved_model_init_op");

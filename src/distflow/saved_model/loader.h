@@ -9,7 +9,10 @@
 // of its file in EXPORT_DIR/assets/ (the asset_file_defs, or in models older
 // than that field the AssetFileDefs of the "saved_model_assets" collection).
 // An EXPORT_DIR holding numbered version directories instead of a model
-// loads the highest version (version_dirs.h).
+// loads the highest version (version_dirs.h). A session bundle (the format
+// before SavedModel: export.meta + the "export" checkpoint) loads the same
+// way, its signatures converted (session_bundle.h), its variables restored
+// from EXPORT_DIR/export and its init op the serving_init_op collection's.
 //
 // Errors: NotFound when EXPORT_DIR holds no saved_model.pb(txt) or no graph
 // with the tag set (the message lists the tag sets there are);

@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "distflow/core/env.h"
 #include "distflow/core/status.h"
+#include "distflow/saved_model/session_bundle.h"
 #include "google/protobuf/text_format.h"
 
 namespace distflow {
@@ -35,6 +36,7 @@ absl::StatusOr<SavedModel> ReadSavedModel(const std::string& export_dir) {
   const std::string pbtxt = absl::StrCat(export_dir, "/saved_model.pbtxt");
   absl::StatusOr<std::string> text = ReadFileToString(pbtxt);
   if (absl::IsNotFound(text.status())) {
+    if (IsSessionBundleDir(export_dir)) return ReadSessionBundle(export_dir);
     return errors::NotFound("no SavedModel in '", export_dir,
                             "': it has neither saved_model.pb nor saved_model.pbtxt");
   }

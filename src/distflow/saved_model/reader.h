@@ -21,8 +21,9 @@ namespace distflow {
 // no MetaGraphDef.
 absl::StatusOr<SavedModel> ParseSavedModel(absl::string_view bytes, const std::string& file);
 
-// The SavedModel of `export_dir` (saved_model.pb, else saved_model.pbtxt).
-// NotFound when it has neither.
+// The SavedModel of `export_dir` (saved_model.pb, else saved_model.pbtxt,
+// else a session bundle's export.meta read as one: session_bundle.h).
+// NotFound when it has none of them.
 absl::StatusOr<SavedModel> ReadSavedModel(const std::string& export_dir);
 
 // The MetaGraphDef whose tag set is exactly `tags`. NotFound naming

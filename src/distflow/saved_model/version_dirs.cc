@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "distflow/core/status.h"
+#include "distflow/saved_model/session_bundle.h"
 
 namespace distflow {
 namespace {
@@ -28,7 +29,7 @@ int64_t VersionOf(const std::string& name) {
 
 bool IsSavedModelDir(const std::string& dir) {
   return IsRegularFile(std::filesystem::path(dir) / "saved_model.pb") ||
-         IsRegularFile(std::filesystem::path(dir) / "saved_model.pbtxt");
+         IsRegularFile(std::filesystem::path(dir) / "saved_model.pbtxt") || IsSessionBundleDir(dir);
 }
 
 absl::StatusOr<std::vector<SavedModelVersion>> ListSavedModelVersions(const std::string& base) {
@@ -64,8 +65,9 @@ absl::StatusOr<std::string> ResolveSavedModelDir(const std::string& path) {
   auto versions = ListSavedModelVersions(path);
   if (versions.ok() && !versions->empty()) return versions->back().dir;
   return errors::NotFound("no SavedModel in '", path,
-                          "': it has neither saved_model.pb nor saved_model.pbtxt, nor numbered "
-                          "version directories holding one");
+                          "': it has neither saved_model.pb nor saved_model.pbtxt (nor a "
+                          "session bundle's export.meta), nor numbered version directories "
+                          "holding one");
 }
 
 }  // namespace distflow

@@ -13,7 +13,8 @@
 
 namespace distflow {
 
-// True iff `dir` holds a saved_model.pb or saved_model.pbtxt.
+// True iff `dir` holds a saved_model.pb or saved_model.pbtxt, or is a
+// session bundle (export.meta; session_bundle.h), which loads as one.
 bool IsSavedModelDir(const std::string& dir);
 
 struct SavedModelVersion {
