@@ -184,6 +184,22 @@ TEST(SessionTest, FeedAndFetchErrorsNameTheTensor) {
   EXPECT_EQ(Values(out[0]), (std::vector<int64_t>{2, 3}));
 }
 
+TEST(SessionTest, FeedShapesUncheckedTakesAnyShapeButStillChecksTheDtype) {
+  SessionOptions options;
+  options.config.set_feed_shapes_unchecked(true);
+  auto session = NewSession(options);
+  ASSERT_TRUE(session.ok()) << session.status();
+  ASSERT_TRUE((*session)->Create(MixedGraph()).ok());
+  std::vector<Tensor> out;
+  // x is declared int64[2]; as in TensorFlow's C++ session, [3] runs.
+  absl::Status s = (*session)->Run({{"x", Vec({1, 2, 3})}}, {"a"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(Values(out[0]), (std::vector<int64_t>{2, 3, 4}));
+  s = (*session)->Run({{"x", Tensor::FromVector<float>({1.f, 2.f})}}, {"a"}, {}, &out);
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("float32"));
+}
+
 TEST(SessionTest, UnfedPlaceholderFails) {
   auto session = MakeSession(1);
   ASSERT_TRUE(session->Create(MixedGraph()).ok());

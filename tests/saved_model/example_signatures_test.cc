@@ -4,10 +4,10 @@
 // LoadSavedModel and run end to end: y = 0.5 x + 2 and y2 = 0.5 x + 3. An
 // example without x is an error naming x. Left out: the MKL export's y2,
 // which adds a convolution's [1,10,10,1] output (it broadcasts only for a
-// batch of one, in TensorFlow too), and half_plus_three's regress signature,
+// batch of one, in TensorFlow too). half_plus_three's regress signature,
 // whose tf_example placeholder is declared a scalar while ParseExample takes
-// a vector (TensorFlow's C++ session does not check feed shapes; distflow's
-// does).
+// a vector, runs on a batch as in TensorFlow: a loaded model's session does
+// not hold feeds to the placeholder's shape.
 #include <string>
 #include <vector>
 
@@ -91,6 +91,7 @@ std::vector<Case> HalfPlusTwoCases() {
       cases.push_back({model, "regress_x_to_y2", "outputs", 3});
     }
   }
+  cases.push_back({"serving_half_plus_three/00000123", "tensorflow/serving/regress", "outputs", 3});
   return cases;
 }
 

@@ -70,10 +70,11 @@ DirectSession::DirectSession(const SessionOptions& options, std::unique_ptr<Devi
       client_device_(device_mgr_->HostCPU()),
       inter_op_pool_("inter_op", ThreadsOrCores(options.config.inter_op_parallelism_threads())),
       runner_([this](Executor::Closure c) { inter_op_pool_.Schedule(std::move(c)); }),
-      execution_state_(GraphExecutionState::Options{
-          &device_set_, options.config.allow_soft_placement(),
-          options.config.log_device_placement(),
-          options.config.graph_options().enable_bfloat16_sendrecv(), "_"}),
+      execution_state_(
+          GraphExecutionState::Options{&device_set_, options.config.allow_soft_placement(),
+                                       options.config.log_device_placement(),
+                                       options.config.graph_options().enable_bfloat16_sendrecv(),
+                                       "_", options.config.feed_shapes_unchecked()}),
       kernels_(std::make_shared<SessionKernels>()) {}
 
 DirectSession::~DirectSession() {

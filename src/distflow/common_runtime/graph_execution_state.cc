@@ -140,7 +140,8 @@ absl::StatusOr<std::unique_ptr<ClientGraph>> GraphExecutionState::BuildClientGra
     TensorId id;
     DF_RETURN_IF_ERROR(ParseTensorName(signature.feeds[i], &id));
     auto it = by_name.find(id.node);
-    if (it != by_name.end() && it->second->attrs().Find("shape") != nullptr &&
+    if (!options_.feed_shapes_unchecked && it != by_name.end() &&
+        it->second->attrs().Find("shape") != nullptr &&
         (it->second->type_string() == "Placeholder" ||
          it->second->type_string() == "PlaceholderV2")) {
       DF_RETURN_IF_ERROR(GetNodeAttr(it->second->attrs(), "shape", &feed.shape));

@@ -2,11 +2,10 @@
 // takes from it to something that can run — for a run signature, copy the
 // graph, rewrite feeds and fetches into client-terminated _Recv/_Send nodes,
 // prune, lower function calls and functional control flow (If, While, Case,
-// PartitionedCall) into plain dataflow, place on the session's devices (a stateful node keeps the device
-// of its first placement), and partition by location with _Send/_Recv
-// pairs. DirectSession partitions by device and builds an ExecutorSet from
-// the result; MasterSession partitions by task and registers each part with
-// its worker, whose GraphMgr partitions it again by device with
+// PartitionedCall) into plain dataflow, place on the session's devices (a stateful node keeps the
+// device of its first placement), and partition by location with _Send/_Recv pairs. DirectSession
+// partitions by device and builds an ExecutorSet from the result; MasterSession partitions by task
+// and registers each part with its worker, whose GraphMgr partitions it again by device with
 // PartitionGraph and builds an ExecutorSet. Thread-safe.
 #ifndef DISTFLOW_COMMON_RUNTIME_GRAPH_EXECUTION_STATE_H_
 #define DISTFLOW_COMMON_RUNTIME_GRAPH_EXECUTION_STATE_H_
@@ -85,6 +84,9 @@ class GraphExecutionState {
     bool enable_bfloat16_sendrecv = false;
     // Tag of the node names the partitioner makes (see PartitionGraphOptions).
     std::string name_tag = "_";
+    // Feeds are checked against their Placeholder's declared shape unless
+    // this is set (ConfigProto.feed_shapes_unchecked).
+    bool feed_shapes_unchecked = false;
   };
   explicit GraphExecutionState(Options options);
   GraphExecutionState(const GraphExecutionState&) = delete;

@@ -111,7 +111,8 @@ MasterSession::MasterSession(std::string handle, ConfigProto config,
       pool_(pool),
       execution_state_(GraphExecutionState::Options{
           devices_.get(), config_.allow_soft_placement(), config_.log_device_placement(),
-          config_.graph_options().enable_bfloat16_sendrecv(), "_m"}),
+          config_.graph_options().enable_bfloat16_sendrecv(), "_m",
+          config_.feed_shapes_unchecked()}),
       cleanups_(worker_cache_) {}
 
 MasterSession::~MasterSession() { DeregisterAll(); }

@@ -87,7 +87,12 @@ absl::Status LoadSavedModelFrom(const SessionOptions& session_options,
   auto annotate = [&export_dir](absl::string_view what) {
     return absl::StrCat("loading SavedModel '", export_dir, "': ", what, ": ");
   };
-  DF_ASSIGN_OR_RETURN(bundle->session, NewSession(session_options));
+  // As TensorFlow's C++ session: a signature's feeds are not held to the
+  // shape their Placeholder declares (TF Serving's regress and classify feed
+  // a batch of records to a placeholder half_plus_three declares scalar).
+  SessionOptions options = session_options;
+  options.config.set_feed_shapes_unchecked(true);
+  DF_ASSIGN_OR_RETURN(bundle->session, NewSession(options));
   DF_RETURN_IF_ERROR(errors::Annotate(bundle->session->Create(m.graph_def()), annotate("graph")));
 
   auto assets = AssetFeeds(m, export_dir);
