@@ -85,7 +85,7 @@ Executor::StepState::StepState(const Executor* exec, const Args& args, DoneCallb
       deadline_(args.deadline),
       done_(std::move(done)) {
   root_frame_.info = &exec->frames_[0];
-  root_frame_.iterations.push_back(exec->TakeIterationState());
+  root_iter_ = exec->TakeIterationState();
 }
 
 void Executor::StepState::RunAsync() {
@@ -104,8 +104,7 @@ void Executor::StepState::RunAsync() {
   num_outstanding_.store(static_cast<int64_t>(exec_->roots_.size()), std::memory_order_relaxed);
   TaggedNodeSeq ready;
   for (int32_t r : exec_->roots_) {
-    ready.push_back(
-        TaggedNode{&exec_->items_[r], &root_frame_, root_frame_.iterations[0].get(), false});
+    ready.push_back(TaggedNode{&exec_->items_[r], &root_frame_, root_iter_.get(), false});
   }
   if (!inline_start_) {
     ScheduleReady(&ready, nullptr);
@@ -600,7 +599,7 @@ void Executor::StepState::Finish() {
     s = status_;
   }
   if (s.ok()) {
-    exec_->RecycleIterationState(std::move(root_frame_.iterations[0]));
+    exec_->RecycleIterationState(std::move(root_iter_));
   }
   DoneCallback done = std::move(done_);
   delete this;

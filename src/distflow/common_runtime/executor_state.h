@@ -187,8 +187,9 @@ class Executor::StepState {
  private:
   using Entry = IterationState::Entry;
   // One instance of a frame: the root frame, or a loop frame entered in one
-  // iteration of its parent. The root frame has one iteration forever and
-  // needs no lock; a loop frame's fields below are guarded by `mu`.
+  // iteration of its parent. The fields above `mu` are set when the instance
+  // is created and never change. The root frame keeps its one iteration in
+  // StepState::root_iter_ and uses none of the fields under `mu`.
   struct FrameState {
     const FrameInfo* info = nullptr;
     uint64_t frame_id = 0;
@@ -200,19 +201,21 @@ class Executor::StepState {
     absl::Mutex mu;
     // Live iterations first_iter .. iteration_count, oldest first; an
     // iteration ends only after the one before it.
-    std::deque<std::unique_ptr<IterationState>> iterations;
-    int64_t first_iter = 0;
-    int64_t iteration_count = 0;
-    int32_t num_pending_inputs = 0;
+    std::deque<std::unique_ptr<IterationState>> iterations ABSL_GUARDED_BY(mu);
+    int64_t first_iter ABSL_GUARDED_BY(mu) = 0;
+    int64_t iteration_count ABSL_GUARDED_BY(mu) = 0;
+    int32_t num_pending_inputs ABSL_GUARDED_BY(mu) = 0;
     // NextIteration values waiting for a free iteration (parallel_iterations
     // are alive), constant Enter values every iteration sees, and dead Exits
     // of the newest iteration (their deadness leaves the loop when it ends).
-    std::vector<std::pair<const NodeItem*, Entry>> next_iter_roots;
-    std::vector<std::pair<const NodeItem*, Entry>> loop_invariants;
-    std::vector<const NodeItem*> dead_exits;
-    std::vector<std::unique_ptr<IterationState>> free_iterations;
+    std::vector<std::pair<const NodeItem*, Entry>> next_iter_roots ABSL_GUARDED_BY(mu);
+    std::vector<std::pair<const NodeItem*, Entry>> loop_invariants ABSL_GUARDED_BY(mu);
+    std::vector<const NodeItem*> dead_exits ABSL_GUARDED_BY(mu);
+    std::vector<std::unique_ptr<IterationState>> free_iterations ABSL_GUARDED_BY(mu);
 
-    IterationState* iteration(int64_t i) { return iterations[i - first_iter].get(); }
+    IterationState* iteration(int64_t i) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+      return iterations[i - first_iter].get();
+    }
     bool is_root() const { return parent == nullptr; }
   };
   struct TaggedNode {
@@ -304,15 +307,18 @@ class Executor::StepState {
 
   // Loops. PropagateLoopOutputs moves a node's outputs within and between
   // frames and then releases the node's hold on its iteration; the rest keep
-  // the frames' books. Functions named *Locked REQUIRE frame->mu.
+  // the frames' books.
   void PropagateLoopOutputs(const TaggedNode& tagged, OpKernelContext* ctx, TaggedNodeSeq* ready);
   static Entry TakeOutput(OpKernelContext* ctx);
   FrameState* FindOrCreateChildFrame(FrameState* frame, IterationState* iter,
                                      const NodeItem& enter);
-  std::unique_ptr<IterationState> TakeLoopIterationLocked(FrameState* frame, int64_t iteration);
-  void IncrementIterationLocked(FrameState* frame, TaggedNodeSeq* ready);
+  std::unique_ptr<IterationState> TakeLoopIterationLocked(FrameState* frame, int64_t iteration)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(frame->mu);
+  void IncrementIterationLocked(FrameState* frame, TaggedNodeSeq* ready)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(frame->mu);
   // Ends finished iterations from `iteration` on; true iff the frame is done.
-  bool CleanupIterationsLocked(FrameState* frame, int64_t iteration, TaggedNodeSeq* ready);
+  bool CleanupIterationsLocked(FrameState* frame, int64_t iteration, TaggedNodeSeq* ready)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(frame->mu);
   void DecrementOutstandingOps(FrameState* frame, IterationState* iter, TaggedNodeSeq* ready);
   // Deletes a finished frame, then its parent when that finishes too.
   void DeleteFrame(FrameState* frame, TaggedNodeSeq* ready);
@@ -347,6 +353,9 @@ class Executor::StepState {
   const absl::Time deadline_;
   DoneCallback done_;
   FrameState root_frame_;
+  // The root frame's one iteration (recycled through the executor when the
+  // step ends without error).
+  std::unique_ptr<IterationState> root_iter_;
   // Live loop frame instances, by (parent instance, parent iteration, frame).
   absl::Mutex frames_mu_;
   absl::flat_hash_map<std::tuple<const FrameState*, int64_t, int32_t>, std::unique_ptr<FrameState>>
