@@ -76,6 +76,7 @@ Executor::StepState::StepState(const Executor* exec, const Args& args, DoneCallb
     : exec_(exec),
       step_id_(args.step_id),
       rendezvous_(args.rendezvous),
+      call_frame_(args.call_frame),
       cancellation_manager_(args.cancellation_manager),
       stats_(args.stats_collector),
       runner_(args.runner),
@@ -174,6 +175,7 @@ void Executor::StepState::Process(TaggedNodeSeq nodes, int64_t scheduled_micros)
     params.num_inputs = item.num_inputs;
     params.is_input_dead = is_input_dead;
     params.rendezvous = rendezvous_;
+    params.call_frame = call_frame_;
     params.cancellation_manager = cancellation_manager_;
     params.frame_iter = FrameAndIter{tagged.frame->frame_id, iter->iter};
     params.runner = &runner_;

@@ -29,7 +29,7 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(Params params,
   std::unique_ptr<Executor> exec(new Executor);
   exec->device_ = params.device;
   exec->graph_ = std::move(graph);
-  KernelFactory create_kernel = std::move(params.create_kernel);
+  CreateKernelFn create_kernel = std::move(params.create_kernel);
   if (!create_kernel) {
     Device* device = params.device;
     create_kernel = [device](const NodeDef& def) -> absl::StatusOr<std::shared_ptr<OpKernel>> {
@@ -42,7 +42,7 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(Params params,
   return exec;
 }
 
-absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
+absl::Status Executor::Initialize(const CreateKernelFn& create_kernel) {
   std::vector<Node*> order;
   DF_RETURN_IF_ERROR(TopologicalOrder(*graph_, &order));
   ControlFlowInfo cf;

@@ -344,6 +344,7 @@ class Executor::StepState {
   const Executor* const exec_;
   const int64_t step_id_;
   Rendezvous* const rendezvous_;
+  CallFrame* const call_frame_;
   CancellationManager* const cancellation_manager_;
   StepStatsCollector* const stats_;
   const Runner runner_;
