@@ -14,7 +14,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "demo/local_cluster.h"
-#include "distflow/cc/training/saver.h"
+#include "distflow/training/saver.h"
 #include "distflow/core/status.h"
 #include "nlohmann/json.hpp"
 

@@ -9,13 +9,13 @@
 // every step multiplies by beta1 and beta2 after its updates. Run
 // initializers() before training. Like every Optimizer, use it from one
 // thread at a time.
-#ifndef DISTFLOW_CC_TRAINING_ADAM_H_
-#define DISTFLOW_CC_TRAINING_ADAM_H_
+#ifndef DISTFLOW_TRAINING_ADAM_H_
+#define DISTFLOW_TRAINING_ADAM_H_
 
 #include <vector>
 
-#include "distflow/cc/training/learning_rate.h"
-#include "distflow/cc/training/optimizer.h"
+#include "distflow/training/learning_rate.h"
+#include "distflow/training/optimizer.h"
 
 namespace distflow {
 
@@ -40,4 +40,4 @@ class AdamOptimizer : public Optimizer {
 
 }  // namespace distflow
 
-#endif  // DISTFLOW_CC_TRAINING_ADAM_H_
+#endif  // DISTFLOW_TRAINING_ADAM_H_

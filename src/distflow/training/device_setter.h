@@ -8,8 +8,8 @@
 //
 // The returned scope shares the round-robin counter with scopes derived from
 // it; like every Scope, use it from one thread at a time.
-#ifndef DISTFLOW_CC_TRAINING_DEVICE_SETTER_H_
-#define DISTFLOW_CC_TRAINING_DEVICE_SETTER_H_
+#ifndef DISTFLOW_TRAINING_DEVICE_SETTER_H_
+#define DISTFLOW_TRAINING_DEVICE_SETTER_H_
 
 #include <string>
 
@@ -25,4 +25,4 @@ Scope ReplicaDeviceSetter(const Scope& scope, int ps_tasks, const std::string& w
 
 }  // namespace distflow
 
-#endif  // DISTFLOW_CC_TRAINING_DEVICE_SETTER_H_
+#endif  // DISTFLOW_TRAINING_DEVICE_SETTER_H_

@@ -1,11 +1,11 @@
 // GradientDescentOptimizer: var -= learning_rate * grad, with
 // ResourceApplyGradientDescent. It creates no variables of its own. Like
 // every Optimizer, use it from one thread at a time.
-#ifndef DISTFLOW_CC_TRAINING_GRADIENT_DESCENT_H_
-#define DISTFLOW_CC_TRAINING_GRADIENT_DESCENT_H_
+#ifndef DISTFLOW_TRAINING_GRADIENT_DESCENT_H_
+#define DISTFLOW_TRAINING_GRADIENT_DESCENT_H_
 
-#include "distflow/cc/training/learning_rate.h"
-#include "distflow/cc/training/optimizer.h"
+#include "distflow/training/learning_rate.h"
+#include "distflow/training/optimizer.h"
 
 namespace distflow {
 
@@ -22,4 +22,4 @@ class GradientDescentOptimizer : public Optimizer {
 
 }  // namespace distflow
 
-#endif  // DISTFLOW_CC_TRAINING_GRADIENT_DESCENT_H_
+#endif  // DISTFLOW_TRAINING_GRADIENT_DESCENT_H_

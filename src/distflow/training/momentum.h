@@ -3,11 +3,11 @@
 // accum)), with ResourceApplyMomentum. Each variable gets a zero-initialized
 // slot "<var>/Momentum" (run initializers() before training). Like every
 // Optimizer, use it from one thread at a time.
-#ifndef DISTFLOW_CC_TRAINING_MOMENTUM_H_
-#define DISTFLOW_CC_TRAINING_MOMENTUM_H_
+#ifndef DISTFLOW_TRAINING_MOMENTUM_H_
+#define DISTFLOW_TRAINING_MOMENTUM_H_
 
-#include "distflow/cc/training/learning_rate.h"
-#include "distflow/cc/training/optimizer.h"
+#include "distflow/training/learning_rate.h"
+#include "distflow/training/optimizer.h"
 
 namespace distflow {
 
@@ -27,4 +27,4 @@ class MomentumOptimizer : public Optimizer {
 
 }  // namespace distflow
 
-#endif  // DISTFLOW_CC_TRAINING_MOMENTUM_H_
+#endif  // DISTFLOW_TRAINING_MOMENTUM_H_

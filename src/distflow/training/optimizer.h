@@ -13,8 +13,8 @@
 //
 // An Optimizer builds into the Scope it was given; like Scope, it must be
 // used from one thread at a time.
-#ifndef DISTFLOW_CC_TRAINING_OPTIMIZER_H_
-#define DISTFLOW_CC_TRAINING_OPTIMIZER_H_
+#ifndef DISTFLOW_TRAINING_OPTIMIZER_H_
+#define DISTFLOW_TRAINING_OPTIMIZER_H_
 
 #include <string>
 #include <utility>
@@ -25,7 +25,7 @@
 #include "absl/strings/string_view.h"
 #include "distflow/cc/ops.h"
 #include "distflow/cc/scope.h"
-#include "distflow/cc/training/variable.h"
+#include "distflow/training/variable.h"
 
 namespace distflow {
 
@@ -110,4 +110,4 @@ class Optimizer {
 
 }  // namespace distflow
 
-#endif  // DISTFLOW_CC_TRAINING_OPTIMIZER_H_
+#endif  // DISTFLOW_TRAINING_OPTIMIZER_H_

@@ -17,8 +17,8 @@
 // variables' dtypes and shapes, and only then a second step assigns them.
 // Any missing tensor, mismatch or corruption is reported by name and leaves
 // every variable as it was. Use from one thread at a time.
-#ifndef DISTFLOW_CC_TRAINING_SAVER_H_
-#define DISTFLOW_CC_TRAINING_SAVER_H_
+#ifndef DISTFLOW_TRAINING_SAVER_H_
+#define DISTFLOW_TRAINING_SAVER_H_
 
 #include <string>
 #include <vector>
@@ -79,4 +79,4 @@ class Saver {
 
 }  // namespace distflow
 
-#endif  // DISTFLOW_CC_TRAINING_SAVER_H_
+#endif  // DISTFLOW_TRAINING_SAVER_H_

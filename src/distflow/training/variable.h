@@ -9,8 +9,8 @@
 // A Variable is a cheap value referring to nodes of the scope's graph; it is
 // null (handle().node() == nullptr) when building it failed, the error being
 // recorded in the scope. Not thread-safe, like Scope.
-#ifndef DISTFLOW_CC_TRAINING_VARIABLE_H_
-#define DISTFLOW_CC_TRAINING_VARIABLE_H_
+#ifndef DISTFLOW_TRAINING_VARIABLE_H_
+#define DISTFLOW_TRAINING_VARIABLE_H_
 
 #include <string>
 
@@ -65,4 +65,4 @@ Variable CreateGlobalStep(const Scope& scope);
 
 }  // namespace distflow
 
-#endif  // DISTFLOW_CC_TRAINING_VARIABLE_H_
+#endif  // DISTFLOW_TRAINING_VARIABLE_H_
