@@ -10,7 +10,12 @@
 #   layer and of the layers it links, directly or through others, only; a
 #   generated proto header (distflow/*.pb.h) only where the layer links
 #   distflow_proto, a service header (*_service.pb.h, *.grpc.pb.h) only where
-#   it links distflow_grpc_proto. Every folder must belong to a layer.
+#   it links distflow_grpc_proto. Every folder must belong to a layer, and a
+#   folder inside another layer's folder to that same layer (cc/ops is the
+#   cc layer's; a higher layer filed inside cc/ would make every include of
+#   it run upward out of cc's folder). FORWARDING_DIRS (from the table)
+#   hold only headers that forward to where their code moved, for code
+#   outside this tree: they are exempt from the nesting rule.
 # RULE=grpc: no file under src/distflow/distributed_runtime/ outside rpc/
 #   includes a gRPC header (grpcpp/, grpc/, grpc++/, *.grpc.pb.h), directly
 #   or through the distflow headers it includes.
@@ -73,6 +78,25 @@ function(closure layer out)
   list(REMOVE_DUPLICATES seen)
   set(${out} ${seen} PARENT_SCOPE)
 endfunction()
+set(errors "")
+if(RULE STREQUAL "includes")
+  foreach(layer IN LISTS LAYERS)
+    foreach(dir IN LISTS LAYER_${layer}_DIRS)
+      if(dir IN_LIST FORWARDING_DIRS)
+        continue()
+      endif()
+      get_filename_component(parent ${dir} DIRECTORY)
+      while(NOT parent STREQUAL "")
+        if(DEFINED DIR_LAYER_${parent} AND NOT DIR_LAYER_${parent} STREQUAL layer)
+          list(APPEND errors "src/distflow/${dir}/ (layer ${layer}) sits inside src/distflow/${parent}/ (layer ${DIR_LAYER_${parent}}): give the layer a folder of its own")
+          break()
+        endif()
+        get_filename_component(parent ${parent} DIRECTORY)
+      endwhile()
+    endforeach()
+  endforeach()
+endif()
+
 foreach(layer IN LISTS LAYERS)
   closure(${layer} reach)
   set(REACH_${layer} ${reach})
@@ -85,7 +109,6 @@ endforeach()
 
 file(GLOB_RECURSE files LIST_DIRECTORIES false RELATIVE ${root} ${root}/*.h ${root}/*.cc)
 list(SORT files)
-set(errors "")
 foreach(file IN LISTS files)
   get_filename_component(dir ${file} DIRECTORY)
   file(STRINGS ${root}/${file} includes REGEX "${include_re}")

@@ -15,7 +15,7 @@
 //   distflow checkpoint dump PREFIX NAME OUT.npy
 //   distflow saved-model show|run DIR ...   (saved_model_command.h)
 //   distflow graph show FILE                (graph_command.h)
-//   distflow --version
+//   distflow --version | version | help
 // Errors print "error: <Code>: <message>" on stderr and exit with status 1;
 // a run stopped by Ctrl-C (SIGINT) exits with 130, by SIGTERM with 143.
 #include <signal.h>
@@ -35,6 +35,7 @@
 #include "checkpoint_command.h"
 #include "demo/demo.h"
 #include "distflow/core/env.h"
+#include "distflow/distributed_runtime/rpc/grpc_auth.h"
 #include "graph_command.h"
 #include "run_command.h"
 #include "saved_model_command.h"
@@ -49,8 +50,8 @@
 
 namespace {
 
-constexpr const char* kSubcommands[] = {"run",        "server",      "serve", "demo",
-                                        "train",      "checkpoint",  "saved-model", "graph"};
+constexpr const char* kSubcommands[] = {"run",   "server",     "serve",       "demo",
+                                        "train", "checkpoint", "saved-model", "graph"};
 
 // Edit distance, for suggesting the subcommand a typo meant.
 size_t EditDistance(const std::string& a, const std::string& b) {
@@ -66,6 +67,32 @@ size_t EditDistance(const std::string& a, const std::string& b) {
     }
   }
   return row[b.size()];
+}
+
+// For a flag the subcommand does not know ("--epoch"): "; did you mean
+// '--epochs'?" naming the nearest of its flags, or "" when none is near.
+std::string FlagSuggestion(const std::vector<CLI::App*>& subcommands, int argc, char** argv) {
+  if (subcommands.empty()) return "";
+  const CLI::App* sub = subcommands.back();
+  while (!sub->get_subcommands().empty()) sub = sub->get_subcommands().back();
+  std::vector<std::string> known;
+  for (const CLI::Option* opt : sub->get_options()) {
+    for (const std::string& name : opt->get_lnames()) known.push_back("--" + name);
+  }
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0) continue;
+    arg = arg.substr(0, arg.find('='));
+    if (std::find(known.begin(), known.end(), arg) != known.end()) continue;
+    std::string best;
+    size_t best_distance = 3;  // suggest only near misses
+    for (const std::string& name : known) {
+      const size_t d = EditDistance(arg, name);
+      if (d < best_distance) best_distance = d, best = name;
+    }
+    if (!best.empty()) return absl::StrCat("; did you mean '", best, "'?");
+  }
+  return "";
 }
 
 // A plain exit with the shell's code for the signal (128 + signo), so that
@@ -165,6 +192,10 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   run_cmd->add_option("--master", run.master,
                       "run on a cluster: grpc://HOST:PORT of a distflow server");
+  std::string run_token_file;
+  run_cmd->add_option("--token-file", run_token_file,
+                      "with --master: the cluster's token file (as the servers' --token-file; "
+                      "else DISTFLOW_TOKEN_FILE)");
   run_cmd->add_option("--cluster", run.cluster,
                       "with --master: every task, \"ps=h:p;worker=h:p,h:p\"");
   run_cmd->add_flag("--log-device-placement", run.log_device_placement,
@@ -252,7 +283,9 @@ int Main(int argc, char** argv) {
 
   distflow::DemoFlags demo;
   CLI::App* demo_cmd = app.add_subcommand(
-      "demo", "Train y = 2x + 10 on a local parameter-server cluster (the main job)");
+      "demo",
+      "Train y = 2x + 10 on a local parameter-server cluster (a small demo; the main job is "
+      "`distflow train`)");
   distflow::AddDemoFlags(demo_cmd, &demo);
 
   distflow::TrainFlags train;
@@ -287,8 +320,12 @@ int Main(int argc, char** argv) {
 
   // What CLI11 would answer with "A subcommand is required": the version,
   // the help, or the subcommand a typo meant.
-  if (argc >= 2 && std::string(argv[1]) == "--version") {
+  if (argc >= 2 && (std::string(argv[1]) == "--version" || std::string(argv[1]) == "version")) {
     std::cout << "distflow " DISTFLOW_VERSION << std::endl;
+    return 0;
+  }
+  if (argc >= 2 && std::string(argv[1]) == "help") {
+    std::cout << app.help() << std::endl;
     return 0;
   }
   if (argc < 2) {
@@ -322,7 +359,8 @@ int Main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     if (app.get_subcommands().empty()) std::cerr << app.help() << std::endl;
-    return Fail(absl::InvalidArgumentError(e.what()));
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat(e.what(), FlagSuggestion(app.get_subcommands(), argc, argv))));
   }
   if (demo_cmd->parsed()) {
     // The demo handles SIGINT itself: it stops after a final checkpoint.
@@ -367,6 +405,11 @@ int Main(int argc, char** argv) {
     return s.ok() ? 0 : Fail(s);
   }
   if (run_cmd->parsed()) {
+    if (!run_token_file.empty()) {
+      absl::StatusOr<std::string> token = distflow::ReadTokenFile(run_token_file);
+      if (!token.ok()) return Fail(token.status());
+      distflow::SetProcessToken(*std::move(token));
+    }
     signal(SIGINT, ExitOnSignal);
     signal(SIGTERM, ExitOnSignal);
     absl::Status s = NoThrow([&] { return distflow::RunGraphCommand(run, std::cout); });

@@ -1,5 +1,5 @@
 // Trains a Fashion-MNIST classifier (model.h) on a parameter-server cluster
-// from one client, through a ClusterCoordinator (seed 004): the model's
+// from one client, through a ClusterCoordinator: the model's
 // variables and Adam's slots live on the ps tasks (round-robin, large
 // weights optionally split over them), every worker runs the training
 // step on batches from its own dataset iterator, and the client only

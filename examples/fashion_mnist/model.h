@@ -24,8 +24,8 @@
 #include "absl/status/statusor.h"
 #include "distflow/cc/ops.h"
 #include "distflow/cc/scope.h"
-#include "distflow/cc/training/partitioned_variable.h"
-#include "distflow/cc/training/variable.h"
+#include "distflow/training/partitioned_variable.h"
+#include "distflow/training/variable.h"
 
 namespace distflow {
 namespace fashion_mnist {

@@ -22,7 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "distflow/cc/scope.h"
-#include "distflow/cc/training/learning_rate.h"
+#include "distflow/training/learning_rate.h"
 #include "fashion_mnist/idx_files.h"
 #include "fashion_mnist/training_state.h"
 

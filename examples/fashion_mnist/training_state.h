@@ -15,9 +15,9 @@
 #include "absl/status/statusor.h"
 #include "distflow/cc/client_session.h"
 #include "distflow/cc/scope.h"
-#include "distflow/cc/training/optimizer.h"
-#include "distflow/cc/training/saver.h"
-#include "distflow/cc/training/variable.h"
+#include "distflow/training/optimizer.h"
+#include "distflow/training/saver.h"
+#include "distflow/training/variable.h"
 
 namespace distflow {
 namespace fashion_mnist {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "distflow/cc/training/saver.h"
+#include "distflow/training/saver.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -6,9 +6,9 @@
 #include "distflow/cc/client_session.h"
 #include "distflow/cc/op_builder.h"
 #include "distflow/cc/ops/standard_ops.h"
-#include "distflow/cc/training/device_setter.h"
-#include "distflow/cc/training/momentum.h"
-#include "distflow/cc/training/variable.h"
+#include "distflow/training/device_setter.h"
+#include "distflow/training/momentum.h"
+#include "distflow/training/variable.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "distflow/cc/ops/standard_ops.h"
-#include "distflow/cc/training/adam.h"
-#include "distflow/cc/training/gradient_descent.h"
-#include "distflow/cc/training/learning_rate.h"
-#include "distflow/cc/training/momentum.h"
-#include "distflow/cc/training/variable.h"
+#include "distflow/training/adam.h"
+#include "distflow/training/gradient_descent.h"
+#include "distflow/training/learning_rate.h"
+#include "distflow/training/momentum.h"
+#include "distflow/training/variable.h"
 #include "distflow/common_runtime/session.h"
 #include "distflow/gradients/gradients.h"
 #include "gmock/gmock.h"

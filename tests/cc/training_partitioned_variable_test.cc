@@ -5,9 +5,9 @@
 
 #include "distflow/cc/client_session.h"
 #include "distflow/cc/ops/standard_ops.h"
-#include "distflow/cc/training/device_setter.h"
-#include "distflow/cc/training/gradient_descent.h"
-#include "distflow/cc/training/partitioned_variable.h"
+#include "distflow/training/device_setter.h"
+#include "distflow/training/gradient_descent.h"
+#include "distflow/training/partitioned_variable.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

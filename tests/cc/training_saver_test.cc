@@ -7,8 +7,8 @@
 
 #include "distflow/cc/client_session.h"
 #include "distflow/cc/ops/standard_ops.h"
-#include "distflow/cc/training/saver.h"
-#include "distflow/cc/training/variable.h"
+#include "distflow/training/saver.h"
+#include "distflow/training/variable.h"
 #include "distflow/framework/tensor_bundle.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

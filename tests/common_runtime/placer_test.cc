@@ -358,9 +358,10 @@ TEST_F(PlacerTest, ClientTerminatedSendRecvKeepTheirDevice) {
   graph_ = std::make_unique<Graph>();
   ASSERT_TRUE(ConvertGraphDefToGraph({}, gdef, graph_.get()).ok());
   DeviceAttributes client = *devices_.FindDeviceByName(kPs0);
-  ASSERT_TRUE(
-      subgraph::RewriteGraphForExecution(graph_.get(), {"a:0"}, {"b:0"}, {}, client, false, nullptr)
-          .ok());
+  ASSERT_TRUE(subgraph::RewriteGraphForExecution(graph_.get(), {"a:0"}, {"b:0"}, {}, client,
+                                                 subgraph::FeedFetchConvention::kRendezvous,
+                                                 nullptr)
+                  .ok());
   ASSERT_TRUE(Placer(graph_.get(), &devices_, kAccel0, false, true, &stateful_).Run().ok());
   EXPECT_EQ(DeviceOf("a/_recv_0"), kPs0);
   EXPECT_EQ(DeviceOf("b/_send_0"), kPs0);

@@ -63,7 +63,10 @@ class SubgraphTest : public ::testing::Test {
   absl::Status Rewrite(std::vector<std::string> feeds, std::vector<std::string> fetches,
                        std::vector<std::string> targets, bool function_convention = false) {
     return subgraph::RewriteGraphForExecution(&g_, feeds, fetches, targets, ClientDevice(),
-                                              function_convention, &meta_);
+                                              function_convention
+                                                  ? subgraph::FeedFetchConvention::kCallFrame
+                                                  : subgraph::FeedFetchConvention::kRendezvous,
+                                              &meta_);
   }
 
   Node* Find(const std::string& name) {
@@ -214,15 +217,16 @@ TEST(SubgraphRefTest, FeedingATensorReadByARefInputFails) {
   *gdef.add_node() = MakeNode("assign", "SubgraphTestAssign", {"v", "x"});
   Graph g;
   ASSERT_TRUE(ConvertGraphDefToGraph({}, gdef, &g).ok());
-  absl::Status s = subgraph::RewriteGraphForExecution(&g, {"v:0"}, {}, {"assign"}, ClientDevice(),
-                                                      false, nullptr);
+  absl::Status s =
+      subgraph::RewriteGraphForExecution(&g, {"v:0"}, {}, {"assign"}, ClientDevice(),
+                                         subgraph::FeedFetchConvention::kRendezvous, nullptr);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("assign"));
   // Fetching the ref output sends its value type.
   subgraph::RewriteGraphMetadata meta;
-  ASSERT_TRUE(
-      subgraph::RewriteGraphForExecution(&g, {}, {"assign:0"}, {}, ClientDevice(), false, &meta)
-          .ok());
+  ASSERT_TRUE(subgraph::RewriteGraphForExecution(&g, {}, {"assign:0"}, {}, ClientDevice(),
+                                                 subgraph::FeedFetchConvention::kRendezvous, &meta)
+                  .ok());
   EXPECT_THAT(meta.fetch_types, ElementsAre(DT_FLOAT));
 }
 
@@ -266,8 +270,9 @@ class PrivateOpsTest : public ::testing::Test {
 TEST_F(PrivateOpsTest, FedPlaceholderHandsItsControlEdgesToTheRecv) {
   ASSERT_TRUE(ops_.LookUp("_Recv") == nullptr);
   // _Send/_Recv are missing from this registry: a clear error, no change.
-  absl::Status s = subgraph::RewriteGraphForExecution(&g_, {"p:0"}, {}, {"after"}, ClientDevice(),
-                                                      false, nullptr);
+  absl::Status s =
+      subgraph::RewriteGraphForExecution(&g_, {"p:0"}, {}, {"after"}, ClientDevice(),
+                                         subgraph::FeedFetchConvention::kRendezvous, nullptr);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
   EXPECT_NE(Find("p"), nullptr);
 
@@ -279,7 +284,8 @@ TEST_F(PrivateOpsTest, FedPlaceholderHandsItsControlEdgesToTheRecv) {
                .Attr("send_device_incarnation: int")
                .Attr("recv_device: string")
                .Attr("client_terminated: bool = false"));
-  ASSERT_TRUE(subgraph::RewriteGraphForExecution(&g_, {"p:0"}, {}, {"after"}, ClientDevice(), false,
+  ASSERT_TRUE(subgraph::RewriteGraphForExecution(&g_, {"p:0"}, {}, {"after"}, ClientDevice(),
+                                                 subgraph::FeedFetchConvention::kRendezvous,
                                                  nullptr)
                   .ok());
   EXPECT_EQ(Find("p"), nullptr);
@@ -294,7 +300,7 @@ TEST_F(PrivateOpsTest, FedPlaceholderHandsItsControlEdgesToTheRecv) {
 TEST_F(PrivateOpsTest, FunctionConventionUsesArgAndRetval) {
   subgraph::RewriteGraphMetadata meta;
   ASSERT_TRUE(subgraph::RewriteGraphForExecution(&g_, {"q:0", "p:0"}, {"sum:0"}, {}, ClientDevice(),
-                                                 true, &meta)
+                                                 subgraph::FeedFetchConvention::kCallFrame, &meta)
                   .ok());
   EXPECT_THAT(meta.feed_node_names, ElementsAre("q/_arg_0_0", "p/_arg_0_1"));
   EXPECT_THAT(meta.fetch_node_names, ElementsAre("sum/_retval_0_0"));

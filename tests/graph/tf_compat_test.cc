@@ -108,12 +108,14 @@ TEST(TfCompatTest, FeedingARefConsumedTensorFailsOnlyWhenTheConsumerIsKept) {
   {
     Graph g;
     ASSERT_TRUE(ConvertGraphDefToGraph({}, def, &g).ok());
-    EXPECT_TRUE(subgraph::RewriteGraphForExecution(&g, {"v"}, {"read"}, {}, client).ok());
+    EXPECT_TRUE(subgraph::RewriteGraphForExecution(&g, {"v"}, {"read"}, {}, client,
+                                                   subgraph::FeedFetchConvention::kRendezvous)
+                    .ok());
   }
   Graph g;
   ASSERT_TRUE(ConvertGraphDefToGraph({}, def, &g).ok());
-  const absl::Status s =
-      subgraph::RewriteGraphForExecution(&g, {"v"}, {"read"}, {"assign"}, client);
+  const absl::Status s = subgraph::RewriteGraphForExecution(
+      &g, {"v"}, {"read"}, {"assign"}, client, subgraph::FeedFetchConvention::kRendezvous);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("node 'assign' consumes it as a reference"));
 }

@@ -16,7 +16,7 @@
 #include "absl/synchronization/mutex.h"
 #include "distflow/cc/dataset.h"
 #include "distflow/cc/ops/standard_ops.h"
-#include "distflow/cc/training/adam.h"
+#include "distflow/training/adam.h"
 #include "distflow/coordinator/cluster_coordinator.h"
 #include "distflow/coordinator/parameter_server_strategy.h"
 #include "distflow/distributed_runtime/cluster_spec.h"

@@ -14,8 +14,8 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "demo/local_cluster.h"
-#include "distflow/cc/training/saver.h"
 #include "distflow/core/status.h"
+#include "distflow/training/saver.h"
 #include "nlohmann/json.hpp"
 
 namespace distflow {

@@ -12,12 +12,12 @@
 #include "distflow/cc/op_builder.h"
 #include "distflow/cc/ops/data_flow_ops.h"
 #include "distflow/cc/ops/standard_ops.h"
-#include "distflow/cc/training/device_setter.h"
-#include "distflow/cc/training/gradient_descent.h"
-#include "distflow/cc/training/saver.h"
-#include "distflow/cc/training/variable.h"
 #include "distflow/core/status.h"
 #include "distflow/gradients/gradients.h"
+#include "distflow/training/device_setter.h"
+#include "distflow/training/gradient_descent.h"
+#include "distflow/training/saver.h"
+#include "distflow/training/variable.h"
 
 namespace distflow {
 namespace {
@@ -98,7 +98,7 @@ absl::Status BuildModel(const TrainerOptions& o, int worker, Model* m) {
     return root.status();
   }
 
-  // Sync replicas (seed 001's issync=1): every worker pushes its gradients
+  // Sync replicas (--mode sync): every worker pushes its gradients
   // into accumulators on the ps, tagged with the step it computed them at;
   // the chief takes the average of `workers` fresh ones, applies it once,
   // advances the global step and releases one token per worker.
@@ -263,6 +263,11 @@ absl::StatusOr<TrainerResult> TrainLinearRegression(
   run.on_progress = on_progress;
   std::atomic<int64_t> last_saved{result.start_step};
   std::atomic<int64_t> rounds{0};
+  // Async mode: the training steps the workers have started, so that
+  // together they start exactly the ones from the restored global step up to
+  // --steps (a worker that only checked the global step after its own update
+  // could start one more while another finished the last).
+  std::atomic<int64_t> steps_started{result.start_step};
   TrainerProgress latest{result.start_step, 0, 0, 0};
   absl::Mutex latest_mu;
 
@@ -308,6 +313,7 @@ absl::StatusOr<TrainerResult> TrainLinearRegression(
       absl::Status s;
       int64_t step;
       if (o.mode == "async") {
+        if (steps_started.fetch_add(1) >= o.steps) return;
         s = session.Run({{m.x, x}, {m.y, y}}, {m.loss, m.gs_after_train, m.w_read, m.b_read},
                         {m.train}, &out);
         if (!s.ok()) return fail(s);

@@ -1,4 +1,4 @@
-// The parameter-server training job of seed 001, written with distflow:
+// Between-graph parameter-server training, written with distflow:
 // learn y = 2x + 10 from noisy samples. The weight and bias live on the
 // parameter servers (placed round-robin by the replica device setter), each
 // worker is its own client (between-graph replication) computing gradients

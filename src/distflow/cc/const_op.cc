@@ -1,6 +1,8 @@
 #include "distflow/cc/const_op.h"
 
 #include <cstring>
+#include <string>
+#include <type_traits>
 
 #include "distflow/cc/op_builder.h"
 #include "distflow/core/status.h"
@@ -59,32 +61,23 @@ Output Const(const Scope& scope, const Input::Initializer& value, const TensorSh
   return Const(scope, t);
 }
 
-NodeBuilder::NodeOut AsNodeOut(const Scope& scope, const Input& input) {
-  if (!input.status().ok()) {
-    scope.UpdateStatus(input.status());
-    return NodeBuilder::NodeOut();
+Output ScalarConst(const Scope& scope, double value, DataType dtype) {
+  dtype = BaseType(dtype);
+  Tensor t(dtype, TensorShape());
+  bool is_number = false;
+  VisitDataType(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (!std::is_same_v<T, std::string>) {
+      t.scalar<T>() = static_cast<T>(value);
+      is_number = true;
+    }
+  });
+  if (!is_number) {
+    scope.UpdateStatus(errors::InvalidArgument("cannot make a scalar constant of type ",
+                                               DataTypeString(dtype), ": it is not a number"));
+    return Output();
   }
-  if (input.node() != nullptr) {
-    return NodeBuilder::NodeOut(input.node(), input.index());
-  }
-  if (!input.tensor().IsInitialized()) {
-    scope.UpdateStatus(
-        errors::InvalidArgument("an input is neither an Output nor a constant (a null Output: did "
-                                "building its op fail?)"));
-    return NodeBuilder::NodeOut();
-  }
-  const Output c = Const(scope.NewSubScope("Const"), input.tensor());
-  return NodeBuilder::NodeOut(c.node(), c.index());
-}
-
-std::vector<NodeBuilder::NodeOut> AsNodeOutList(const Scope& scope, const InputList& inputs) {
-  std::vector<NodeBuilder::NodeOut> out;
-  out.reserve(inputs.size());
-  for (const Input& input : inputs) {
-    out.push_back(AsNodeOut(scope, input));
-    if (!scope.ok()) break;
-  }
-  return out;
+  return Const(scope, t);
 }
 
 }  // namespace ops

@@ -1,15 +1,14 @@
-// Constants in client graphs, and the conversion of an op's Inputs into the
-// tensors that feed it (a constant Input becomes a Const node first).
+// Constants in client graphs: Const nodes from values, and scalar constants
+// of a dtype chosen at run time (as gradients and optimizers need). Op
+// wrappers turn their constant Inputs into Const nodes through op_builder.h.
 // Every function records its error in the scope's status and returns a null
 // Output / NodeOut on failure, or when the scope already holds an error.
 #ifndef DISTFLOW_CC_CONST_OP_H_
 #define DISTFLOW_CC_CONST_OP_H_
 
-#include <vector>
-
 #include "distflow/cc/ops.h"
 #include "distflow/cc/scope.h"
-#include "distflow/graph/node_builder.h"
+#include "distflow/framework/types.h"
 
 namespace distflow {
 namespace ops {
@@ -22,10 +21,10 @@ Output Const(const Scope& scope, const Input::Initializer& value);
 // other count is an error naming both shapes.
 Output Const(const Scope& scope, const Input::Initializer& value, const TensorShape& shape);
 
-// The tensor `input` denotes: its Output, or a new Const node (named under
-// the sub-scope "Const") holding its constant value.
-NodeBuilder::NodeOut AsNodeOut(const Scope& scope, const Input& input);
-std::vector<NodeBuilder::NodeOut> AsNodeOutList(const Scope& scope, const InputList& inputs);
+// A scalar Const of `dtype` (its base type, for a ref type) holding `value`
+// (converted). Records InvalidArgument in the scope for a dtype that is not
+// a number.
+Output ScalarConst(const Scope& scope, double value, DataType dtype);
 
 }  // namespace ops
 }  // namespace distflow

@@ -2,7 +2,6 @@
 
 #include <vector>
 
-#include "distflow/cc/const_op.h"
 #include "distflow/core/status.h"
 
 namespace distflow {
@@ -83,5 +82,35 @@ OutputList AllOutputs(const Operation& op) {
 }
 
 }  // namespace internal
+NodeBuilder::NodeOut AsNodeOut(const Scope& scope, const Input& input) {
+  if (!input.status().ok()) {
+    scope.UpdateStatus(input.status());
+    return NodeBuilder::NodeOut();
+  }
+  if (input.node() != nullptr) {
+    return NodeBuilder::NodeOut(input.node(), input.index());
+  }
+  if (!input.tensor().IsInitialized()) {
+    scope.UpdateStatus(
+        errors::InvalidArgument("an input is neither an Output nor a constant (a null Output: did "
+                                "building its op fail?)"));
+    return NodeBuilder::NodeOut();
+  }
+  const Tensor& value = input.tensor();
+  Node* c = internal::BuildOp(scope.NewSubScope("Const"), "Const", {},
+                              {{"value", value}, {"dtype", value.dtype()}});
+  return NodeBuilder::NodeOut(c, 0);
+}
+
+std::vector<NodeBuilder::NodeOut> AsNodeOutList(const Scope& scope, const InputList& inputs) {
+  std::vector<NodeBuilder::NodeOut> out;
+  out.reserve(inputs.size());
+  for (const Input& input : inputs) {
+    out.push_back(AsNodeOut(scope, input));
+    if (!scope.ok()) break;
+  }
+  return out;
+}
+
 }  // namespace ops
 }  // namespace distflow

@@ -8,12 +8,14 @@
 #define DISTFLOW_CC_OP_BUILDER_H_
 
 #include <initializer_list>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "distflow/attr_value.pb.h"
 #include "distflow/cc/ops.h"
 #include "distflow/cc/scope.h"
 #include "distflow/framework/attr_value_util.h"
+#include "distflow/graph/node_builder.h"
 
 namespace distflow {
 namespace ops {
@@ -55,6 +57,12 @@ Node* BuildOp(const Scope& scope, absl::string_view op_name, std::initializer_li
 OutputList AllOutputs(const Operation& op);
 
 }  // namespace internal
+
+// The tensor `input` denotes: its Output, or a new Const node (named under
+// the sub-scope "Const") holding its constant value.
+NodeBuilder::NodeOut AsNodeOut(const Scope& scope, const Input& input);
+std::vector<NodeBuilder::NodeOut> AsNodeOutList(const Scope& scope, const InputList& inputs);
+
 }  // namespace ops
 }  // namespace distflow
 

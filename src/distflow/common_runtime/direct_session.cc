@@ -12,16 +12,15 @@
 #include "distflow/common_runtime/step_stats_collector.h"
 #include "distflow/common_runtime/step_watchdog.h"
 #include "distflow/core/status.h"
+#include "distflow/framework/call_frame.h"
 #include "distflow/framework/rendezvous.h"
 
 namespace distflow {
 
 // Everything one run signature needs, built once and shared by its runs.
+// Feed i is argument i of a step's call frame, fetch i its result i.
 struct DirectSession::Executable {
   std::unique_ptr<ClientGraph> client_graph;
-  // Parallel to the signature's feeds and fetches.
-  std::vector<Rendezvous::ParsedKey> feed_keys;
-  std::vector<Rendezvous::ParsedKey> fetch_keys;
   std::unique_ptr<ExecutorSet> executors;
 };
 
@@ -37,6 +36,11 @@ absl::StatusOr<std::unique_ptr<Session>> NewDirectSession(const SessionOptions& 
   DF_ASSIGN_OR_RETURN(std::unique_ptr<DirectSession> session, DirectSession::Make(options));
   return std::unique_ptr<Session>(std::move(session));
 }
+
+namespace {
+// The empty target: an in-process session (see NewSession).
+[[maybe_unused]] const bool kRegistered = (RegisterSessionFactory("", NewDirectSession), true);
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<DirectSession>> DirectSession::Make(const SessionOptions& options) {
   if (options.config.inter_op_parallelism_threads() < 0) {
@@ -87,7 +91,7 @@ DirectSession::~DirectSession() {
 absl::Status DirectSession::Create(const GraphDef& graph) {
   {
     absl::MutexLock l(&run_mu_);
-    if (closed_) return errors::Cancelled("Session has been closed");
+    if (closed_) return SessionClosedError();
   }
   return execution_state_.Create(graph);
 }
@@ -95,7 +99,7 @@ absl::Status DirectSession::Create(const GraphDef& graph) {
 absl::Status DirectSession::Extend(const GraphDef& graph) {
   {
     absl::MutexLock l(&run_mu_);
-    if (closed_) return errors::Cancelled("Session has been closed");
+    if (closed_) return SessionClosedError();
   }
   return execution_state_.Extend(graph);
 }
@@ -130,14 +134,8 @@ DirectSession::GetOrBuildExecutable(const RunSignature& signature) {
 
   auto exec = std::make_shared<Executable>();
   DF_ASSIGN_OR_RETURN(exec->client_graph,
-                      execution_state_.BuildClientGraph(signature, PartitionBy::kDevice));
-  const ClientGraph& cg = *exec->client_graph;
-  for (const ClientGraph::Feed& feed : cg.feeds) {
-    DF_RETURN_IF_ERROR(Rendezvous::ParseKey(feed.key, &exec->feed_keys.emplace_back()));
-  }
-  for (const std::string& key : cg.fetch_keys) {
-    DF_RETURN_IF_ERROR(Rendezvous::ParseKey(key, &exec->fetch_keys.emplace_back()));
-  }
+                      execution_state_.BuildClientGraph(signature, PartitionBy::kDevice,
+                                                        subgraph::FeedFetchConvention::kCallFrame));
   DF_ASSIGN_OR_RETURN(
       exec->executors,
       ExecutorSet::Create(std::move(exec->client_graph->partitions), device_mgr_.get(), kernels_));
@@ -158,7 +156,7 @@ absl::Status DirectSession::Run(const RunOptions& run_options,
   }
   {
     absl::MutexLock l(&run_mu_);
-    if (closed_) return errors::Cancelled("Session has been closed");
+    if (closed_) return SessionClosedError();
     ++running_steps_;
   }
   absl::Cleanup step_done = [this] {
@@ -197,20 +195,21 @@ absl::Status DirectSession::RunStep(const RunOptions& run_options, const Executa
   const int64_t step_id = next_step_id_.fetch_add(1);
   RefPtr<Rendezvous> rendezvous(new IntraProcessRendezvous(device_mgr_.get()));
 
-  Rendezvous::Args client_args;
-  client_args.device = client_device_;
+  const RunSignature& signature = executable.client_graph->signature;
+  std::vector<Tensor> args(signature.feeds.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const auto& [name, value] = inputs[i];
     const int f = index.feed_index[i];
     DF_RETURN_IF_ERROR(executable.client_graph->CheckFeed(f, name, value.dtype(), value.shape()));
-    DF_RETURN_IF_ERROR(rendezvous->Send(executable.feed_keys[f], client_args, value, false));
+    args[f] = value;
   }
+  CallFrame call_frame(std::move(args), signature.fetches.size());
 
   CancellationManager step_cancellation;
   const CancellationToken token = session_cancellation_.get_cancellation_token();
   if (!session_cancellation_.RegisterCallback(
           token, [&step_cancellation] { step_cancellation.StartCancel(); })) {
-    return errors::Cancelled("Session has been closed");
+    return SessionClosedError();
   }
   absl::Cleanup unlink = [this, token] { session_cancellation_.DeregisterCallback(token); };
 
@@ -231,6 +230,7 @@ absl::Status DirectSession::RunStep(const RunOptions& run_options, const Executa
     Executor::Args args;
     args.step_id = step_id;
     args.rendezvous = rendezvous.get();
+    args.call_frame = &call_frame;
     args.cancellation_manager = &step_cancellation;
     args.stats_collector = collector.get();
     args.runner = runner_;
@@ -264,20 +264,12 @@ absl::Status DirectSession::RunStep(const RunOptions& run_options, const Executa
   }
   DF_RETURN_IF_ERROR(status);
 
-  // Every executor is done, so every fetched value is already there.
-  fetched->reserve(executable.fetch_keys.size());
-  for (const Rendezvous::ParsedKey& key : executable.fetch_keys) {
-    Tensor value;
-    bool is_dead = false;
-    absl::Status s = rendezvous->Recv(key, client_args, &value, &is_dead, /*timeout_ms=*/1);
-    if (absl::IsDeadlineExceeded(s)) {
-      return errors::Internal("fetch '", key.edge_name, "' was not produced by the step");
-    }
-    DF_RETURN_IF_ERROR(s);
-    if (is_dead) {
-      return DeadFetchError(key.edge_name);
-    }
-    fetched->push_back(std::move(value));
+  // Every executor is done: a result that was not set is a fetch whose
+  // value was dead (its _Retval did not run).
+  fetched->reserve(call_frame.num_retvals());
+  for (size_t i = 0; i < call_frame.num_retvals(); ++i) {
+    if (!call_frame.has_retval(i)) return DeadFetchError(signature.fetches[i]);
+    fetched->push_back(call_frame.TakeRetval(i));
   }
   return absl::OkStatus();
 }

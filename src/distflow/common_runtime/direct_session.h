@@ -7,9 +7,12 @@
 // Each run signature is compiled once and cached: the session's
 // GraphExecutionState rewrites, prunes, places and partitions the graph by
 // device, and an ExecutorSet (one Executor per device, stateful kernels
-// shared by the whole session through SessionKernels) runs it. Each step gets its own
-// rendezvous, cancellation manager and step id; the executors of a step are
-// joined by a barrier and the first error aborts the step.
+// shared by the whole session through SessionKernels) runs it. Feeds and
+// fetches are the graph's _Arg and _Retval nodes (TensorFlow's function
+// convention): each step gets its own call frame holding them, and its own
+// rendezvous (between its devices), cancellation manager and step id; the
+// executors of a step are joined by a barrier and the first error aborts the
+// step.
 //
 // Thread-safe: Run may be called concurrently from any number of threads.
 #ifndef DISTFLOW_COMMON_RUNTIME_DIRECT_SESSION_H_

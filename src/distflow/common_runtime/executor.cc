@@ -1,179 +1,33 @@
+// Running a step: the ready queue, which nodes run inline and which go to
+// the inter-op pool, inputs and outputs of a kernel, pending counts, errors
+// and the end of the step. Loop frames are in executor_frames.cc, building
+// the executor in executor_build.cc.
 #include "distflow/common_runtime/executor.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <deque>
 #include <exception>
-#include <limits>
+#include <memory>
 #include <new>
-#include <tuple>
 #include <utility>
 
 #include "absl/cleanup/cleanup.h"
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/inlined_vector.h"
 #include "absl/synchronization/notification.h"
-#include "distflow/common_runtime/step_stats_collector.h"
+#include "distflow/common_runtime/executor_state.h"
 #include "distflow/core/env.h"
 #include "distflow/core/logging.h"
 #include "distflow/core/status.h"
-#include "distflow/framework/kernel_registry.h"
-#include "distflow/graph/control_flow.h"
-#include "distflow/graph/graph_constructor.h"
 
 namespace distflow {
 
-// Everything about a node that the hot path needs, computed once.
-struct Executor::NodeItem {
-  OpKernel* kernel = nullptr;
-  const Node* node = nullptr;
-  const DataType* input_types = nullptr;  // kernel->input_types().data()
-  int32_t num_inputs = 0;
-  int32_t num_outputs = 0;
-  // Index of input 0 in an iteration's input slots of the node's frame;
-  // inputs are contiguous.
-  int32_t input_start = 0;
-  // Index of the node's pending count in an iteration of its frame.
-  int32_t pending_index = 0;
-  // Edges from other op nodes (data and control) the node waits for.
-  int32_t num_pending = 0;
-  // [begin, end) ranges in out_edges_ and control_out_.
-  int32_t out_edge_begin = 0, out_edge_end = 0;
-  int32_t control_begin = 0, control_end = 0;
-  // The frame the node runs in (an Enter runs in the frame around the one it
-  // enters), and for an Enter the frame it enters.
-  int32_t frame = 0;
-  int32_t child_frame = -1;
-  // Dead data inputs that make a Merge dead: all of them, or one for a loop's
-  // Merge (fed by a NextIteration), which gets one input per iteration.
-  int32_t merge_dead_needed = 0;
-  LoopRole loop_role = LoopRole::kNone;
-  bool is_constant_enter = false;
-  bool is_async = false;
-  // The kernel's hint (OpKernel::IsExpensive): a node without it always runs
-  // inline; one with it is timed and runs inline once it proves cheap (see
-  // Executor::IsExpensive).
-  bool may_be_expensive = false;
-  // _Send/_Recv run even when dead, to carry the deadness across devices.
-  bool is_transfer = false;
-  // For _Recv, Switch and _SwitchN an output left unset is dead rather than an
-  // error.
-  bool unset_output_is_dead = false;
-  // A Merge waits for its control inputs and then for the first live data
-  // input, or for every data input to be dead (see kMergeLiveShift).
-  bool is_merge = false;
-  // A Const in a graph without loops: its output, computed once when the
-  // executor is built (sharing the kernel's buffer, so the buffer's count
-  // stays above one and no consumer writes into it). Consumers read it in
-  // place and the kernel does not run again.
-  bool has_const_output = false;
-  Tensor const_output;
-};
-
-struct Executor::OutEdge {
-  int32_t dst;         // consumer's index in items_
-  int32_t src_output;  // producer's output slot
-  int32_t dst_slot;    // consumer's input slot in its frame's iterations
-  bool is_last_use;    // the last edge reading src_output may move the value
-};
-
-// The layout of one loop frame's iterations, and what the frame needs to run.
-struct Executor::FrameInfo {
-  std::string name;
-  // Mixed into the frame ids of the frame's instances; the same in every
-  // process, so both ends of a _Send/_Recv pair compute the same key.
-  uint64_t name_hash = 0;
-  int32_t parent = -1;
-  int64_t parallel_iterations = 1;
-  // The frame's Enter nodes in this graph: an instance of the frame has
-  // received all its inputs when that many have run.
-  int32_t num_enters = 0;
-  int32_t num_nodes = 0;
-  int32_t total_inputs = 0;
-  // By pending_index: each node's pending count at the start of an iteration.
-  std::vector<uint64_t> initial_pending;
-};
-
-namespace {
-
-// Pending counts pack two counters in one atomic word: the inputs still
-// missing (low half) and the dead inputs seen (high half), so one atomic
-// add updates both.
-constexpr uint64_t kPendingMask = 0xffffffffu;
-constexpr uint64_t kDeadInput = uint64_t{1} << 32;
-
-// A Merge's pending word is laid out differently from other nodes': the low
-// half counts its control inputs plus one slot for "a live data input came or
-// every data input was dead"; bits 32-47 count dead data inputs; bits 48-63
-// hold 1 + the index of the first live data input (0 while none came).
-constexpr uint64_t kMergeLiveShift = 48;
-constexpr uint64_t kMergeDeadMask = 0xffffu;
-
-int MergeLiveInput(uint64_t pending) { return static_cast<int>(pending >> kMergeLiveShift) - 1; }
-
-std::string NodePrefix(const Node& n) { return absl::StrCat(FormatNodeForError(n.def()), ": "); }
-
-// 64-bit FNV-1a: stable across processes and builds, unlike absl::Hash.
-uint64_t StableHash(const void* data, size_t n, uint64_t h = 0xcbf29ce484222325ull) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < n; ++i) {
-    h ^= p[i];
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
-// The id of the instance of a frame entered in iteration `parent_iter` of
-// the frame instance `parent_id`: what rendezvous keys carry as frame_id.
-uint64_t ChildFrameId(uint64_t parent_id, int64_t parent_iter, uint64_t name_hash) {
-  const uint64_t parts[3] = {parent_id, static_cast<uint64_t>(parent_iter), name_hash};
-  return StableHash(parts, sizeof(parts));
-}
-
-}  // namespace
-
-// The values and pending counts of one iteration of one frame. A step that
-// ends without error leaves every entry of the root frame's iteration
-// cleared, so its state is recycled for the next step, which only resets the
-// pending counts. Iterations of loop frames are cleared when they end and
-// recycled within their frame.
-struct Executor::IterationState {
-  // One input slot of a consumer.
-  struct Entry {
-    Tensor value;
-    // Instead of `value`: a Const's output (NodeItem::const_output), read
-    // in place.
-    const Tensor* const_value = nullptr;
-    // A ref input (into a variable's storage) when ref_mu is set.
-    Tensor* ref = nullptr;
-    absl::Mutex* ref_mu = nullptr;
-    bool is_dead = false;
-  };
-
-  explicit IterationState(const FrameInfo& frame)
-      : entries(new Entry[frame.total_inputs]),
-        pending(new std::atomic<uint64_t>[frame.num_nodes]) {}
-  void Reset(const FrameInfo& frame, int64_t iteration) {
-    for (int32_t i = 0; i < frame.num_nodes; ++i) {
-      pending[i].store(frame.initial_pending[i], std::memory_order_relaxed);
-    }
-    iter = iteration;
-    outstanding_ops = 0;
-    outstanding_frames = 0;
-  }
-  void ClearEntries(const FrameInfo& frame) {
-    for (int32_t i = 0; i < frame.total_inputs; ++i) entries[i] = Entry();
-  }
-
-  std::unique_ptr<Entry[]> entries;
-  std::unique_ptr<std::atomic<uint64_t>[]> pending;
-  int64_t iter = 0;
-  // Loop frames only, under the frame's mutex: nodes of this iteration ready
-  // or running, and child frames entered from it that are still alive.
-  int64_t outstanding_ops = 0;
-  int64_t outstanding_frames = 0;
-};
+using executor_internal::kDeadInput;
+using executor_internal::kMergeDeadMask;
+using executor_internal::kMergeLiveShift;
+using executor_internal::kPendingMask;
+using executor_internal::kUnmeasured;
+using executor_internal::MergeLiveInput;
+using executor_internal::NodePrefix;
 
 std::unique_ptr<Executor::IterationState> Executor::TakeIterationState() const {
   std::unique_ptr<IterationState> state;
@@ -188,10 +42,6 @@ std::unique_ptr<Executor::IterationState> Executor::TakeIterationState() const {
   state->Reset(frames_[0], 0);
   return state;
 }
-
-namespace {
-constexpr int64_t kUnmeasured = std::numeric_limits<int64_t>::max();
-}  // namespace
 
 bool Executor::IsExpensive(const NodeItem& item) const {
   return item.may_be_expensive &&
@@ -222,190 +72,11 @@ void Executor::RecycleIterationState(std::unique_ptr<IterationState> state) cons
   }
 }
 
-// The state of one step of one executor. Deletes itself when the step ends.
-class Executor::StepState {
- public:
-  StepState(const Executor* exec, const Args& args, DoneCallback done);
-  void RunAsync();
-
- private:
-  using Entry = IterationState::Entry;
-  // One instance of a frame: the root frame, or a loop frame entered in one
-  // iteration of its parent. The root frame has one iteration forever and
-  // needs no lock; a loop frame's fields below are guarded by `mu`.
-  struct FrameState {
-    const FrameInfo* info = nullptr;
-    uint64_t frame_id = 0;
-    FrameState* parent = nullptr;
-    IterationState* parent_iter = nullptr;
-    // The key of this frame in frames_.
-    std::tuple<const FrameState*, int64_t, int32_t> key;
-
-    absl::Mutex mu;
-    // Live iterations first_iter .. iteration_count, oldest first; an
-    // iteration ends only after the one before it.
-    std::deque<std::unique_ptr<IterationState>> iterations;
-    int64_t first_iter = 0;
-    int64_t iteration_count = 0;
-    int32_t num_pending_inputs = 0;
-    // NextIteration values waiting for a free iteration (parallel_iterations
-    // are alive), constant Enter values every iteration sees, and dead Exits
-    // of the newest iteration (their deadness leaves the loop when it ends).
-    std::vector<std::pair<const NodeItem*, Entry>> next_iter_roots;
-    std::vector<std::pair<const NodeItem*, Entry>> loop_invariants;
-    std::vector<const NodeItem*> dead_exits;
-    std::vector<std::unique_ptr<IterationState>> free_iterations;
-
-    IterationState* iteration(int64_t i) { return iterations[i - first_iter].get(); }
-    bool is_root() const { return parent == nullptr; }
-  };
-  struct TaggedNode {
-    const NodeItem* item;
-    FrameState* frame;
-    IterationState* iter;
-    bool is_dead;
-  };
-  using TaggedNodeSeq = absl::InlinedVector<TaggedNode, 8>;
-  // FIFO of nodes this thread runs next.
-  class ReadyQueue {
-   public:
-    bool empty() const { return head_ == nodes_.size(); }
-    void push_back(const TaggedNode& t) { nodes_.push_back(t); }
-    TaggedNode pop_front() {
-      TaggedNode t = nodes_[head_++];
-      if (head_ == nodes_.size()) {
-        nodes_.clear();
-        head_ = 0;
-      }
-      return t;
-    }
-    // Takes every node of `ready` without copying them one by one.
-    // REQUIRES: empty().
-    void TakeAll(TaggedNodeSeq* ready) {
-      nodes_.swap(*ready);
-      ready->clear();
-      head_ = 0;
-    }
-
-   private:
-    TaggedNodeSeq nodes_;
-    size_t head_ = 0;
-  };
-  using InputVector = absl::InlinedVector<TensorValue, 8>;
-  struct AsyncState;
-  // The async kernel whose ComputeAsync this thread is in, and the queue of
-  // the Process loop that called it.
-  struct InlineAsyncCall {
-    const AsyncState* state = nullptr;
-    ReadyQueue* queue = nullptr;
-  };
-  static thread_local InlineAsyncCall inline_async_call_;
-  // Process loops running on this thread (of any step).
-  static thread_local int process_depth_;
-  // What an asynchronous kernel needs until its callback runs.
-  struct AsyncState {
-    AsyncState(const OpKernelContext::Params& p, const TaggedNode& t, InputVector in,
-               std::unique_ptr<NodeStatsRecorder> r)
-        : inputs(std::move(in)), params(p), tagged(t), rec(std::move(r)), ctx(&params) {
-      params.inputs = inputs.data();
-    }
-    InputVector inputs;
-    OpKernelContext::Params params;
-    TaggedNode tagged;
-    std::unique_ptr<NodeStatsRecorder> rec;
-    OpKernelContext ctx;
-  };
-
-  // Runs `nodes` and the cheap nodes they make ready on this thread.
-  void Process(TaggedNodeSeq nodes, int64_t scheduled_micros);
-  // `inline_ready` is the queue of the Process loop that started the kernel
-  // when the callback runs inside its ComputeAsync, else null.
-  void AsyncDone(AsyncState* state, ReadyQueue* inline_ready);
-  absl::Status PrepareInputs(const NodeItem& item, IterationState* iter, InputVector* inputs,
-                             bool* is_input_dead);
-  void ClearInputs(const NodeItem& item, IterationState* iter);
-  // Checks the kernel's outputs and hands them to the consumers.
-  absl::Status ProcessOutputs(const TaggedNode& tagged, OpKernelContext* ctx, TaggedNodeSeq* ready);
-  // ctx is null for a dead node: every output is dead.
-  void PropagateOutputs(const TaggedNode& tagged, OpKernelContext* ctx, TaggedNodeSeq* ready);
-  // Writes the consumers' input slots in `iter` and activates them;
-  // `set_input(edge, &slot)` stores one edge's value and returns whether it
-  // is dead. For a loop frame REQUIRES frame->mu.
-  template <typename SetInput>
-  void ActivateEdges(const NodeItem& item, bool node_dead, FrameState* frame, IterationState* iter,
-                     TaggedNodeSeq* ready, SetInput set_input);
-  void ActivateFromContext(const NodeItem& item, OpKernelContext* ctx, bool node_dead,
-                           FrameState* frame, IterationState* iter, TaggedNodeSeq* ready);
-  // Every out edge of `item` (a one-output loop node) carries `value`.
-  void ActivateFromEntry(const NodeItem& item, const Entry& value, FrameState* frame,
-                         IterationState* iter, TaggedNodeSeq* ready);
-  // `slot` is the input slot a data edge feeds, -1 for a control edge (only
-  // a Merge needs to know which input it is).
-  void ActivateNode(int32_t dst, int32_t slot, bool dead, FrameState* frame, IterationState* iter,
-                    TaggedNodeSeq* ready);
-  void ActivateMerge(int32_t dst, int32_t slot, bool dead, FrameState* frame, IterationState* iter,
-                     TaggedNodeSeq* ready);
-
-  // Loops. PropagateLoopOutputs moves a node's outputs within and between
-  // frames and then releases the node's hold on its iteration; the rest keep
-  // the frames' books. Functions named *Locked REQUIRE frame->mu.
-  void PropagateLoopOutputs(const TaggedNode& tagged, OpKernelContext* ctx, TaggedNodeSeq* ready);
-  static Entry TakeOutput(OpKernelContext* ctx);
-  FrameState* FindOrCreateChildFrame(FrameState* frame, IterationState* iter,
-                                     const NodeItem& enter);
-  std::unique_ptr<IterationState> TakeLoopIterationLocked(FrameState* frame, int64_t iteration);
-  void IncrementIterationLocked(FrameState* frame, TaggedNodeSeq* ready);
-  // Ends finished iterations from `iteration` on; true iff the frame is done.
-  bool CleanupIterationsLocked(FrameState* frame, int64_t iteration, TaggedNodeSeq* ready);
-  void DecrementOutstandingOps(FrameState* frame, IterationState* iter, TaggedNodeSeq* ready);
-  // Deletes a finished frame, then its parent when that finishes too.
-  void DeleteFrame(FrameState* frame, TaggedNodeSeq* ready);
-
-  int32_t item_index(const NodeItem& item) const {
-    return static_cast<int32_t>(&item - exec_->items_.data());
-  }
-  // Accounts for one finished node and schedules `ready` (see
-  // ScheduleReady); returns true iff the step is over.
-  bool NodeDone(const absl::Status& s, TaggedNodeSeq* ready, ReadyQueue* inline_ready,
-                TaggedNodeSeq* cheap_out = nullptr);
-  // With `inline_ready` (on a Process loop) cheap nodes join it; without,
-  // they go to the runner as one closure, or into `cheap_out` when given.
-  void ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline_ready,
-                     TaggedNodeSeq* cheap_out = nullptr);
-  // Hands each expensive node of `ready` to the runner; returns the others
-  // and leaves `ready` empty.
-  TaggedNodeSeq DispatchExpensive(TaggedNodeSeq* ready);
-  bool ShouldStop();
-  void RecordError(const absl::Status& s);
-  void Finish();
-
-  const Executor* const exec_;
-  const int64_t step_id_;
-  Rendezvous* const rendezvous_;
-  CancellationManager* const cancellation_manager_;
-  StepStatsCollector* const stats_;
-  const Runner runner_;
-  // Whether this step times the kernels that may be expensive.
-  const bool sample_costs_;
-  const bool inline_start_;
-  const absl::Time deadline_;
-  DoneCallback done_;
-  FrameState root_frame_;
-  // Live loop frame instances, by (parent instance, parent iteration, frame).
-  absl::Mutex frames_mu_;
-  absl::flat_hash_map<std::tuple<const FrameState*, int64_t, int32_t>, std::unique_ptr<FrameState>>
-      frames_ ABSL_GUARDED_BY(frames_mu_);
-  // Nodes ready or running; the step ends when it drops to zero.
-  std::atomic<int64_t> num_outstanding_{0};
-  std::atomic<bool> aborted_{false};
-  absl::Mutex mu_;
-  absl::Status status_ ABSL_GUARDED_BY(mu_);
-};
-
 Executor::StepState::StepState(const Executor* exec, const Args& args, DoneCallback done)
     : exec_(exec),
       step_id_(args.step_id),
       rendezvous_(args.rendezvous),
+      call_frame_(args.call_frame),
       cancellation_manager_(args.cancellation_manager),
       stats_(args.stats_collector),
       runner_(args.runner),
@@ -415,7 +86,7 @@ Executor::StepState::StepState(const Executor* exec, const Args& args, DoneCallb
       deadline_(args.deadline),
       done_(std::move(done)) {
   root_frame_.info = &exec->frames_[0];
-  root_frame_.iterations.push_back(exec->TakeIterationState());
+  root_iter_ = exec->TakeIterationState();
 }
 
 void Executor::StepState::RunAsync() {
@@ -434,8 +105,7 @@ void Executor::StepState::RunAsync() {
   num_outstanding_.store(static_cast<int64_t>(exec_->roots_.size()), std::memory_order_relaxed);
   TaggedNodeSeq ready;
   for (int32_t r : exec_->roots_) {
-    ready.push_back(
-        TaggedNode{&exec_->items_[r], &root_frame_, root_frame_.iterations[0].get(), false});
+    ready.push_back(TaggedNode{&exec_->items_[r], &root_frame_, root_iter_.get(), false});
   }
   if (!inline_start_) {
     ScheduleReady(&ready, nullptr);
@@ -505,6 +175,7 @@ void Executor::StepState::Process(TaggedNodeSeq nodes, int64_t scheduled_micros)
     params.num_inputs = item.num_inputs;
     params.is_input_dead = is_input_dead;
     params.rendezvous = rendezvous_;
+    params.call_frame = call_frame_;
     params.cancellation_manager = cancellation_manager_;
     params.frame_iter = FrameAndIter{tagged.frame->frame_id, iter->iter};
     params.runner = &runner_;
@@ -800,240 +471,6 @@ void Executor::StepState::ActivateMerge(int32_t dst, int32_t slot, bool dead, Fr
   }
 }
 
-// The value of a loop node's only output, dead when it has none.
-Executor::IterationState::Entry Executor::StepState::TakeOutput(OpKernelContext* ctx) {
-  Entry v;
-  if (ctx == nullptr || !ctx->output_is_set(0)) {
-    v.is_dead = true;
-    return v;
-  }
-  const TensorValue out = ctx->output_value(0);
-  if (out.is_ref()) {
-    v.ref = out.tensor;
-    v.ref_mu = out.mutex_if_ref;
-  } else {
-    v.value = std::move(*out.tensor);
-  }
-  return v;
-}
-
-void Executor::StepState::PropagateLoopOutputs(const TaggedNode& tagged, OpKernelContext* ctx,
-                                               TaggedNodeSeq* ready) {
-  const NodeItem& item = *tagged.item;
-  FrameState* frame = tagged.frame;
-  IterationState* iter = tagged.iter;
-  // Activations in a loop frame count towards the target iteration's
-  // outstanding ops; the root frame keeps no books (it ends with the step).
-  auto counted = [ready](IterationState* target, auto&& activate) {
-    const size_t before = ready->size();
-    activate();
-    target->outstanding_ops += static_cast<int64_t>(ready->size() - before);
-  };
-  switch (item.loop_role) {
-    case LoopRole::kNone:
-      if (frame->is_root()) {
-        ActivateFromContext(item, ctx, tagged.is_dead, frame, iter, ready);
-        return;
-      }
-      {
-        absl::MutexLock l(&frame->mu);
-        counted(iter, [&] { ActivateFromContext(item, ctx, tagged.is_dead, frame, iter, ready); });
-      }
-      break;
-    case LoopRole::kEnter: {
-      const Entry value = TakeOutput(ctx);
-      FrameState* child = FindOrCreateChildFrame(frame, iter, item);
-      bool child_done = false;
-      {
-        absl::MutexLock l(&child->mu);
-        if (item.is_constant_enter) {
-          // Every live iteration sees it now, every later one when it starts.
-          child->loop_invariants.emplace_back(&item, value);
-          for (auto& it : child->iterations) {
-            counted(it.get(), [&] { ActivateFromEntry(item, value, child, it.get(), ready); });
-          }
-        } else {
-          IterationState* first = child->iteration(0);
-          counted(first, [&] { ActivateFromEntry(item, value, child, first, ready); });
-        }
-        child_done = --child->num_pending_inputs == 0 &&
-                     CleanupIterationsLocked(child, child->first_iter, ready);
-      }
-      if (child_done) DeleteFrame(child, ready);
-      break;
-    }
-    case LoopRole::kExit: {
-      const Entry value = TakeOutput(ctx);
-      if (value.is_dead) {
-        // Only the newest iteration's dead Exits matter: an older
-        // iteration's Exit is dead because the loop went on.
-        absl::MutexLock l(&frame->mu);
-        if (iter->iter == frame->iteration_count) frame->dead_exits.push_back(&item);
-      } else if (frame->parent->is_root()) {
-        ActivateFromEntry(item, value, frame->parent, frame->parent_iter, ready);
-      } else {
-        absl::MutexLock l(&frame->parent->mu);
-        counted(frame->parent_iter,
-                [&] { ActivateFromEntry(item, value, frame->parent, frame->parent_iter, ready); });
-      }
-      break;
-    }
-    case LoopRole::kNextIteration: {
-      Entry value = TakeOutput(ctx);
-      // A dead NextIteration ends the loop: nothing goes to the next
-      // iteration.
-      if (value.is_dead) break;
-      absl::MutexLock l(&frame->mu);
-      if (iter->iter == frame->iteration_count &&
-          frame->iteration_count - frame->first_iter + 1 >= frame->info->parallel_iterations) {
-        // parallel_iterations are alive: wait until the oldest ends.
-        frame->next_iter_roots.emplace_back(&item, std::move(value));
-        break;
-      }
-      if (iter->iter == frame->iteration_count) IncrementIterationLocked(frame, ready);
-      IterationState* next = frame->iteration(iter->iter + 1);
-      counted(next, [&] { ActivateFromEntry(item, value, frame, next, ready); });
-      break;
-    }
-  }
-  DecrementOutstandingOps(frame, iter, ready);
-}
-
-Executor::StepState::FrameState* Executor::StepState::FindOrCreateChildFrame(
-    FrameState* frame, IterationState* iter, const NodeItem& enter) {
-  const std::tuple<const FrameState*, int64_t, int32_t> key{frame, iter->iter, enter.child_frame};
-  FrameState* child = nullptr;
-  {
-    absl::MutexLock l(&frames_mu_);
-    std::unique_ptr<FrameState>& slot = frames_[key];
-    if (slot != nullptr) return slot.get();
-    slot = std::make_unique<FrameState>();
-    child = slot.get();
-    const FrameInfo& info = exec_->frames_[enter.child_frame];
-    child->info = &info;
-    child->frame_id = ChildFrameId(frame->frame_id, iter->iter, info.name_hash);
-    child->parent = frame;
-    child->parent_iter = iter;
-    child->key = key;
-    absl::MutexLock cl(&child->mu);
-    child->num_pending_inputs = info.num_enters;
-    child->iterations.push_back(TakeLoopIterationLocked(child, 0));
-  }
-  // The parent iteration cannot end before this child: the Enter creating it
-  // is still running in it, and the child cannot end before that Enter is
-  // counted.
-  if (!frame->is_root()) {
-    absl::MutexLock l(&frame->mu);
-    ++iter->outstanding_frames;
-  }
-  return child;
-}
-
-std::unique_ptr<Executor::IterationState> Executor::StepState::TakeLoopIterationLocked(
-    FrameState* frame, int64_t iteration) {
-  std::unique_ptr<IterationState> state;
-  if (!frame->free_iterations.empty()) {
-    state = std::move(frame->free_iterations.back());
-    frame->free_iterations.pop_back();
-  } else {
-    state = std::make_unique<IterationState>(*frame->info);
-  }
-  state->Reset(*frame->info, iteration);
-  return state;
-}
-
-void Executor::StepState::IncrementIterationLocked(FrameState* frame, TaggedNodeSeq* ready) {
-  ++frame->iteration_count;
-  frame->iterations.push_back(TakeLoopIterationLocked(frame, frame->iteration_count));
-  IterationState* next = frame->iterations.back().get();
-  frame->dead_exits.clear();
-  const size_t before = ready->size();
-  for (auto& [item, value] : frame->next_iter_roots) {
-    ActivateFromEntry(*item, value, frame, next, ready);
-  }
-  frame->next_iter_roots.clear();
-  for (const auto& [item, value] : frame->loop_invariants) {
-    ActivateFromEntry(*item, value, frame, next, ready);
-  }
-  next->outstanding_ops += static_cast<int64_t>(ready->size() - before);
-}
-
-bool Executor::StepState::CleanupIterationsLocked(FrameState* frame, int64_t iteration,
-                                                  TaggedNodeSeq* ready) {
-  // An iteration is done when nothing runs in it or in frames it entered,
-  // the one before it is done, and (for the first) every Enter has come.
-  while (iteration == frame->first_iter && iteration <= frame->iteration_count) {
-    IterationState* state = frame->iteration(iteration);
-    if (state->outstanding_ops != 0 || state->outstanding_frames != 0 ||
-        (iteration == 0 && frame->num_pending_inputs != 0)) {
-      break;
-    }
-    std::unique_ptr<IterationState> done = std::move(frame->iterations.front());
-    frame->iterations.pop_front();
-    ++frame->first_iter;
-    ++iteration;
-    done->ClearEntries(*frame->info);
-    constexpr size_t kMaxFree = 2;
-    if (frame->free_iterations.size() < kMaxFree) frame->free_iterations.push_back(std::move(done));
-    if (!frame->next_iter_roots.empty()) IncrementIterationLocked(frame, ready);
-  }
-  return frame->num_pending_inputs == 0 && frame->iterations.empty();
-}
-
-void Executor::StepState::DecrementOutstandingOps(FrameState* frame, IterationState* iter,
-                                                  TaggedNodeSeq* ready) {
-  if (frame->is_root()) return;
-  bool done = false;
-  {
-    absl::MutexLock l(&frame->mu);
-    const int64_t iteration = iter->iter;
-    done = --iter->outstanding_ops == 0 && CleanupIterationsLocked(frame, iteration, ready);
-  }
-  if (done) DeleteFrame(frame, ready);
-}
-
-void Executor::StepState::DeleteFrame(FrameState* frame, TaggedNodeSeq* ready) {
-  while (frame != nullptr && !frame->is_root()) {
-    FrameState* parent = frame->parent;
-    IterationState* parent_iter = frame->parent_iter;
-    // A loop whose last iteration's Exits are dead (a loop that was entered
-    // with dead values) hands that deadness to the frame around it.
-    std::vector<const NodeItem*> dead_exits;
-    {
-      absl::MutexLock l(&frame->mu);
-      dead_exits.swap(frame->dead_exits);
-    }
-    Entry dead;
-    dead.is_dead = true;
-    if (parent->is_root()) {
-      for (const NodeItem* exit : dead_exits) {
-        ActivateFromEntry(*exit, dead, parent, parent_iter, ready);
-      }
-    }
-    std::unique_ptr<FrameState> owned;
-    {
-      absl::MutexLock l(&frames_mu_);
-      auto it = frames_.find(frame->key);
-      owned = std::move(it->second);
-      frames_.erase(it);
-    }
-    owned.reset();
-    if (parent->is_root()) return;
-    bool parent_done = false;
-    {
-      absl::MutexLock l(&parent->mu);
-      const size_t before = ready->size();
-      for (const NodeItem* exit : dead_exits) {
-        ActivateFromEntry(*exit, dead, parent, parent_iter, ready);
-      }
-      parent_iter->outstanding_ops += static_cast<int64_t>(ready->size() - before);
-      --parent_iter->outstanding_frames;
-      parent_done = CleanupIterationsLocked(parent, parent_iter->iter, ready);
-    }
-    frame = parent_done ? parent : nullptr;
-  }
-}
-
 bool Executor::StepState::NodeDone(const absl::Status& s, TaggedNodeSeq* ready,
                                    ReadyQueue* inline_ready, TaggedNodeSeq* cheap_out) {
   if (!s.ok()) {
@@ -1164,179 +601,11 @@ void Executor::StepState::Finish() {
     s = status_;
   }
   if (s.ok()) {
-    exec_->RecycleIterationState(std::move(root_frame_.iterations[0]));
+    exec_->RecycleIterationState(std::move(root_iter_));
   }
   DoneCallback done = std::move(done_);
   delete this;
   done(s);
-}
-
-Executor::~Executor() = default;
-
-absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(Params params,
-                                                           std::unique_ptr<const Graph> graph) {
-  if (params.device == nullptr) {
-    return errors::InvalidArgument("Executor::Create needs a device");
-  }
-  std::unique_ptr<Executor> exec(new Executor);
-  exec->device_ = params.device;
-  exec->graph_ = std::move(graph);
-  KernelFactory create_kernel = std::move(params.create_kernel);
-  if (!create_kernel) {
-    Device* device = params.device;
-    create_kernel = [device](const NodeDef& def) -> absl::StatusOr<std::shared_ptr<OpKernel>> {
-      DF_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> k,
-                          KernelRegistry::Global()->CreateKernel(device, def));
-      return std::shared_ptr<OpKernel>(std::move(k));
-    };
-  }
-  DF_RETURN_IF_ERROR(exec->Initialize(create_kernel));
-  return exec;
-}
-
-absl::Status Executor::Initialize(const KernelFactory& create_kernel) {
-  std::vector<Node*> order;
-  DF_RETURN_IF_ERROR(TopologicalOrder(*graph_, &order));
-  ControlFlowInfo cf;
-  DF_RETURN_IF_ERROR(BuildControlFlowInfo(*graph_, &cf));
-  has_loops_ = cf.frames.size() > 1;
-  frames_.resize(cf.frames.size());
-  for (size_t f = 0; f < cf.frames.size(); ++f) {
-    FrameInfo& info = frames_[f];
-    info.name = cf.frames[f].name;
-    info.name_hash = StableHash(info.name.data(), info.name.size());
-    info.parent = cf.frames[f].parent;
-    info.parallel_iterations = cf.frames[f].parallel_iterations;
-  }
-
-  std::vector<int32_t> index(graph_->num_node_ids(), -1);
-  for (size_t i = 0; i < order.size(); ++i) {
-    index[order[i]->id()] = static_cast<int32_t>(i);
-  }
-  items_.resize(order.size());
-  cost_nanos_ = std::make_unique<std::atomic<int64_t>[]>(order.size());
-  for (size_t i = 0; i < order.size(); ++i) cost_nanos_[i].store(kUnmeasured);
-  kernels_.reserve(order.size());
-  for (size_t i = 0; i < order.size(); ++i) {
-    const Node* n = order[i];
-    absl::StatusOr<std::shared_ptr<OpKernel>> kernel = create_kernel(n->def());
-    if (!kernel.ok()) return kernel.status();
-    if (*kernel == nullptr) {
-      return errors::Internal(NodePrefix(*n), "no kernel was created");
-    }
-    kernels_.push_back(*std::move(kernel));
-    NodeItem& item = items_[i];
-    item.kernel = kernels_.back().get();
-    item.node = n;
-    item.input_types = item.kernel->input_types().data();
-    item.num_inputs = item.kernel->num_inputs();
-    item.num_outputs = item.kernel->num_outputs();
-    if (item.num_inputs != n->num_inputs() || item.num_outputs != n->num_outputs()) {
-      return errors::Internal(NodePrefix(*n), "the kernel's arity differs from the node's");
-    }
-    item.frame = cf.InputFrame(n);
-    FrameInfo& frame = frames_[item.frame];
-    item.pending_index = frame.num_nodes++;
-    item.input_start = frame.total_inputs;
-    frame.total_inputs += item.num_inputs;
-    item.is_async = item.kernel->AsAsync() != nullptr;
-    item.may_be_expensive = item.kernel->IsExpensive();
-    item.is_transfer = n->IsSend() || n->IsRecv();
-    item.unset_output_is_dead =
-        n->IsRecv() || n->type_string() == "Switch" || n->type_string() == "RefSwitch" ||
-        n->type_string() == "_SwitchN";
-    item.is_merge = n->IsMerge();
-    // In loops entries are copied between iterations and frames; there a
-    // Const's output travels as any other.
-    if (!has_loops_ && n->type_string() == "Const") {
-      OpKernelContext::Params params;
-      params.op_kernel = item.kernel;
-      params.device = device_;
-      OpKernelContext ctx(&params);
-      item.kernel->Compute(&ctx);
-      DF_RETURN_IF_ERROR(errors::Annotate(ctx.status(), NodePrefix(*n)));
-      if (item.num_outputs == 1 && ctx.output_is_set(0) && !ctx.output_value(0).is_ref()) {
-        item.const_output = *ctx.mutable_output(0);
-        item.has_const_output = true;
-      }
-    }
-    if (IsEnter(n)) {
-      item.loop_role = LoopRole::kEnter;
-      item.child_frame = cf.node_frame[n->id()];
-      ++frames_[item.child_frame].num_enters;
-      if (n->attrs().Find("is_constant") != nullptr) {
-        DF_RETURN_IF_ERROR(GetNodeAttr(n->attrs(), "is_constant", &item.is_constant_enter));
-      }
-    } else if (IsExit(n)) {
-      item.loop_role = LoopRole::kExit;
-    } else if (n->IsNextIteration()) {
-      item.loop_role = LoopRole::kNextIteration;
-    }
-    if (has_loops_ && item.num_outputs != 1 && item.loop_role != LoopRole::kNone) {
-      return errors::InvalidArgument(NodePrefix(*n), "a loop node must have one output");
-    }
-  }
-
-  std::vector<bool> has_input;
-  std::vector<bool> seen_output;
-  for (size_t i = 0; i < order.size(); ++i) {
-    const Node* n = order[i];
-    NodeItem& item = items_[i];
-    has_input.assign(item.num_inputs, false);
-    bool fed_by_next_iteration = false;
-    for (const Edge* e : n->in_edges()) {
-      if (!e->src()->IsOp()) continue;
-      ++item.num_pending;
-      if (e->IsControlEdge()) continue;
-      if (has_input[e->dst_input()]) {
-        return errors::InvalidArgument(NodePrefix(*n), "input ", e->dst_input(), " has two edges");
-      }
-      has_input[e->dst_input()] = true;
-      fed_by_next_iteration |= e->src()->IsNextIteration();
-    }
-    for (int k = 0; k < item.num_inputs; ++k) {
-      if (!has_input[k]) {
-        return errors::InvalidArgument(NodePrefix(*n), "input ", k, " is not connected");
-      }
-    }
-    if (item.is_merge) {
-      // Its control inputs, plus one slot for the live (or last dead) input.
-      item.num_pending -= item.num_inputs - 1;
-      if (item.num_inputs > static_cast<int32_t>(kMergeDeadMask)) {
-        return errors::InvalidArgument(NodePrefix(*n), "a Merge takes at most ", kMergeDeadMask,
-                                       " inputs");
-      }
-      item.merge_dead_needed = fed_by_next_iteration ? 1 : item.num_inputs;
-    }
-    if (item.num_pending == 0) roots_.push_back(static_cast<int32_t>(i));
-
-    item.out_edge_begin = static_cast<int32_t>(out_edges_.size());
-    item.control_begin = static_cast<int32_t>(control_out_.size());
-    for (const Edge* e : n->out_edges()) {
-      if (!e->dst()->IsOp()) continue;
-      const int32_t dst = index[e->dst()->id()];
-      if (e->IsControlEdge()) {
-        control_out_.push_back(dst);
-      } else {
-        out_edges_.push_back(
-            OutEdge{dst, e->src_output(), items_[dst].input_start + e->dst_input(), false});
-      }
-    }
-    item.out_edge_end = static_cast<int32_t>(out_edges_.size());
-    item.control_end = static_cast<int32_t>(control_out_.size());
-    seen_output.assign(item.num_outputs, false);
-    for (int32_t k = item.out_edge_end - 1; k >= item.out_edge_begin; --k) {
-      OutEdge& e = out_edges_[k];
-      if (!seen_output[e.src_output]) {
-        seen_output[e.src_output] = true;
-        e.is_last_use = true;
-      }
-    }
-  }
-  for (const NodeItem& item : items_) {
-    frames_[item.frame].initial_pending.push_back(static_cast<uint64_t>(item.num_pending));
-  }
-  return absl::OkStatus();
 }
 
 void Executor::RunAsync(const Args& args, DoneCallback done) const {

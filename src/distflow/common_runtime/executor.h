@@ -59,6 +59,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "distflow/common_runtime/device.h"
+#include "distflow/framework/call_frame.h"
 #include "distflow/framework/cancellation.h"
 #include "distflow/framework/op_kernel.h"
 #include "distflow/framework/rendezvous.h"
@@ -72,13 +73,13 @@ class Executor {
  public:
   // Makes the kernel of one node. Sessions use it to share stateful kernels
   // between the executors of different run signatures.
-  using KernelFactory = std::function<absl::StatusOr<std::shared_ptr<OpKernel>>(const NodeDef&)>;
+  using CreateKernelFn = std::function<absl::StatusOr<std::shared_ptr<OpKernel>>(const NodeDef&)>;
 
   struct Params {
     // The device every node runs on. Not owned; must outlive the executor.
     Device* device = nullptr;
     // Defaults to creating each kernel from the global KernelRegistry.
-    KernelFactory create_kernel;
+    CreateKernelFn create_kernel;
   };
 
   // Builds the executor of `graph`. Errors name the node: a kernel that
@@ -98,6 +99,9 @@ class Executor {
   struct Args {
     int64_t step_id = 0;
     Rendezvous* rendezvous = nullptr;
+    // The arguments and results of the graph's _Arg and _Retval nodes (see
+    // framework/call_frame.h); may be null when it has none.
+    CallFrame* call_frame = nullptr;
     CancellationManager* cancellation_manager = nullptr;
     // Per-node timings are recorded when set.
     StepStatsCollector* stats_collector = nullptr;
@@ -139,7 +143,7 @@ class Executor {
   enum class LoopRole : uint8_t { kNone, kEnter, kExit, kNextIteration };
 
   Executor() = default;
-  absl::Status Initialize(const KernelFactory& create_kernel);
+  absl::Status Initialize(const CreateKernelFn& create_kernel);
   // A cleared root-frame iteration state with fresh pending counts,
   // recycled when one is free.
   std::unique_ptr<IterationState> TakeIterationState() const;

@@ -99,7 +99,7 @@ absl::Status GraphExecutionState::Extend(const GraphDef& graph_def) {
 }
 
 absl::StatusOr<std::unique_ptr<ClientGraph>> GraphExecutionState::BuildClientGraph(
-    const RunSignature& signature, PartitionBy by) {
+    const RunSignature& signature, PartitionBy by, subgraph::FeedFetchConvention convention) {
   const DeviceSet& devices = *options_.devices;
   const DeviceAttributes* client = devices.client_device();
   if (client == nullptr) {
@@ -116,9 +116,9 @@ absl::StatusOr<std::unique_ptr<ClientGraph>> GraphExecutionState::BuildClientGra
   Graph graph;
   graph.Copy(*full);
   subgraph::RewriteGraphMetadata metadata;
-  DF_RETURN_IF_ERROR(subgraph::RewriteGraphForExecution(
-      &graph, signature.feeds, signature.fetches, signature.targets, *client,
-      /*use_function_convention=*/false, &metadata));
+  DF_RETURN_IF_ERROR(subgraph::RewriteGraphForExecution(&graph, signature.feeds, signature.fetches,
+                                                        signature.targets, *client, convention,
+                                                        &metadata));
   // Calls and functional control flow become plain dataflow before
   // placement, so their bodies are placed and partitioned like any node.
   DF_RETURN_IF_ERROR(LowerFunctionalOps(&graph));
@@ -129,6 +129,7 @@ absl::StatusOr<std::unique_ptr<ClientGraph>> GraphExecutionState::BuildClientGra
   // Placeholders (in `full`, which the rewrite did not touch).
   absl::flat_hash_map<absl::string_view, const Node*> by_name;
   for (const Node* n : full->op_nodes()) by_name[n->name()] = n;
+  const bool by_rendezvous = convention == subgraph::FeedFetchConvention::kRendezvous;
   auto client_key = [client](const std::string& tensor) {
     return Rendezvous::CreateKey(client->name(), client->incarnation(), client->name(), tensor,
                                  FrameAndIter());
@@ -136,7 +137,7 @@ absl::StatusOr<std::unique_ptr<ClientGraph>> GraphExecutionState::BuildClientGra
   for (size_t i = 0; i < signature.feeds.size(); ++i) {
     ClientGraph::Feed feed;
     feed.dtype = metadata.feed_types[i];
-    feed.key = client_key(signature.feeds[i]);
+    if (by_rendezvous) feed.key = client_key(signature.feeds[i]);
     TensorId id;
     DF_RETURN_IF_ERROR(ParseTensorName(signature.feeds[i], &id));
     auto it = by_name.find(id.node);
@@ -148,8 +149,8 @@ absl::StatusOr<std::unique_ptr<ClientGraph>> GraphExecutionState::BuildClientGra
     }
     cg->feeds.push_back(std::move(feed));
   }
-  for (const std::string& fetch : signature.fetches) {
-    cg->fetch_keys.push_back(client_key(fetch));
+  if (by_rendezvous) {
+    for (const std::string& fetch : signature.fetches) cg->fetch_keys.push_back(client_key(fetch));
   }
 
   {

@@ -1,12 +1,13 @@
 // GraphExecutionState: a session's graph, and the one path every session
 // takes from it to something that can run — for a run signature, copy the
-// graph, rewrite feeds and fetches into client-terminated _Recv/_Send nodes,
+// graph, rewrite feeds and fetches (into _Arg/_Retval nodes that a call frame
+// serves, or client-terminated _Recv/_Send nodes that a rendezvous serves),
 // prune, lower function calls and functional control flow (If, While, Case,
-// PartitionedCall) into plain dataflow, place on the session's devices (a stateful node keeps the
-// device of its first placement), and partition by location with _Send/_Recv pairs. DirectSession
-// partitions by device and builds an ExecutorSet from the result; MasterSession partitions by task
-// and registers each part with its worker, whose GraphMgr partitions it again by device with
-// PartitionGraph and builds an ExecutorSet. Thread-safe.
+// PartitionedCall) into plain dataflow, place on the session's devices (a
+// stateful node keeps the device of its first placement), and partition by location with
+// _Send/_Recv pairs. DirectSession partitions by device and builds an ExecutorSet from the result;
+// MasterSession partitions by task and registers each part with its worker, whose GraphMgr
+// partitions it again by device with PartitionGraph and builds an ExecutorSet. Thread-safe.
 #ifndef DISTFLOW_COMMON_RUNTIME_GRAPH_EXECUTION_STATE_H_
 #define DISTFLOW_COMMON_RUNTIME_GRAPH_EXECUTION_STATE_H_
 
@@ -28,6 +29,7 @@
 #include "distflow/framework/types.h"
 #include "distflow/graph.pb.h"
 #include "distflow/graph/graph.h"
+#include "distflow/graph/subgraph.h"
 
 namespace distflow {
 
@@ -59,11 +61,14 @@ struct ClientGraph {
     DataType dtype = DT_INVALID;
     // The Placeholder's declared shape; unknown rank when not a Placeholder.
     PartialTensorShape shape;
-    std::string key;  // the client rendezvous key the value is sent under
+    // The client rendezvous key the value is sent under (kRendezvous only).
+    std::string key;
   };
   RunSignature signature;
-  std::vector<Feed> feeds;              // parallel to signature.feeds
-  std::vector<std::string> fetch_keys;  // parallel to signature.fetches
+  std::vector<Feed> feeds;  // parallel to signature.feeds
+  // Parallel to signature.fetches (kRendezvous only; empty with kCallFrame,
+  // where fetch i is result i of the call frame).
+  std::vector<std::string> fetch_keys;
   // Location (device or task name) -> the partition placed there.
   std::unordered_map<std::string, GraphDef> partitions;
 
@@ -101,11 +106,11 @@ class GraphExecutionState {
   absl::Status Extend(const GraphDef& graph_def);
   bool has_graph() const;
 
-  // Compiles one signature: rewrite, prune, place, partition by `by`.
-  // FailedPrecondition without a graph; InvalidArgument naming the tensor,
-  // node or device otherwise.
-  absl::StatusOr<std::unique_ptr<ClientGraph>> BuildClientGraph(const RunSignature& signature,
-                                                                PartitionBy by);
+  // Compiles one signature: rewrite feeds and fetches by `convention`,
+  // prune, place, partition by `by`. FailedPrecondition without a graph;
+  // InvalidArgument naming the tensor, node or device otherwise.
+  absl::StatusOr<std::unique_ptr<ClientGraph>> BuildClientGraph(
+      const RunSignature& signature, PartitionBy by, subgraph::FeedFetchConvention convention);
 
  private:
   absl::Status ResetLocked(const GraphDef& graph_def) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

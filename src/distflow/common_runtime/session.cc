@@ -4,8 +4,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
-#include "distflow/common_runtime/direct_session.h"
-#include "distflow/core/logging.h"
 #include "distflow/core/status.h"
 
 namespace distflow {
@@ -23,22 +21,28 @@ FactoryTable* Factories() {
 
 }  // namespace
 
+absl::Status SessionClosedError() { return errors::Cancelled("Session has been closed"); }
+
 void RegisterSessionFactory(absl::string_view target_prefix, SessionFactory factory) {
-  DF_CHECK(!target_prefix.empty());
   FactoryTable* t = Factories();
   absl::MutexLock l(&t->mu);
   t->by_prefix[std::string(target_prefix)] = std::move(factory);
 }
 
 absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options) {
-  if (options.target.empty()) return NewDirectSession(options);
   SessionFactory factory;
   {
     FactoryTable* t = Factories();
     absl::MutexLock l(&t->mu);
-    // The longest matching prefix wins.
-    for (const auto& [prefix, f] : t->by_prefix) {
-      if (absl::StartsWith(options.target, prefix)) factory = f;
+    if (options.target.empty()) {
+      auto it = t->by_prefix.find("");
+      if (it != t->by_prefix.end()) factory = it->second;
+    } else {
+      // The longest matching prefix wins (the map is sorted, so a prefix
+      // comes before the longer ones that start with it).
+      for (const auto& [prefix, f] : t->by_prefix) {
+        if (!prefix.empty() && absl::StartsWith(options.target, prefix)) factory = f;
+      }
     }
   }
   if (!factory) {

@@ -2,8 +2,9 @@
 // the session a GraphDef (Extend() adds nodes to it); Run() feeds tensors by
 // name, computes the fetched tensors and the target nodes, and returns the
 // fetched values in order. NewSession picks the implementation from the
-// target: "" is the in-process DirectSession; other targets ("grpc://...")
-// are served by factories registered with RegisterSessionFactory.
+// target among the factories registered with RegisterSessionFactory: "" is
+// the in-process DirectSession (common_runtime/direct_session.cc registers
+// it), "grpc://..." a remote master (distributed_runtime/rpc/grpc_session.cc).
 //
 // Every Session implementation is thread-safe: Run may be called from many
 // threads at once, concurrently with Extend, ListDevices and Close.
@@ -52,7 +53,7 @@ class Session {
   // malformed fetch; InvalidArgument for an unknown target; the first error
   // of the step, naming the node ("node 'x' (Op): ..."); DeadlineExceeded
   // when the step runs past run_options.timeout_in_ms (or the config's
-  // operation_timeout_in_ms); Cancelled after Close. `run_metadata` may be
+  // operation_timeout_in_ms); SessionClosedError() after Close. `run_metadata` may be
   // null; otherwise it gets per-node step stats when
   // run_options.trace_level != NO_TRACE and the partition graphs when
   // run_options.output_partition_graphs.
@@ -73,22 +74,28 @@ class Session {
   // The devices the session places nodes on.
   virtual absl::Status ListDevices(std::vector<DeviceAttributes>* response) = 0;
 
-  // Cancels running steps and makes every later Run fail with Cancelled.
-  // Idempotent.
+  // Cancels running steps and makes every later call but Close fail with
+  // SessionClosedError(). Idempotent.
   virtual absl::Status Close() = 0;
 };
 
-// Makes a session for options.target. NotFound for a target no factory
-// accepts; the factory's error when it cannot build the session.
+// What every session (and a master's session on a server) answers after
+// Close: Cancelled, "Session has been closed".
+absl::Status SessionClosedError();
+
+// Makes a session for options.target with the factory registered for it.
+// NotFound for a target no factory accepts; the factory's error when it
+// cannot build the session.
 absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options);
 
-// Builds sessions for targets that start with a prefix (e.g. "grpc://").
+// Builds sessions for the targets it was registered for.
 using SessionFactory =
     std::function<absl::StatusOr<std::unique_ptr<Session>>(const SessionOptions& options)>;
 
-// Registers `factory` for targets starting with `target_prefix` (non-empty;
-// the empty target always means DirectSession). A later registration for the
-// same prefix replaces the earlier one. Thread-safe.
+// Registers `factory` for targets starting with `target_prefix` (the
+// longest registered prefix wins), or, for an empty prefix, for the empty
+// target only. A later registration for the same prefix replaces the
+// earlier one. Thread-safe.
 void RegisterSessionFactory(absl::string_view target_prefix, SessionFactory factory);
 
 }  // namespace distflow

@@ -11,7 +11,8 @@ namespace {
 
 bool IsShared(const NodeDef& def) {
   const std::string& op = def.op();
-  if (op == "_Send" || op == "_Recv" || op == "_HostSend" || op == "_HostRecv") {
+  if (op == "_Send" || op == "_Recv" || op == "_HostSend" || op == "_HostRecv" || op == "_Arg" ||
+      op == "_Retval") {
     return false;
   }
   const OpRegistrationData* reg = OpRegistry::Global()->LookUp(op);

@@ -3,8 +3,9 @@
 // (device, node name) and shared by every executor that one session builds —
 // a DirectSession, or one master session's graphs on a worker — whichever run
 // signature the executor serves, so the state survives across signatures.
-// Every other kernel, and the transfer ops (_Send/_Recv, which are stateful
-// only to keep them out of constant folding), is made per executor. It also
+// Every other kernel, and the transfer and call-frame ops (_Send/_Recv,
+// _Arg/_Retval, which are stateful only to keep them out of constant
+// folding), is made per executor. It also
 // owns the function runtimes its kernels call through (one per device and
 // function library), so they live as long as any kernel that holds one.
 // Thread-safe.

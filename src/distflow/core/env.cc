@@ -28,10 +28,11 @@ int64_t NowNanos() {
 }
 
 namespace {
+// errno's status (absl::ErrnoToStatus: a missing file is NotFound, a path
+// through a file FailedPrecondition, no permission PermissionDenied, ...),
+// naming what failed and the path.
 absl::Status IoError(const std::string& what, const std::string& path) {
-  const int err = errno;
-  if (err == ENOENT) return errors::NotFound(what, " '", path, "': ", std::strerror(err));
-  return errors::Internal(what, " '", path, "': ", std::strerror(err));
+  return absl::ErrnoToStatus(errno, absl::StrCat(what, " '", path, "'"));
 }
 }  // namespace
 

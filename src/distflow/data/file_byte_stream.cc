@@ -18,14 +18,9 @@ namespace {
 // Largest single read: keeps each zlib call within its `unsigned` length.
 constexpr int64_t kMaxChunk = 1 << 30;
 
+// errno's status, by absl::ErrnoToStatus's rule (as core/env.h's files).
 absl::Status OpenError(const std::string& path) {
-  const int err = errno;
-  const std::string why = std::strerror(err);
-  if (err == ENOENT) return errors::NotFound("cannot open file '", path, "': ", why);
-  if (err == EACCES) {
-    return absl::PermissionDeniedError(absl::StrCat("cannot open file '", path, "': ", why));
-  }
-  return errors::InvalidArgument("cannot open file '", path, "': ", why);
+  return absl::ErrnoToStatus(errno, absl::StrCat("cannot open file '", path, "'"));
 }
 
 class PlainStream final : public FileByteStream {

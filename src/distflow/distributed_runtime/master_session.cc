@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "distflow/common_runtime/session.h"
 #include "distflow/core/memory_budget.h"
 #include "distflow/core/random.h"
 #include "distflow/core/status.h"
@@ -37,12 +38,19 @@ struct MasterSession::PartialRunState {
 };
 
 // One step (or one call of a partial run) in flight.
+// One step's fan-out to the workers and its fan-in: one RunGraph per
+// registered part, and WhenDone for each reply; the last reply finishes the
+// step (MasterSession::FinishStep) with its best error.
 struct MasterSession::StepCall {
+  // Records part i's reply. The first failure that is not an echo of
+  // another task's (errors::IsDerived) cancels the other parts' calls.
+  // Returns true for the last reply.
+  bool WhenDone(size_t i, const absl::Status& s);
+
   std::shared_ptr<MasterSession> session;
   std::shared_ptr<const RegisteredGraph> rg;
   int64_t step_id = 0;
-  bool is_partial = false;
-  bool is_last_partial = false;
+  StepKind kind = StepKind::kWhole;
   std::vector<int> fetch_indices;
   RunMetadata* metadata = nullptr;
   CancellationManager* call_cm = nullptr;
@@ -123,7 +131,7 @@ absl::Status MasterSession::Create(const GraphDef& graph_def) {
 
 absl::Status MasterSession::Extend(const ExtendSessionRequest& req, ExtendSessionResponse* resp) {
   absl::MutexLock lock(&mu_);
-  if (closed_) return errors::FailedPrecondition("session ", handle_, " is closed");
+  if (closed_) return SessionClosedError();
   if (req.current_graph_version() != graph_version_) {
     return errors::FailedPrecondition("session ", handle_, " graph version is ", graph_version_,
                                       ", the request extends version ",
@@ -137,7 +145,7 @@ absl::Status MasterSession::Extend(const ExtendSessionRequest& req, ExtendSessio
 absl::StatusOr<std::shared_ptr<const MasterSession::RegisteredGraph>> MasterSession::FindRegistered(
     const RunSignature& sig) {
   absl::MutexLock lock(&mu_);
-  if (closed_) return errors::FailedPrecondition("session ", handle_, " is closed");
+  if (closed_) return SessionClosedError();
   auto it = registered_.find(sig.key);
   if (it != registered_.end()) return it->second;
   return std::shared_ptr<const RegisteredGraph>();
@@ -171,7 +179,8 @@ void MasterSession::WithRegistered(
 absl::StatusOr<std::shared_ptr<const MasterSession::RegisteredGraph>> MasterSession::Build(
     const RunSignature& sig) {
   DF_ASSIGN_OR_RETURN(std::unique_ptr<ClientGraph> cg,
-                      execution_state_.BuildClientGraph(sig, PartitionBy::kTask));
+                      execution_state_.BuildClientGraph(
+                          sig, PartitionBy::kTask, subgraph::FeedFetchConvention::kRendezvous));
   auto rg = std::make_shared<RegisteredGraph>();
   const std::string client_task = TaskOf(devices_->client_device()->name());
   std::vector<std::string> tasks;
@@ -265,8 +274,7 @@ void MasterSession::RunStepAsync(std::shared_ptr<const RegisteredGraph> rg, int6
                                  const RunOptions& options, std::vector<const TensorProto*> feeds,
                                  std::vector<std::string> feed_names,
                                  std::vector<int> fetch_indices, RunMetadata* metadata,
-                                 bool is_partial, bool is_last_partial,
-                                 CancellationManager* call_cm, StepDone done) {
+                                 StepKind kind, CancellationManager* call_cm, StepDone done) {
   const ClientGraph& cg = *rg->cg;
   // Feeds are checked here, as a local session checks them, so a wrong
   // value never reaches a worker's kernels.
@@ -294,8 +302,7 @@ void MasterSession::RunStepAsync(std::shared_ptr<const RegisteredGraph> rg, int6
   call->session = shared_from_this();
   call->rg = rg;
   call->step_id = step_id;
-  call->is_partial = is_partial;
-  call->is_last_partial = is_last_partial;
+  call->kind = kind;
   call->fetch_indices = std::move(fetch_indices);
   call->metadata = metadata;
   call->done = std::move(done);
@@ -310,8 +317,8 @@ void MasterSession::RunStepAsync(std::shared_ptr<const RegisteredGraph> rg, int6
     req.set_session_handle(handle_);
     req.set_graph_handle(rg->parts[i].graph_handle);
     req.set_step_id(step_id);
-    req.set_is_partial(is_partial);
-    req.set_is_last_partial_run(is_last_partial);
+    req.set_is_partial(kind != StepKind::kWhole);
+    req.set_is_last_partial_run(kind == StepKind::kLastPartialCall);
     req.mutable_exec_opts()->set_record_timeline(trace);
     req.mutable_exec_opts()->set_record_partition_graphs(options.output_partition_graphs());
     if (timeout > 0) req.set_timeout_in_ms(timeout);
@@ -354,35 +361,36 @@ void MasterSession::RunStepAsync(std::shared_ptr<const RegisteredGraph> rg, int6
   for (size_t i = 0; i < n; ++i) {
     rg->parts[i].worker->RunGraphAsync(&call->reqs[i], &call->resps[i], call->opts[i].get(),
                                        [call, i](const absl::Status& s) {
-                                         bool cancel_others = false;
-                                         bool last;
-                                         {
-                                           absl::MutexLock lock(&call->mu);
-                                           if (!s.ok()) {
-                                             // Cancelled and derived replies are usually echoes of
-                                             // another task's failure: report the cause.
-                                             if (errors::IsBetterCause(s, call->first_error)) {
-                                               call->first_error = s;
-                                               call->failed_task = call->rg->parts[i].task;
-                                             }
-                                             // A derived reply means the task that failed is alive
-                                             // and finishing its own step with the cause:
-                                             // cancelling its call now would lose that cause to a
-                                             // local Cancelled.
-                                             if (!errors::IsDerived(s) && !call->others_cancelled) {
-                                               call->others_cancelled = cancel_others = true;
-                                             }
-                                           }
-                                           last = --call->pending == 0;
-                                         }
-                                         if (cancel_others) {
-                                           for (size_t j = 0; j < call->opts.size(); ++j) {
-                                             if (j != i) call->opts[j]->StartCancel();
-                                           }
-                                         }
-                                         if (last) call->session->FinishStep(call);
+                                         if (call->WhenDone(i, s)) call->session->FinishStep(call);
                                        });
   }
+}
+
+bool MasterSession::StepCall::WhenDone(size_t i, const absl::Status& s) {
+  bool cancel_others = false;
+  bool last;
+  {
+    absl::MutexLock lock(&mu);
+    if (!s.ok()) {
+      // Cancelled and derived replies are usually echoes of another task's
+      // failure: report the cause.
+      if (errors::IsBetterCause(s, first_error)) {
+        first_error = s;
+        failed_task = rg->parts[i].task;
+      }
+      // A derived reply means the task that failed is alive and finishing
+      // its own step with the cause: cancelling its call now would lose
+      // that cause to a local Cancelled.
+      if (!errors::IsDerived(s) && !others_cancelled) others_cancelled = cancel_others = true;
+    }
+    last = --pending == 0;
+  }
+  if (cancel_others) {
+    for (size_t j = 0; j < opts.size(); ++j) {
+      if (j != i) opts[j]->StartCancel();
+    }
+  }
+  return last;
 }
 
 void MasterSession::FinishStep(const std::shared_ptr<StepCall>& call) {
@@ -398,7 +406,7 @@ void MasterSession::FinishStep(const std::shared_ptr<StepCall>& call) {
   // Every worker drops the step's rendezvous, whatever happened: a step
   // that succeeded with the next RunGraph to that worker (or a flush soon
   // after), a failed one at once.
-  if (first_error.ok() && (!call->is_partial || call->is_last_partial)) {
+  if (first_error.ok() && call->kind != StepKind::kPartialCall) {
     for (const MasterPart& part : rg.parts) cleanups_.Owe(part.task, call->step_id);
   } else if (!first_error.ok()) {
     for (const MasterPart& part : rg.parts) cleanups_.SendNow(part.task, call->step_id);
@@ -473,7 +481,7 @@ void MasterSession::RunAsync(const RunStepRequest* req, RunStepResponse* resp,
     std::vector<int> all(num_fetches);
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
     self->RunStepAsync(*std::move(rg), NewStepId(), req->options(), std::move(feeds),
-                       std::move(names), std::move(all), resp->mutable_metadata(), false, false,
+                       std::move(names), std::move(all), resp->mutable_metadata(), StepKind::kWhole,
                        call_cm,
                        [req, resp, done = std::move(done), fetch_index = std::move(fetch_index)](
                            absl::Status s, std::vector<TensorProto> fetched) {
@@ -546,7 +554,7 @@ void MasterSession::RunCallableAsync(const RunCallableRequest* req, RunCallableR
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
     self->RunStepAsync(
         *std::move(rg), NewStepId(), c.run_options, std::move(feeds), std::move(names),
-        std::move(all), resp->mutable_metadata(), false, false, call_cm,
+        std::move(all), resp->mutable_metadata(), StepKind::kWhole, call_cm,
         [resp, done = std::move(done), fetch_index = c.index.fetch_index](
             absl::Status s, std::vector<TensorProto> fetched) {
           if (!s.ok()) {
@@ -654,7 +662,8 @@ void MasterSession::PartialRunAsync(const RunStepRequest* req, RunStepResponse* 
     return;
   }
   RunStepAsync(run->rg, run->step_id, req->options(), std::move(feeds), std::move(names),
-               std::move(fetch_indices), resp->mutable_metadata(), true, last, call_cm,
+               std::move(fetch_indices), resp->mutable_metadata(),
+               last ? StepKind::kLastPartialCall : StepKind::kPartialCall, call_cm,
                [self = shared_from_this(), req, resp, last, done = std::move(done)](
                    absl::Status s, std::vector<TensorProto> fetched) {
                  if (!s.ok() || last) {

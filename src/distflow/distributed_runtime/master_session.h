@@ -1,10 +1,10 @@
-// One client session on the master (seed 000's run path). It keeps the full
-// graph in a GraphExecutionState; for each run signature it builds a client
-// graph once — the pipeline's rewrite, placement and partition by task — and
-// registers each part with the worker of its task. Every step then gets a
-// fresh step id and one RunGraph per worker, issued together; the first
-// failure cancels the others, every worker is told to drop the step's state
-// afterwards, and fetches come back in the order asked for.
+// One client session on the master: how a client's Run reaches the workers. It
+// keeps the full graph in a GraphExecutionState; for each run signature it
+// builds a client graph once — the pipeline's rewrite, placement and partition
+// by task — and registers each part with the worker of its task. Every step
+// then gets a fresh step id and one RunGraph per worker, issued together; the
+// first failure cancels the others, every worker is told to drop the step's
+// state afterwards, and fetches come back in the order asked for.
 //
 // Steps run without holding a thread: a step whose client graph is built
 // starts on the caller's thread and finishes from the last worker's reply.
@@ -79,6 +79,9 @@ class MasterSession : public std::enable_shared_from_this<MasterSession> {
   };
   struct PartialRunState;
   struct StepCall;
+  // What one RunStepAsync is: a whole step, or one call of a partial run
+  // (the last one ends the step on the workers).
+  enum class StepKind { kWhole, kPartialCall, kLastPartialCall };
   // The fetched tensors of a step, parallel to the fetch indices it was
   // given, or its error.
   using StepDone = std::function<void(absl::Status, std::vector<TensorProto> fetched)>;
@@ -100,8 +103,8 @@ class MasterSession : public std::enable_shared_from_this<MasterSession> {
   void RunStepAsync(std::shared_ptr<const RegisteredGraph> rg, int64_t step_id,
                     const RunOptions& options, std::vector<const TensorProto*> feeds,
                     std::vector<std::string> feed_names, std::vector<int> fetch_indices,
-                    RunMetadata* metadata, bool is_partial, bool is_last_partial,
-                    CancellationManager* call_cm, StepDone done);
+                    RunMetadata* metadata, StepKind kind, CancellationManager* call_cm,
+                    StepDone done);
   void FinishStep(const std::shared_ptr<StepCall>& call);
   void PartialRunAsync(const RunStepRequest* req, RunStepResponse* resp,
                        CancellationManager* call_cm, Done done);

@@ -24,6 +24,7 @@
 namespace distflow {
 
 class AsyncOpKernel;
+class CallFrame;
 class CancellationManager;
 class FunctionLibraryRuntime;
 class Rendezvous;
@@ -156,6 +157,9 @@ class OpKernelContext {
     Rendezvous* rendezvous = nullptr;
     CancellationManager* cancellation_manager = nullptr;
     FrameAndIter frame_iter;
+    // The run's arguments and results, for _Arg and _Retval; null when the
+    // graph takes its feeds and gives its fetches through the rendezvous.
+    CallFrame* call_frame = nullptr;
     // Runs a closure on the inter-op pool (for kernels that spawn work).
     const std::function<void(std::function<void()>)>* runner = nullptr;
   };
@@ -171,6 +175,7 @@ class OpKernelContext {
   Rendezvous* rendezvous() const { return params_->rendezvous; }
   CancellationManager* cancellation_manager() const { return params_->cancellation_manager; }
   const FrameAndIter& frame_iter() const { return params_->frame_iter; }
+  CallFrame* call_frame() const { return params_->call_frame; }
   // The kernel's function runtime (see OpKernelConstruction); may be null.
   FunctionLibraryRuntime* function_library() const { return op_kernel().function_library(); }
 

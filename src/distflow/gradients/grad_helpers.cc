@@ -27,25 +27,6 @@ const Tensor* KnownValue(const Scope& scope, const Output& x) {
   return scope.refiner()->ConstantValue(x.node(), x.index());
 }
 
-Output ScalarConst(const Scope& scope, double value, DataType dtype) {
-  dtype = BaseType(dtype);
-  Tensor t(dtype, TensorShape());
-  bool is_number = false;
-  VisitDataType(dtype, [&](auto zero) {
-    using T = decltype(zero);
-    if constexpr (!std::is_same_v<T, std::string>) {
-      t.scalar<T>() = static_cast<T>(value);
-      is_number = true;
-    }
-  });
-  if (!is_number) {
-    scope.UpdateStatus(errors::InvalidArgument("cannot make a ", DataTypeString(dtype),
-                                               " constant for a gradient"));
-    return Output();
-  }
-  return ops::Const(scope, t);
-}
-
 Output SumToShapeOf(const Scope& scope, const Output& grad, const Output& x) {
   const std::optional<TensorShape> x_shape = KnownShape(scope, x);
   const std::optional<TensorShape> grad_shape = KnownShape(scope, grad);

@@ -1,7 +1,8 @@
 // Building blocks the gradient functions share: summing a broadcast gradient
 // back to an operand's shape (the binary-op broadcasting rule), the kept-dims
 // shape of a reduction and the broadcast of a reduction's gradient back to
-// its input, and scalar constants of a given dtype. Each builds ops in the
+// its input (scalar constants of a dtype are cc/const_op.h's ScalarConst).
+// Each builds ops in the
 // Scope it is given (errors go to the scope's status, as with every op
 // wrapper) and uses static shapes from the scope's ShapeRefiner to skip work
 // where the shapes are known. Not thread-safe, like Scope.
@@ -23,11 +24,6 @@ std::optional<TensorShape> KnownShape(const Scope& scope, const Output& x);
 // The constant value of `x` when shape inference knows it (a Const, or the
 // Shape of a fully known tensor); nullptr otherwise.
 const Tensor* KnownValue(const Scope& scope, const Output& x);
-
-// A scalar Const of `dtype` (its base type, for a ref type) holding `value`
-// (converted). Records InvalidArgument in the scope for a dtype that is not
-// a number.
-Output ScalarConst(const Scope& scope, double value, DataType dtype);
 
 // `grad`, the gradient of a tensor that `x` was broadcast into, summed over
 // the broadcast dimensions and reshaped to x's shape: Reshape(Sum(grad, r),

@@ -24,8 +24,8 @@
 namespace distflow {
 namespace {
 
-using grad::ScalarConst;
 using grad::SumToShapeOf;
+using ops::ScalarConst;
 
 // Unary ops: grad_inputs[0] is dL/dy, op.input(0) is x, op.output(0) is y.
 

@@ -147,8 +147,9 @@ absl::Status RewriteGraphForExecution(Graph* g, absl::Span<const std::string> fe
                                       absl::Span<const std::string> fetch_outputs,
                                       absl::Span<const std::string> target_node_names,
                                       const DeviceAttributes& client_device,
-                                      bool use_function_convention,
+                                      FeedFetchConvention convention,
                                       RewriteGraphMetadata* out_metadata) {
+  const bool use_function_convention = convention == FeedFetchConvention::kCallFrame;
   // Validate everything before the first mutation.
   NameIndex index;
   absl::flat_hash_set<std::string> taken;

@@ -22,6 +22,16 @@
 namespace distflow {
 namespace subgraph {
 
+// How a rewritten graph takes its feeds and gives its fetches.
+enum class FeedFetchConvention {
+  // Client-terminated _Recv and _Send nodes, through the step's rendezvous
+  // (a master's graphs: the values cross processes).
+  kRendezvous,
+  // _Arg and _Retval nodes, through the step's call frame (TensorFlow's
+  // function convention; a DirectSession's graphs).
+  kCallFrame,
+};
+
 // What the rewrite created, parallel to the feeds and fetches it was given.
 struct RewriteGraphMetadata {
   // The base (non-ref) dtype of each fed / fetched tensor.
@@ -37,13 +47,13 @@ struct RewriteGraphMetadata {
 // Rewrites `g` for a run with the given feeds, fetches and targets.
 //
 // `fed_outputs` and `fetch_outputs` are tensor names ("node:index" or "node"
-// for index 0); `target_node_names` are node names. Without the function
-// convention, each fed tensor gets a `_Recv` and each fetched tensor a
+// for index 0); `target_node_names` are node names. With kRendezvous, each fed tensor gets a
+// `_Recv` and each fetched tensor a
 // `_Send`, both with client_terminated=true, send_device = recv_device =
 // `client_device.name()`, send_device_incarnation = its incarnation (the
 // uint64 bits stored as int64), tensor_name = the feed or fetch string exactly
 // as given, and both their requested and assigned device set to the client
-// device. With `use_function_convention`, feed i becomes an `_Arg` (attrs T,
+// device. With kCallFrame, feed i becomes an `_Arg` (attrs T,
 // index=i) and fetch i a `_Retval` (attrs T, index=i) instead; those ops must
 // be registered.
 //
@@ -62,7 +72,7 @@ absl::Status RewriteGraphForExecution(Graph* g, absl::Span<const std::string> fe
                                       absl::Span<const std::string> fetch_outputs,
                                       absl::Span<const std::string> target_node_names,
                                       const DeviceAttributes& client_device,
-                                      bool use_function_convention = false,
+                                      FeedFetchConvention convention,
                                       RewriteGraphMetadata* out_metadata = nullptr);
 
 // Removes every op node not reachable backwards from `roots` over data and

@@ -3,7 +3,9 @@
 // PartitionedCall/StatefulPartitionedCall, the _Arg/_Retval nodes of a
 // function body, and _SwitchN (Case's lowered form). None of the functional
 // ops has a kernel: the lowering pass (graph/lower_functional_ops.h) turns
-// them into Switch/Merge, loops and inlined bodies before placement.
+// them into Switch/Merge, loops and inlined bodies before placement. _Arg and
+// _Retval have kernels for a session's feeds and fetches, which a
+// DirectSession rewrites into them (kernels/function_ops.cc).
 #include "distflow/core/status.h"
 #include "distflow/framework/op_registry.h"
 #include "distflow/framework/shape_inference.h"

@@ -95,8 +95,12 @@ grpc::Status CheckToken(const grpc::ServerContextBase* ctx, const std::string& e
   }
   return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                       it == metadata.end()
-                          ? "this distflow cluster requires a token; the call carried none"
-                          : "the call's cluster token is wrong");
+                          ? "this distflow cluster requires a token; the call carried none "
+                            "(pass the server's token file with --token-file FILE, or set "
+                            "DISTFLOW_TOKEN_FILE=FILE)"
+                          : "the call's cluster token is wrong (--token-file or "
+                            "DISTFLOW_TOKEN_FILE must name the file the servers were started "
+                            "with)");
 }
 
 grpc::ServerUnaryReactor* RejectUnauthenticated(grpc::CallbackServerContext* ctx,

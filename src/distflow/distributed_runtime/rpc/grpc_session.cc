@@ -1,12 +1,17 @@
 #include "distflow/distributed_runtime/rpc/grpc_session.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <thread>
 
 #include "absl/strings/match.h"
+#include "absl/time/time.h"
 #include "distflow/core/status.h"
+#include "distflow/distributed_runtime/cluster_spec.h"
 #include "distflow/distributed_runtime/rpc/grpc_tls.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
+#include "distflow/distributed_runtime/rpc/side_channel_wire.h"
 #include "distflow/framework/tensor_proto.h"
 
 namespace distflow {
@@ -25,16 +30,28 @@ void SetDeadline(grpc::ClientContext* ctx, int64_t timeout_ms) {
   }
 }
 
+// Whether something at `address` ("host:port") accepts a TCP connection
+// within kProbeTimeout.
+bool AcceptsConnections(const std::string& address) {
+  constexpr absl::Duration kProbeTimeout = absl::Milliseconds(500);
+  std::string host, why;
+  int port = 0;
+  if (!SplitHostPort(address, &host, &port).ok()) return false;
+  const int fd = ConnectTcp(host, port, absl::Now() + kProbeTimeout, &why);
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
+
 absl::Status MasterError(const std::string& address, const grpc::Status& s) {
   absl::Status status = FromGrpcStatus(s);
   if (status.code() != absl::StatusCode::kUnavailable || IsServerStatus(s)) return status;
-  // A refused handshake looks like a peer that is down: when a connection
-  // could not be made although something listens there, say which side of
-  // TLS this client is on, so a mismatch is easy to spot. A connection that
-  // closed under a call (the server went away) gets no hint.
+  // A refused handshake looks like a peer that is down: when something
+  // accepts connections there all the same, say which side of TLS this
+  // client is on, so a mismatch is easy to spot. A server that went away
+  // accepts nothing and gets no hint.
   std::string hint;
-  if (absl::StrContains(status.message(), "failed to connect") &&
-      !absl::StrContains(status.message(), "Connection refused")) {
+  if (AcceptsConnections(address)) {
     absl::StatusOr<TlsConfig> tls = ProcessTls();
     hint = tls.ok() && tls->enabled()
                ? " (this client speaks TLS: a server without TLS, or one whose CA did not sign "
@@ -86,7 +103,7 @@ GrpcSession::~GrpcSession() { Close().IgnoreError(); }
 
 absl::StatusOr<std::string> GrpcSession::Handle() {
   absl::MutexLock lock(&mu_);
-  if (closed_) return errors::Cancelled("session is closed");
+  if (closed_) return SessionClosedError();
   if (handle_.empty()) return errors::FailedPrecondition("session has no graph: call Create first");
   return handle_;
 }
@@ -94,7 +111,7 @@ absl::StatusOr<std::string> GrpcSession::Handle() {
 absl::Status GrpcSession::Create(const GraphDef& graph) {
   {
     absl::MutexLock lock(&mu_);
-    if (closed_) return errors::Cancelled("session is closed");
+    if (closed_) return SessionClosedError();
     if (!handle_.empty()) return errors::FailedPrecondition("session already has a graph");
   }
   CreateSessionRequest req;
@@ -125,7 +142,7 @@ absl::Status GrpcSession::Extend(const GraphDef& graph) {
   bool create;
   {
     absl::MutexLock lock(&mu_);
-    if (closed_) return errors::Cancelled("session is closed");
+    if (closed_) return SessionClosedError();
     create = handle_.empty();
   }
   if (create) return Create(graph);

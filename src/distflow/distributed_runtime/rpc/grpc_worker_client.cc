@@ -3,7 +3,6 @@
 #include <chrono>
 #include <optional>
 #include <thread>
-#include <type_traits>
 
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/rpc/grpc_tensor_coding.h"
@@ -29,6 +28,8 @@ struct CallState {
 void FinishCall(const std::shared_ptr<CallState>& state, const grpc::Status& s) {
   if (state->opts != nullptr) state->opts->ClearCancelCallback();
   absl::Status status = FromGrpcStatus(s);
+  // A status the server did not send is the call's own (gRPC's): the code
+  // says what happened, and the message gets the method and the peer.
   if (!status.ok() && !IsServerStatus(s)) {
     switch (status.code()) {
       case absl::StatusCode::kUnavailable:
@@ -36,14 +37,10 @@ void FinishCall(const std::shared_ptr<CallState>& state, const grpc::Status& s) 
             errors::Unavailable(state->method, " to ", state->task, " failed: ", status.message());
         break;
       case absl::StatusCode::kDeadlineExceeded:
-        if (status.message() == "Deadline Exceeded") {
-          status = errors::DeadlineExceeded(state->method, " to ", state->task, " timed out");
-        }
+        status = errors::DeadlineExceeded(state->method, " to ", state->task, " timed out");
         break;
       case absl::StatusCode::kCancelled:
-        if (status.message() == "Cancelled" || status.message() == "CANCELLED") {
-          status = errors::Cancelled(state->method, " to ", state->task, " was cancelled");
-        }
+        status = errors::Cancelled(state->method, " to ", state->task, " was cancelled");
         break;
       default:
         break;
@@ -104,56 +101,74 @@ void GrpcWorkerClient::CallOnQueue(const char* name, CallOptions* opts, StatusCa
                                 [state](const grpc::Status& s) { FinishCall(state, s); });
 }
 
-#define DF_WORKER_CALL(METHOD)                                                                     \
-  if (queue_ != nullptr) {                                                                         \
-    CallOnQueue(#METHOD, opts, std::move(done), resp,                                              \
-                ServerCallQueue::Prepare<std::remove_pointer_t<decltype(resp)>>(                   \
-                    [this, req](grpc::ClientContext* ctx, grpc::CompletionQueue* cq) {             \
-                      return stub_->PrepareAsync##METHOD(ctx, *req, cq);                           \
-                    }));                                                                           \
-    return;                                                                                        \
-  }                                                                                                \
-  Call(#METHOD, opts, std::move(done),                                                             \
-       [req, resp](WorkerService::StubInterface::async_interface* async, grpc::ClientContext* ctx, \
-                   std::function<void(grpc::Status)> cb) {                                         \
-         async->METHOD(ctx, req, resp, std::move(cb));                                             \
-       })
+template <class Req, class Resp>
+void GrpcWorkerClient::Unary(const char* name, const Req* req, Resp* resp, CallOptions* opts,
+                             StatusCallback done, PrepareMethod<Req, Resp> prepare,
+                             AsyncMethod<Req, Resp> async) {
+  if (queue_ != nullptr) {
+    CallOnQueue(name, opts, std::move(done), resp,
+                ServerCallQueue::Prepare<Resp>(
+                    [this, req, prepare](grpc::ClientContext* ctx, grpc::CompletionQueue* cq) {
+                      return (stub_.get()->*prepare)(ctx, *req, cq);
+                    }));
+    return;
+  }
+  Call(name, opts, std::move(done),
+       [req, resp, async](WorkerService::StubInterface::async_interface* a,
+                          grpc::ClientContext* ctx, std::function<void(grpc::Status)> cb) {
+         (a->*async)(ctx, req, resp, std::move(cb));
+       });
+}
 
 void GrpcWorkerClient::GetStatusAsync(const GetStatusRequest* req, GetStatusResponse* resp,
                                       CallOptions* opts, StatusCallback done) {
-  DF_WORKER_CALL(GetStatus);
+  Unary("GetStatus", req, resp, opts, std::move(done), &WorkerService::Stub::PrepareAsyncGetStatus,
+        &WorkerService::StubInterface::async_interface::GetStatus);
 }
 void GrpcWorkerClient::CreateWorkerSessionAsync(const CreateWorkerSessionRequest* req,
                                                 CreateWorkerSessionResponse* resp,
                                                 CallOptions* opts, StatusCallback done) {
-  DF_WORKER_CALL(CreateWorkerSession);
+  Unary("CreateWorkerSession", req, resp, opts, std::move(done),
+        &WorkerService::Stub::PrepareAsyncCreateWorkerSession,
+        &WorkerService::StubInterface::async_interface::CreateWorkerSession);
 }
 void GrpcWorkerClient::DeleteWorkerSessionAsync(const DeleteWorkerSessionRequest* req,
                                                 DeleteWorkerSessionResponse* resp,
                                                 CallOptions* opts, StatusCallback done) {
-  DF_WORKER_CALL(DeleteWorkerSession);
+  Unary("DeleteWorkerSession", req, resp, opts, std::move(done),
+        &WorkerService::Stub::PrepareAsyncDeleteWorkerSession,
+        &WorkerService::StubInterface::async_interface::DeleteWorkerSession);
 }
 void GrpcWorkerClient::RegisterGraphAsync(const RegisterGraphRequest* req,
                                           RegisterGraphResponse* resp, CallOptions* opts,
                                           StatusCallback done) {
-  DF_WORKER_CALL(RegisterGraph);
+  Unary("RegisterGraph", req, resp, opts, std::move(done),
+        &WorkerService::Stub::PrepareAsyncRegisterGraph,
+        &WorkerService::StubInterface::async_interface::RegisterGraph);
 }
 void GrpcWorkerClient::DeregisterGraphAsync(const DeregisterGraphRequest* req,
                                             DeregisterGraphResponse* resp, CallOptions* opts,
                                             StatusCallback done) {
-  DF_WORKER_CALL(DeregisterGraph);
+  Unary("DeregisterGraph", req, resp, opts, std::move(done),
+        &WorkerService::Stub::PrepareAsyncDeregisterGraph,
+        &WorkerService::StubInterface::async_interface::DeregisterGraph);
 }
 void GrpcWorkerClient::RunGraphAsync(const RunGraphRequest* req, RunGraphResponse* resp,
                                      CallOptions* opts, StatusCallback done) {
-  DF_WORKER_CALL(RunGraph);
+  Unary("RunGraph", req, resp, opts, std::move(done), &WorkerService::Stub::PrepareAsyncRunGraph,
+        &WorkerService::StubInterface::async_interface::RunGraph);
 }
 void GrpcWorkerClient::CleanupGraphAsync(const CleanupGraphRequest* req, CleanupGraphResponse* resp,
                                          CallOptions* opts, StatusCallback done) {
-  DF_WORKER_CALL(CleanupGraph);
+  Unary("CleanupGraph", req, resp, opts, std::move(done),
+        &WorkerService::Stub::PrepareAsyncCleanupGraph,
+        &WorkerService::StubInterface::async_interface::CleanupGraph);
 }
 void GrpcWorkerClient::CleanupAllAsync(const CleanupAllRequest* req, CleanupAllResponse* resp,
                                        CallOptions* opts, StatusCallback done) {
-  DF_WORKER_CALL(CleanupAll);
+  Unary("CleanupAll", req, resp, opts, std::move(done),
+        &WorkerService::Stub::PrepareAsyncCleanupAll,
+        &WorkerService::StubInterface::async_interface::CleanupAll);
 }
 
 void GrpcWorkerClient::RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key,

@@ -69,6 +69,19 @@ class GrpcWorkerClient : public WorkerInterface {
   void CallOnQueue(const char* name, CallOptions* opts, StatusCallback done, Resp* resp,
                    const ServerCallQueue::Prepare<Resp>& prepare);
 
+  // The stub's PrepareAsyncX and its callback API's X for one method.
+  template <class Req, class Resp>
+  using PrepareMethod = std::unique_ptr<grpc::ClientAsyncResponseReader<Resp>> (
+      WorkerService::Stub::*)(grpc::ClientContext*, const Req&, grpc::CompletionQueue*);
+  template <class Req, class Resp>
+  using AsyncMethod = void (WorkerService::StubInterface::async_interface::*)(
+      grpc::ClientContext*, const Req*, Resp*, std::function<void(grpc::Status)>);
+  // Unary method `name`: on the call queue when there is one, through the
+  // stub's callback API otherwise.
+  template <class Req, class Resp>
+  void Unary(const char* name, const Req* req, Resp* resp, CallOptions* opts, StatusCallback done,
+             PrepareMethod<Req, Resp> prepare, AsyncMethod<Req, Resp> async);
+
   const std::string task_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<WorkerService::Stub> stub_;

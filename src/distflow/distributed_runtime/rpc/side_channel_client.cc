@@ -11,6 +11,7 @@
 #include <array>
 
 #include "absl/strings/str_cat.h"
+#include "distflow/core/errno_text.h"
 #include "distflow/core/status.h"
 
 namespace distflow {
@@ -87,11 +88,10 @@ absl::Status IoFailure(IoOutcome outcome, int error, absl::string_view what, siz
     case IoOutcome::kClosed:
       return errors::Unavailable("tensor side channel from ", task, " closed while ", what,
                                  progress, error != 0 ? ": " : "",
-                                 error != 0 ? SideChannelErrnoText(error) : "",
-                                 " (did the task exit?)");
+                                 error != 0 ? ErrnoText(error) : "", " (did the task exit?)");
     default:
       return errors::Unavailable("tensor side channel from ", task, " failed while ", what,
-                                 progress, ": ", SideChannelErrnoText(error));
+                                 progress, ": ", ErrnoText(error));
   }
 }
 
@@ -109,56 +109,6 @@ void AdviseHugePages(void* dst, uint64_t bytes) {
       (reinterpret_cast<uintptr_t>(dst) + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
   const uintptr_t end = (reinterpret_cast<uintptr_t>(dst) + bytes) & ~(kHugePageBytes - 1);
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-}
-
-// A connected, prepared socket to host:port, or -1 with *why set.
-int Connect(const std::string& host, int port, absl::Time give_up, std::string* why) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV;
-  addrinfo* res = nullptr;
-  const int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res);
-  if (rc != 0) {
-    *why = gai_strerror(rc);
-    return -1;
-  }
-  int connected = -1;
-  for (addrinfo* a = res; a != nullptr && connected < 0; a = a->ai_next) {
-    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0 || !PrepareSideChannelSocket(fd)) {
-      *why = SideChannelErrnoText(errno);
-      if (fd >= 0) close(fd);
-      continue;
-    }
-    int err = connect(fd, a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
-    while (err == EINPROGRESS || err == EINTR) {
-      const absl::Duration left = give_up - absl::Now();
-      if (left <= absl::ZeroDuration()) {
-        err = ETIMEDOUT;
-        break;
-      }
-      pollfd pfd{fd, POLLOUT, 0};
-      const int p = poll(
-          &pfd, 1,
-          static_cast<int>(absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1)))));
-      if (p < 0 && errno == EINTR) continue;
-      if (p <= 0) {
-        err = p == 0 ? ETIMEDOUT : errno;
-        break;
-      }
-      socklen_t len = sizeof(err);
-      if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-    }
-    if (err == 0) {
-      connected = fd;
-    } else {
-      *why = SideChannelErrnoText(err);
-      close(fd);
-    }
-  }
-  freeaddrinfo(res);
-  return connected;
 }
 
 }  // namespace
@@ -252,7 +202,7 @@ absl::StatusOr<std::shared_ptr<SideChannelClient::Connection>> SideChannelClient
   }
   std::string why;
   const int fd =
-      Connect(host, port, std::min(deadline, absl::Now() + options_.connect_timeout), &why);
+      ConnectTcp(host, port, std::min(deadline, absl::Now() + options_.connect_timeout), &why);
   if (fd < 0) {
     return errors::Unavailable("cannot connect to the tensor side channel of ", task, " at ",
                                endpoint, ": ", why);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "distflow/core/errno_text.h"
 #include "distflow/core/status.h"
 
 namespace distflow {
@@ -42,14 +43,14 @@ int Listen(const std::string& host, std::string* why) {
     for (addrinfo* a = res; a != nullptr; a = a->ai_next) {
       const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
       if (fd < 0) {
-        *why = SideChannelErrnoText(errno);
+        *why = ErrnoText(errno);
         continue;
       }
       if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, 128) == 0) {
         freeaddrinfo(res);
         return fd;
       }
-      *why = SideChannelErrnoText(errno);
+      *why = ErrnoText(errno);
       close(fd);
     }
     freeaddrinfo(res);
@@ -78,8 +79,7 @@ absl::StatusOr<std::unique_ptr<SideChannelServer>> SideChannelServer::Start(Opti
   }
   s->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (s->wake_fd_ < 0) {
-    return errors::Unavailable("eventfd for the tensor side channel: ",
-                               SideChannelErrnoText(errno));
+    return errors::Unavailable("eventfd for the tensor side channel: ", ErrnoText(errno));
   }
   SideChannelServer* raw = s.get();
   s->acceptor_ = std::thread([raw] { raw->AcceptLoop(); });

@@ -2,16 +2,19 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <climits>
 #include <cstring>
 
+#include "distflow/core/errno_text.h"
 #include "distflow/core/status.h"
 
 namespace distflow {
@@ -91,7 +94,7 @@ absl::StatusOr<SideChannelTicket> NewSideChannelTicket() {
     const ssize_t r = getrandom(t.data() + got, t.size() - got, 0);
     if (r < 0) {
       if (errno == EINTR) continue;
-      return errors::Internal("getrandom: ", SideChannelErrnoText(errno));
+      return errors::Internal("getrandom: ", ErrnoText(errno));
     }
     got += static_cast<size_t>(r);
   }
@@ -173,9 +176,53 @@ bool PrepareSideChannelSocket(int fd) {
   return flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
 }
 
-std::string SideChannelErrnoText(int error) {
-  char buf[128];
-  return strerror_r(error, buf, sizeof(buf));
+int ConnectTcp(const std::string& host, int port, absl::Time give_up, std::string* why) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* res = nullptr;
+  const int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res);
+  if (rc != 0) {
+    *why = gai_strerror(rc);
+    return -1;
+  }
+  int connected = -1;
+  for (addrinfo* a = res; a != nullptr && connected < 0; a = a->ai_next) {
+    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0 || !PrepareSideChannelSocket(fd)) {
+      *why = ErrnoText(errno);
+      if (fd >= 0) close(fd);
+      continue;
+    }
+    int err = connect(fd, a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
+    while (err == EINPROGRESS || err == EINTR) {
+      const absl::Duration left = give_up - absl::Now();
+      if (left <= absl::ZeroDuration()) {
+        err = ETIMEDOUT;
+        break;
+      }
+      pollfd pfd{fd, POLLOUT, 0};
+      const int p = poll(
+          &pfd, 1,
+          static_cast<int>(absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1)))));
+      if (p < 0 && errno == EINTR) continue;
+      if (p <= 0) {
+        err = p == 0 ? ETIMEDOUT : errno;
+        break;
+      }
+      socklen_t len = sizeof(err);
+      if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+    }
+    if (err == 0) {
+      connected = fd;
+    } else {
+      *why = ErrnoText(err);
+      close(fd);
+    }
+  }
+  freeaddrinfo(res);
+  return connected;
 }
 
 }  // namespace distflow

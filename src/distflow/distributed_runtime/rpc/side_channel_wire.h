@@ -84,7 +84,9 @@ IoOutcome WriteFully(int fd, const void* buf, size_t n, absl::Time deadline, abs
 // TCP_NODELAY and non-blocking mode; false (errno set) on failure.
 bool PrepareSideChannelSocket(int fd);
 
-std::string SideChannelErrnoText(int error);
+// A connected socket to host:port, prepared as above, or -1 with *why set
+// when no address of `host` accepts a connection by `give_up`.
+int ConnectTcp(const std::string& host, int port, absl::Time give_up, std::string* why);
 
 }  // namespace distflow
 

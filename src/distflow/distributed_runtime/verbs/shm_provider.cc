@@ -21,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "distflow/core/errno_text.h"
 #include "distflow/core/random.h"
 #include "distflow/core/status.h"
 
@@ -40,8 +41,6 @@ std::atomic<uint64_t> next_generation{1};
 
 // MADV_POPULATE_WRITE (Linux 5.14), spelled out for older headers.
 constexpr int kMadvPopulateWrite = 23;
-
-std::string ErrnoText() { return std::strerror(errno); }
 
 class ShmRegion : public MemoryRegion {
  public:
@@ -180,7 +179,7 @@ class ShmConnection : public VerbsConnection {
     const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0) {
       return errors::InvalidArgument("cannot open region ", path, " of pid ", pid, ": ",
-                                     ErrnoText(), " (is the peer gone, or another user?)");
+                                     ErrnoText(errno), " (is the peer gone, or another user?)");
     }
     // Check that the fd is the region advertised and not a recycled number.
     char target[128] = {0};
@@ -203,7 +202,7 @@ class ShmConnection : public VerbsConnection {
     if (data != MAP_FAILED) madvise(data, info.size, kMadvPopulateWrite);
     if (data == MAP_FAILED) {
       return errors::ResourceExhausted("cannot map ", info.size, " bytes of pid ", pid, ": ",
-                                       ErrnoText());
+                                       ErrnoText(errno));
     }
     return std::unique_ptr<RemoteRegion>(new ShmRemoteRegion(info, static_cast<char*>(data)));
   }
@@ -236,7 +235,8 @@ class ShmConnection : public VerbsConnection {
       out += s.size();
     }
     if (send(fd, &imm, sizeof(imm), MSG_NOSIGNAL) != sizeof(imm)) {
-      return errors::Unavailable("shared-memory peer pid ", peer_pid_, " is gone: ", ErrnoText());
+      return errors::Unavailable("shared-memory peer pid ", peer_pid_,
+                                 " is gone: ", ErrnoText(errno));
     }
     Completion c;
     c.kind = Completion::Kind::kWriteDone;
@@ -279,13 +279,13 @@ class ShmConnection : public VerbsConnection {
  private:
   absl::Status Dial(const Endpoint& peer) {
     const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    if (fd < 0) return errors::Unavailable("socket: ", ErrnoText());
+    if (fd < 0) return errors::Unavailable("socket: ", ErrnoText(errno));
     socklen_t len;
     sockaddr_un addr = AbstractAddress(peer.socket_name, &len);
     Hello hello{peer.connection, static_cast<int32_t>(getpid()), 0};
     if (connect(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
         send(fd, &hello, sizeof(hello), MSG_NOSIGNAL) != sizeof(hello)) {
-      const std::string why = ErrnoText();
+      const std::string why = ErrnoText(errno);
       close(fd);
       return errors::Unavailable("cannot reach shared-memory peer pid ", peer.pid, ": ", why);
     }
@@ -351,7 +351,7 @@ absl::StatusOr<std::unique_ptr<ShmProvider>> ShmProvider::Create() {
   sockaddr_un addr = AbstractAddress(p->socket_name_, &len);
   if (p->listen_fd_ < 0 || bind(p->listen_fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
       listen(p->listen_fd_, 64) != 0) {
-    return errors::Unavailable("cannot listen on the shared-memory socket: ", ErrnoText());
+    return errors::Unavailable("cannot listen on the shared-memory socket: ", ErrnoText(errno));
   }
   ShmProvider* raw = p.get();
   p->acceptor_ = std::thread([raw] { raw->AcceptLoop(); });
@@ -440,15 +440,15 @@ absl::StatusOr<std::unique_ptr<MemoryRegion>> ShmProvider::RegisterMemory(size_t
   const uint64_t generation = next_generation.fetch_add(1);
   const std::string name = absl::StrCat(kMemfdPrefix, generation);
   const int fd = memfd_create(name.c_str(), MFD_CLOEXEC);
-  if (fd < 0) return errors::ResourceExhausted("memfd_create: ", ErrnoText());
+  if (fd < 0) return errors::ResourceExhausted("memfd_create: ", ErrnoText(errno));
   if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
-    const std::string why = ErrnoText();
+    const std::string why = ErrnoText(errno);
     close(fd);
     return errors::ResourceExhausted("cannot size a ", size, "-byte region: ", why);
   }
   void* data = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   if (data == MAP_FAILED) {
-    const std::string why = ErrnoText();
+    const std::string why = ErrnoText(errno);
     close(fd);
     return errors::ResourceExhausted("cannot map a ", size, "-byte region: ", why);
   }

@@ -1,4 +1,4 @@
-#include "distflow/cc/training/gradient_descent.h"
+#include "distflow/training/gradient_descent.h"
 
 #include "distflow/cc/op_builder.h"
 

@@ -1,4 +1,4 @@
-#include "distflow/cc/training/partitioned_variable.h"
+#include "distflow/training/partitioned_variable.h"
 
 #include <algorithm>
 

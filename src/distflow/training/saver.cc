@@ -1,4 +1,4 @@
-#include "distflow/cc/training/saver.h"
+#include "distflow/training/saver.h"
 
 #include <filesystem>
 #include <map>
@@ -7,8 +7,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "distflow/cc/const_op.h"

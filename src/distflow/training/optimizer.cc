@@ -1,10 +1,10 @@
-#include "distflow/cc/training/optimizer.h"
+#include "distflow/training/optimizer.h"
 
 #include "absl/strings/str_join.h"
+#include "distflow/cc/const_op.h"
 #include "distflow/cc/ops/array_ops.h"
 #include "distflow/cc/ops/no_op.h"
 #include "distflow/core/status.h"
-#include "distflow/gradients/grad_helpers.h"
 #include "distflow/gradients/gradients.h"
 
 namespace distflow {
@@ -86,7 +86,7 @@ absl::StatusOr<Operation> Optimizer::ApplyGradients(const std::vector<GradAndVar
     step = global_step->AssignAdd(op_scope_.WithOpName("increment_global_step")
                                       .WithControlDependencies(updates)
                                       .ColocateWith(global_step->handle()),
-                                  grad::ScalarConst(op_scope_, 1, global_step->dtype()));
+                                  ops::ScalarConst(op_scope_, 1, global_step->dtype()));
   } else {
     step = ops::NoOp(op_scope_.WithOpName("update").WithControlDependencies(updates));
   }
@@ -128,7 +128,7 @@ Variable Optimizer::CreateNonSlot(const Variable& colocate_with, absl::string_vi
 }
 
 Output Optimizer::Constant(const Scope& scope, double value, DataType dtype) {
-  return grad::ScalarConst(scope, value, dtype);
+  return ops::ScalarConst(scope, value, dtype);
 }
 
 }  // namespace distflow

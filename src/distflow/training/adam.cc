@@ -1,4 +1,4 @@
-#include "distflow/cc/training/adam.h"
+#include "distflow/training/adam.h"
 
 #include "distflow/cc/op_builder.h"
 #include "distflow/cc/ops/math_ops.h"

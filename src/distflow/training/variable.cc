@@ -1,4 +1,4 @@
-#include "distflow/cc/training/variable.h"
+#include "distflow/training/variable.h"
 
 #include "distflow/cc/const_op.h"
 #include "distflow/cc/op_builder.h"

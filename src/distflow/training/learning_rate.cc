@@ -1,15 +1,15 @@
-#include "distflow/cc/training/learning_rate.h"
+#include "distflow/training/learning_rate.h"
 
 #include <cmath>
 
+#include "distflow/cc/const_op.h"
 #include "distflow/cc/ops/math_ops.h"
 #include "distflow/core/status.h"
-#include "distflow/gradients/grad_helpers.h"
 
 namespace distflow {
 namespace {
 
-Output FloatConst(const Scope& scope, double v) { return grad::ScalarConst(scope, v, DT_FLOAT); }
+Output FloatConst(const Scope& scope, double v) { return ops::ScalarConst(scope, v, DT_FLOAT); }
 
 // min(step, decay_steps) / decay_steps as a float scalar, after checking
 // what every schedule needs: decay_steps > 0 and a finite rate >= 0.
@@ -29,7 +29,7 @@ Output DecayedFraction(const Scope& s, const Output& step, double initial, int64
 }  // namespace
 
 Output LearningRate::ToTensor(const Scope& scope, DataType dtype) const {
-  if (tensor_.node() == nullptr) return grad::ScalarConst(scope, value_, dtype);
+  if (tensor_.node() == nullptr) return ops::ScalarConst(scope, value_, dtype);
   if (tensor_.type() == dtype) return tensor_;
   return ops::Cast(scope, tensor_, dtype);
 }

@@ -1,4 +1,4 @@
-#include "distflow/cc/training/device_setter.h"
+#include "distflow/training/device_setter.h"
 
 #include <memory>
 

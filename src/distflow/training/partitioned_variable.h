@@ -12,15 +12,15 @@
 // plain variable "name" (what an unpartitioned model checkpoints). A
 // PartitionedVariable is a cheap value referring to nodes of the scope's
 // graph; not thread-safe, like Scope.
-#ifndef DISTFLOW_CC_TRAINING_PARTITIONED_VARIABLE_H_
-#define DISTFLOW_CC_TRAINING_PARTITIONED_VARIABLE_H_
+#ifndef DISTFLOW_TRAINING_PARTITIONED_VARIABLE_H_
+#define DISTFLOW_TRAINING_PARTITIONED_VARIABLE_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "distflow/cc/scope.h"
-#include "distflow/cc/training/variable.h"
+#include "distflow/training/variable.h"
 #include "distflow/framework/tensor_shape.h"
 #include "distflow/framework/types.h"
 
@@ -53,4 +53,4 @@ class PartitionedVariable {
 
 }  // namespace distflow
 
-#endif  // DISTFLOW_CC_TRAINING_PARTITIONED_VARIABLE_H_
+#endif  // DISTFLOW_TRAINING_PARTITIONED_VARIABLE_H_

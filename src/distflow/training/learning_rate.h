@@ -8,8 +8,8 @@
 //
 // A schedule's ops run where their inputs are (colocate them with the
 // global step); each update op reads the rate once per step.
-#ifndef DISTFLOW_CC_TRAINING_LEARNING_RATE_H_
-#define DISTFLOW_CC_TRAINING_LEARNING_RATE_H_
+#ifndef DISTFLOW_TRAINING_LEARNING_RATE_H_
+#define DISTFLOW_TRAINING_LEARNING_RATE_H_
 
 #include <cstdint>
 
@@ -54,4 +54,4 @@ Output CosineDecay(const Scope& scope, const Output& step, double initial, int64
 
 }  // namespace distflow
 
-#endif  // DISTFLOW_CC_TRAINING_LEARNING_RATE_H_
+#endif  // DISTFLOW_TRAINING_LEARNING_RATE_H_

@@ -1,4 +1,4 @@
-#include "distflow/cc/training/momentum.h"
+#include "distflow/training/momentum.h"
 
 #include "distflow/cc/op_builder.h"
 
