@@ -111,6 +111,10 @@ class _FetchPlan:
         return built if cls is list else cls(built)
 
 
+def _first(values):
+    return values[0]
+
+
 def _as_numpy_scalar(array):
     # TensorFlow returns numpy scalars (np.float32, bytes) for 0-d fetches.
     return array[()] if array.ndim == 0 else array
@@ -140,7 +144,14 @@ class Session:
         if pending:
             self._c.run([], [], [op._id for op in pending], 0, RunOptions.NO_TRACE)
             self._one_shot_done += len(pending)
-        plan = _FetchPlan(self._graph, fetches)
+        if type(fetches) is framework.Tensor and fetches.graph is self._graph:
+            # The common single-tensor fetch skips the structure walk.
+            fetch_refs, target_ids, rebuild = [fetches._ref()], [], _first
+        else:
+            plan = _FetchPlan(self._graph, fetches)
+            fetch_refs = [t._ref() for t in plan.tensors]
+            target_ids = [op._id for op in plan.targets]
+            rebuild = plan.build
         feeds = []
         for key, value in (feed_dict or {}).items():
             tensor = self._graph.as_graph_element(key, allow_operation=False)
@@ -150,11 +161,10 @@ class Session:
             feeds.append((op_id, index, value))
         timeout = options.timeout_in_ms if options is not None else 0
         trace = options.trace_level if options is not None else RunOptions.NO_TRACE
-        values, metadata = self._c.run(feeds, [t._ref() for t in plan.tensors],
-                                       [op._id for op in plan.targets], timeout, trace)
+        values, metadata = self._c.run(feeds, fetch_refs, target_ids, timeout, trace)
         if run_metadata is not None:
             run_metadata._serialized = metadata
-        return plan.build([_as_numpy_scalar(v) for v in values])
+        return rebuild([_as_numpy_scalar(v) for v in values])
 
     def close(self):
         if not self._closed:

@@ -1,5 +1,7 @@
 """Graphs: names, scopes, devices, control dependencies, GraphDefs."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -115,3 +117,21 @@ def test_import_errors():
         tf.import_graph_def(graph_def, input_map={"x:0": tf.constant([1, 2])})
     with pytest.raises(tf.errors.InvalidArgumentError):
         tf.GraphDef.FromString(b"\xff\xff not a graph")
+
+
+def test_a_tensorflow_frozen_graph_runs_on_numpy_input():
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "../../../shared/tf_real_graphs/keras_mnist_frozen.pb")
+    if not os.path.exists(path):
+        pytest.skip("TensorFlow's graphs are not beside the checkout")
+    with open(path, "rb") as f:
+        graph_def = tf.GraphDef.FromString(f.read())
+    images = tf.placeholder(tf.float32, [None, 28, 28], name="images")
+    (probabilities,) = tf.import_graph_def(graph_def, input_map={"Input:0": images},
+                                           return_elements=["Identity:0"], name="keras")
+    batch = np.random.default_rng(5).random((4, 28, 28)).astype(np.float32)
+    with tf.Session() as sess:
+        out = sess.run(probabilities, {images: batch})
+    assert out.shape == (4, 10)
+    np.testing.assert_allclose(out.sum(axis=1), np.ones(4), rtol=1e-5)
+    assert (out >= 0).all()
