@@ -26,8 +26,7 @@ def load(kind):
     return (images / np.float32(255)).astype(np.float32), labels.astype(np.int32)
 
 
-def dense(x, units, name, activation=None):
-    fan_in = x.shape[1]
+def dense(x, fan_in, units, name, activation=None):
     rng = np.random.default_rng(zlib.crc32(name.encode()))
     limit = np.sqrt(6.0 / (fan_in + units))
     with tf.name_scope(name):
@@ -47,8 +46,8 @@ def main():
 
     images = tf.placeholder(tf.float32, [None, 784], name="images")
     labels = tf.placeholder(tf.int32, [None], name="labels")
-    hidden = dense(images, 256, "hidden", tf.nn.relu)
-    logits = dense(hidden, 10, "logits")
+    hidden = dense(images, 784, 256, "hidden", tf.nn.relu)
+    logits = dense(hidden, 256, 10, "logits")
     loss = tf.reduce_mean(
         tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
     correct = tf.equal(tf.cast(tf.argmax(logits, axis=1), tf.int32), labels)
