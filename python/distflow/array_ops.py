@@ -142,3 +142,42 @@ def group(*inputs, name=None):
             ops.append(i)
     with framework.control_dependencies(ops):
         return no_op(name=name or "group_deps")
+
+
+def strided_slice_of(tensor, key, name="strided_slice"):
+    """tensor[key] for ints, slices, Ellipsis and None (a new axis), as one
+    StridedSlice op, numpy's indexing rules."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    begin, end, strides = [], [], []
+    masks = {"begin_mask": 0, "end_mask": 0, "ellipsis_mask": 0, "new_axis_mask": 0,
+             "shrink_axis_mask": 0}
+    for i, k in enumerate(key):
+        bit = 1 << i
+        if isinstance(k, slice):
+            if k.step == 0:
+                raise ValueError("a slice step cannot be 0")
+            begin.append(0 if k.start is None else int(k.start))
+            end.append(0 if k.stop is None else int(k.stop))
+            strides.append(1 if k.step is None else int(k.step))
+            if k.start is None:
+                masks["begin_mask"] |= bit
+            if k.stop is None:
+                masks["end_mask"] |= bit
+        elif k is Ellipsis:
+            begin.append(0), end.append(0), strides.append(1)
+            masks["ellipsis_mask"] |= bit
+        elif k is None:
+            begin.append(0), end.append(0), strides.append(1)
+            masks["new_axis_mask"] |= bit
+        else:
+            try:
+                index = int(k)
+            except TypeError:
+                raise TypeError("tensors are indexed by ints, slices, ... and None, not %r"
+                                % (k,)) from None
+            begin.append(index), end.append(index + 1), strides.append(1)
+            masks["shrink_axis_mask"] |= bit
+    as_index = lambda v: framework.convert_to_tensor(np.asarray(v, dtype=np.int32))  # noqa: E731
+    return _apply("StridedSlice", name=name, input=tensor, begin=as_index(begin),
+                  end=as_index(end), strides=as_index(strides), **masks)

@@ -291,6 +291,10 @@ class Tensor:
         from distflow import math_ops
         return math_ops.abs(self)
 
+    def __getitem__(self, key):
+        from distflow import array_ops
+        return array_ops.strided_slice_of(self, key)
+
 
 class Graph:
     """A dataflow graph under construction (tf.Graph)."""

@@ -139,7 +139,7 @@ def _delegate(method):
 
 for _method in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
                 "__truediv__", "__rtruediv__", "__matmul__", "__rmatmul__", "__neg__",
-                "__pow__", "__lt__", "__le__", "__gt__", "__ge__", "__abs__"):
+                "__pow__", "__lt__", "__le__", "__gt__", "__ge__", "__abs__", "__getitem__"):
     setattr(Variable, _method, _delegate(_method))
 
 

@@ -139,3 +139,14 @@ def test_string_feeds_and_fetches():
 def test_scalars_come_back_as_numpy_scalars():
     value = run(tf.constant(2.5) * 2.0)
     assert isinstance(value, np.float32) and value == 5.0
+
+
+def test_indexing_matches_numpy():
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    x = tf.constant(a)
+    keys = [1, -1, (0, 2), (slice(None), 1), (Ellipsis, 2),
+            (slice(None, None, -1),), (0, slice(1, 3), slice(None, None, 2)), (None, 1),
+            (slice(-2, None),)]
+    out = run([x[k] for k in keys])
+    for k, got in zip(keys, out):
+        np.testing.assert_array_equal(got, a[k], err_msg=str(k))
