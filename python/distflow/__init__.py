@@ -26,6 +26,7 @@ from distflow.array_ops import (concat, expand_dims, fill, gather, group, identi
                                 rank, reshape, shape, size, squeeze, stack, stop_gradient,
                                 transpose, unstack, where, zeros, zeros_like)
 from distflow.constant_op import constant
+from distflow.control_flow_ops import cond
 from distflow.dtypes import (DType, as_dtype, bfloat16, bool, double, float16, float32, float64,
                              half, int8, int16, int32, int64, resource, string, uint8, uint16,
                              uint32, uint64, variant)

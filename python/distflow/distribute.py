@@ -28,6 +28,7 @@ from distflow import _distflow
 from distflow import array_ops
 from distflow import dtypes
 from distflow import framework
+from distflow import nest
 from distflow import op_def_library
 from distflow import variables as variables_lib
 
@@ -195,29 +196,6 @@ class _IteratorArg:
         return next(self)
 
 
-def _flatten(structure):
-    """The leaves of nested lists, tuples and dicts, and a function that
-    rebuilds the structure from values for them."""
-    if isinstance(structure, (list, tuple)):
-        parts = [_flatten(s) for s in structure]
-        leaves = [leaf for p in parts for leaf in p[0]]
-
-        def rebuild(values, parts=parts, kind=type(structure)):
-            out, k = [], 0
-            for p in parts:
-                out.append(p[1](values[k:k + len(p[0])]))
-                k += len(p[0])
-            return out if kind is list else tuple(out)
-        return leaves, rebuild
-    if isinstance(structure, dict):
-        keys = list(structure)
-        leaves, rebuild_list = _flatten([structure[k] for k in keys])
-        return leaves, lambda values: dict(zip(keys, rebuild_list(values)))
-    if structure is None:
-        return [], lambda values: None
-    return [structure], lambda values: values[0]
-
-
 def _as_scalar(array):
     return array[()] if isinstance(array, np.ndarray) and array.ndim == 0 else array
 
@@ -277,7 +255,7 @@ class ClusterCoordinator:
                     fn_args.append(p)
                 placeholders.append(p)
             result = fn(*fn_args)
-            leaves, rebuild = _flatten(result)
+            leaves, rebuild = nest.flatten(result)
             tensors, targets = [], []
             for leaf in leaves:
                 element = graph.as_graph_element(leaf)

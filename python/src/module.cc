@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 
 #include "bench_floors.h"
+#include "control_flow.h"
 #include "data.h"
 #include "distribute.h"
 #include "graph.h"
@@ -20,5 +21,6 @@ PYBIND11_MODULE(_distflow, m) {
   distflow::python::RegisterOpDefs(m);
   distflow::python::RegisterSession(m);
   distflow::python::RegisterTraining(m);
+  distflow::python::RegisterControlFlow(m);
   distflow::python::RegisterBenchFloors(m);
 }

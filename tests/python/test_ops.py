@@ -150,3 +150,33 @@ def test_indexing_matches_numpy():
     out = run([x[k] for k in keys])
     for k, got in zip(keys, out):
         np.testing.assert_array_equal(got, a[k], err_msg=str(k))
+
+
+def test_cond_runs_only_the_branch_pred_picks():
+    x = tf.placeholder(tf.float32, [2])
+    p = tf.placeholder(tf.bool, [])
+    v = tf.Variable(0.0, name="counter")
+    with tf.control_dependencies([v.initializer]):
+        start = tf.no_op()
+
+    def then_fn():
+        with tf.control_dependencies([v.assign_add(1.0)]):
+            return x * 2.0, tf.reduce_sum(x)
+
+    def else_fn():
+        return x - 1.0, tf.constant(-1.0)
+
+    doubled, total = tf.cond(p, then_fn, else_fn)
+    assert doubled.op.type == "Merge"
+    with tf.Session() as sess:
+        sess.run(start)
+        out = sess.run((doubled, total), {x: [1.0, 2.0], p: True})
+        np.testing.assert_allclose(out[0], [2.0, 4.0])
+        assert out[1] == 3.0
+        out = sess.run((doubled, total), {x: [1.0, 2.0], p: False})
+        np.testing.assert_allclose(out[0], [0.0, 1.0])
+        assert out[1] == -1.0
+        # The then branch's assign ran once: only for pred True.
+        assert sess.run(v) == 1.0
+    with pytest.raises(ZeroDivisionError):
+        tf.cond(p, lambda: 1 / 0, else_fn)
