@@ -13,6 +13,7 @@ packages=(
   libibverbs-dev
   libcpp-httplib-dev prometheus wrk
   chromium chromium-driver python3-selenium
+  pybind11-dev python3-numpy python3-pytest python3-dev
 )
 
 missing=()

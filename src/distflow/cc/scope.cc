@@ -1,5 +1,7 @@
 #include "distflow/cc/scope.h"
 
+#include <utility>
+
 #include "distflow/core/status.h"
 
 namespace distflow {
@@ -28,6 +30,14 @@ Scope Scope::NewSubScope(absl::string_view child_scope_name) const {
   if (child_scope_name.empty()) return child;
   const std::string unique = UniqueName(child_scope_name);
   child.prefix_ = prefix_.empty() ? unique : absl::StrCat(prefix_, "/", unique);
+  child.names_ = std::make_shared<NameMap>();
+  return child;
+}
+
+Scope Scope::WithNamePrefix(absl::string_view prefix) const {
+  Scope child = *this;
+  child.op_name_.clear();
+  child.prefix_ = std::string(prefix);
   child.names_ = std::make_shared<NameMap>();
   return child;
 }
@@ -92,6 +102,8 @@ std::string Scope::GetUniqueNameForOp(absl::string_view default_name) const {
   const std::string unique = UniqueName(op_name_.empty() ? default_name : op_name_);
   return prefix_.empty() ? unique : absl::StrCat(prefix_, "/", unique);
 }
+
+absl::Status Scope::TakeStatus() const { return std::exchange(state_->status, absl::OkStatus()); }
 
 void Scope::UpdateStatus(const absl::Status& s) const {
   if (state_->status.ok() && !s.ok()) state_->status = s;

@@ -42,6 +42,11 @@ class Scope {
   // is made unique among this scope's names ("child", "child_1", ...); an
   // empty name gives a scope with this one's prefix.
   Scope NewSubScope(absl::string_view child_scope_name) const;
+  // A scope whose ops are named "<prefix>/op", with a name table of its own
+  // (the first "Add" in it is "<prefix>/Add"). For clients that keep their
+  // own table of the graph's names (the Python package): REQUIRES that
+  // nothing else names ops under `prefix`.
+  Scope WithNamePrefix(absl::string_view prefix) const;
   // A scope whose next op is named `fragments...` concatenated (made unique
   // if already taken) instead of its default name.
   template <typename... Ty>
@@ -79,6 +84,10 @@ class Scope {
 
   // Records `s` unless an error is already recorded (the first error wins).
   void UpdateStatus(const absl::Status& s) const;
+  // Returns the recorded error and clears it, for a client that reports
+  // every construction error itself and goes on building (the Python
+  // package raises it as an exception).
+  absl::Status TakeStatus() const;
   bool ok() const { return state_->status.ok(); }
   const absl::Status& status() const { return state_->status; }
 
