@@ -1,6 +1,6 @@
 """tf.compat.v1.train: optimizers, the global step, Saver, checkpoints.
 
-The optimizers are the C++ ones (cc/training/): GradientDescentOptimizer,
+The optimizers are the C++ ones (src/distflow/training/): GradientDescentOptimizer,
 MomentumOptimizer and AdamOptimizer build one ResourceApply* op per variable,
 colocated with it. Variables an optimizer creates (slots, Adam's beta powers)
 join the GLOBAL_VARIABLES collection, so a global_variables_initializer()

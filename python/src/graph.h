@@ -22,7 +22,7 @@
 #include "absl/strings/string_view.h"
 #include "distflow/cc/ops.h"
 #include "distflow/cc/scope.h"
-#include "distflow/cc/training/variable.h"
+#include "distflow/training/variable.h"
 
 namespace distflow {
 namespace python {

@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "distflow/cc/training/adam.h"
-#include "distflow/cc/training/gradient_descent.h"
-#include "distflow/cc/training/momentum.h"
-#include "distflow/cc/training/optimizer.h"
-#include "distflow/cc/training/saver.h"
+#include "distflow/training/adam.h"
+#include "distflow/training/gradient_descent.h"
+#include "distflow/training/momentum.h"
+#include "distflow/training/optimizer.h"
+#include "distflow/training/saver.h"
 #include "distflow/core/status.h"
 #include "distflow/framework/tensor_bundle.h"
 #include "distflow/gradients/gradients.h"
