@@ -13,6 +13,7 @@ packages=(
   libibverbs-dev
   libcpp-httplib-dev prometheus wrk
   chromium chromium-driver python3-selenium
+  iproute2 nftables
 )
 
 missing=()

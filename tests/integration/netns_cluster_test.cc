@@ -1,0 +1,231 @@
+// The main job across hosts: `distflow train` as the chief on one network
+// namespace, a ps and two workers on three others (NetnsHosts), each with
+// its own address and nothing shared but the bridge. The cluster comes from
+// TF_CONFIG as the Kubeflow training operator writes it for every task, or
+// from --cluster. Through faults: a worker cut off for longer than the call
+// deadline and healed, 5 % packet loss on every link. Each run ends with
+// exit 0, the accuracy floor, and no process left on the hosts. Skips, saying
+// why, where namespaces cannot be made. Every run is bounded (kRunDeadline).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "netns_hosts.h"
+#include "nlohmann/json.hpp"
+
+namespace distflow {
+namespace {
+
+using test::NetnsHosts;
+using ::testing::HasSubstr;
+
+constexpr auto kRunDeadline = std::chrono::seconds(240);
+constexpr auto kStartDeadline = std::chrono::seconds(30);
+constexpr char kFashionMnist[] = "/usr/share/datasets/fashion-mnist";
+constexpr int kChief = 0, kPs = 1, kWorker0 = 2, kWorker1 = 3;
+constexpr int kPort = 2222;
+
+std::string Entry(int host) { return NetnsHosts::Address(host) + ":" + std::to_string(kPort); }
+
+std::string ClusterFlag() {
+  return "ps=" + Entry(kPs) + ";worker=" + Entry(kWorker0) + "," + Entry(kWorker1);
+}
+
+// TF_CONFIG for `type`/`index`, as the training operator's TFJob sets it on
+// every replica: the whole cluster, the chief included.
+std::string TfConfig(const std::string& type, int index) {
+  return R"({"cluster": {"chief": [")" + Entry(kChief) + R"("], "ps": [")" + Entry(kPs) +
+         R"("], "worker": [")" + Entry(kWorker0) + R"(", ")" + Entry(kWorker1) +
+         R"("]}, "task": {"type": ")" + type + R"(", "index": )" + std::to_string(index) + "}}";
+}
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// The last line of `out` as JSON (null when there is none).
+nlohmann::json LastJson(const std::string& out) {
+  std::string s = out;
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return nlohmann::json::parse(s.substr(s.rfind('\n') + 1), nullptr, false);
+}
+
+class NetnsClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(std::string(kFashionMnist) + "/train-images-idx3-ubyte.gz")) {
+      GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    }
+    const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("netns_cluster_test_" + std::to_string(getpid()) + "_" + test);
+    std::filesystem::create_directories(dir_);
+    std::string why;
+    // Namespace names: short (interface and file names), unique per test
+    // and process.
+    hosts_ =
+        NetnsHosts::Create("df" + test.substr(0, 12) + "-" + std::to_string(getpid()), 4, &why);
+    if (hosts_ == nullptr) GTEST_SKIP() << "no test hosts on this machine: " << why;
+  }
+  void TearDown() override {
+    hosts_.reset();
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // Starts `distflow server` for job/task on `host`, from TF_CONFIG or the
+  // cluster flag; its pid, or -1 when it does not listen within
+  // kStartDeadline.
+  pid_t StartServer(int host, const std::string& job, int task, bool tf_config) {
+    const std::string base = Path(job + std::to_string(task));
+    std::vector<std::string> args = {"server"}, env;
+    if (tf_config) {
+      env.push_back("TF_CONFIG=" + TfConfig(job, task));
+    } else {
+      args.insert(args.end(),
+                  {"--cluster", ClusterFlag(), "--job", job, "--task", std::to_string(task)});
+    }
+    const pid_t pid = hosts_->Spawn(host, DISTFLOW_BINARY, args, base + ".out", base + ".err", env);
+    if (pid <= 0 ||
+        !NetnsHosts::WaitForText(base + ".out", "listening on " + Entry(host), kStartDeadline)) {
+      ADD_FAILURE() << job << " " << task << " did not start: " << NetnsHosts::Slurp(base + ".err");
+      return -1;
+    }
+    return pid;
+  }
+  // The ps and both workers; false when one did not start.
+  bool StartServers(bool tf_config) {
+    ps_ = StartServer(kPs, "ps", 0, tf_config);
+    w0_ = StartServer(kWorker0, "worker", 0, tf_config);
+    w1_ = StartServer(kWorker1, "worker", 1, tf_config);
+    return ps_ > 0 && w0_ > 0 && w1_ > 0;
+  }
+  // Ends the servers with SIGTERM (as a cluster manager does) and checks
+  // that they went and nothing else runs on the hosts.
+  void StopServersAndCheckNothingIsLeft() {
+    for (pid_t* pid : {&ps_, &w0_, &w1_}) {
+      if (*pid > 0) {
+        const int status = hosts_->Kill(*pid, SIGTERM);
+        EXPECT_TRUE(WIFEXITED(status)) << "a server did not end by itself on SIGTERM";
+      }
+      *pid = -1;
+    }
+    EXPECT_EQ(hosts_->ProcessesLeft(), "");
+  }
+
+  // Runs `distflow train args` on the chief's host; `while_running` gets
+  // the stderr so far every 50 ms.
+  Outcome RunChief(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
+                   const std::function<void(const std::string&)>& while_running = nullptr) {
+    std::vector<std::string> argv = {"train"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const std::string out = Path("chief.out"), err = Path("chief.err");
+    const pid_t pid = hosts_->Spawn(kChief, DISTFLOW_BINARY, argv, out, err, env);
+    Outcome o;
+    int status = 0;
+    const auto deadline = std::chrono::steady_clock::now() + kRunDeadline;
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        ADD_FAILURE() << "distflow train ran past the deadline and was killed";
+        break;
+      }
+      if (while_running) while_running(NetnsHosts::Slurp(err));
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    hosts_->Forget(pid);
+    o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    o.out = NetnsHosts::Slurp(out);
+    o.err = NetnsHosts::Slurp(err);
+    return o;
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<NetnsHosts> hosts_;
+  pid_t ps_ = -1, w0_ = -1, w1_ = -1;
+};
+
+// Every task reads TF_CONFIG, the chief's own entry included.
+TEST_F(NetnsClusterTest, MainJobAcrossFourHostsFromTfConfig) {
+  ASSERT_TRUE(StartServers(/*tf_config=*/true));
+  Outcome o =
+      RunChief({"--epochs", "2", "--output", "json"}, {"TF_CONFIG=" + TfConfig("chief", 0)});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json j = LastJson(o.out);
+  std::cerr << j.dump() << "\n";
+  EXPECT_THAT(o.err, HasSubstr("training on 1 ps and 2 workers"));
+  EXPECT_EQ(j["steps"], 2 * 938);
+  EXPECT_EQ(j["closures"], 2 * (938 + 10));
+  EXPECT_EQ(j["worker_failures"], 0);
+  EXPECT_GE(j["test_accuracy"].get<double>(), 0.85);
+  StopServersAndCheckNothingIsLeft();
+}
+
+// Worker 1 is cut off from every host for longer than the call deadline:
+// its closure runs again on worker 0, and after the heal it comes back.
+TEST_F(NetnsClusterTest, PartitionedWorkerIsLostAndRejoinsAfterTheHeal) {
+  ASSERT_TRUE(StartServers(/*tf_config=*/false));
+  bool cut = false, healed = false;
+  std::chrono::steady_clock::time_point cut_at;
+  Outcome o = RunChief(
+      {"--cluster", ClusterFlag(), "--epochs", "3", "--call-timeout", "2", "--progress-every", "50",
+       "--output", "json"},
+      {}, [&](const std::string& err) {
+        if (!cut && err.find("step 100/") != std::string::npos) {
+          for (int host : {kChief, kPs, kWorker0}) {
+            ASSERT_TRUE(hosts_->Partition(kWorker1, host));
+          }
+          cut = true;
+          cut_at = std::chrono::steady_clock::now();
+        }
+        if (cut && !healed && std::chrono::steady_clock::now() - cut_at > std::chrono::seconds(4)) {
+          ASSERT_TRUE(hosts_->Heal());
+          healed = true;
+        }
+      });
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  ASSERT_TRUE(cut && healed) << "the job ended before the partition healed:\n" << o.err;
+  const nlohmann::json j = LastJson(o.out);
+  std::cerr << j.dump() << "\n";
+  EXPECT_GE(j["worker_failures"].get<int>(), 1);
+  EXPECT_GE(j["recoveries"].get<int>(), 1);
+  EXPECT_GE(j["retried_closures"].get<int>(), 1);
+  EXPECT_GE(j["steps"].get<int>(), 3 * 938);
+  EXPECT_GE(j["test_accuracy"].get<double>(), 0.85);
+  EXPECT_THAT(o.err, HasSubstr("coordinator: worker task 1 at " + Entry(kWorker1) + " failed"));
+  StopServersAndCheckNothingIsLeft();
+}
+
+// 5 % of the packets every host receives are dropped, on every link.
+TEST_F(NetnsClusterTest, MainJobRidesThroughFivePercentPacketLoss) {
+  ASSERT_TRUE(StartServers(/*tf_config=*/false));
+  ASSERT_TRUE(hosts_->Loss(5));
+  // Lost packets cost retransmission timeouts per call, so fewer, larger
+  // steps: 3 epochs of 235 batches of 256.
+  Outcome o = RunChief({"--cluster", ClusterFlag(), "--epochs", "3", "--batch-size", "256",
+                        "--learning-rate", "0.003", "--output", "json"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json j = LastJson(o.out);
+  std::cerr << j.dump() << "\n";
+  EXPECT_GE(j["steps"].get<int>(), 3 * 235);
+  EXPECT_GE(j["test_accuracy"].get<double>(), 0.85);
+  ASSERT_TRUE(hosts_->Heal());
+  StopServersAndCheckNothingIsLeft();
+}
+
+}  // namespace
+}  // namespace distflow
