@@ -3,7 +3,8 @@
 // its own address and nothing shared but the bridge. The cluster comes from
 // TF_CONFIG as the Kubeflow training operator writes it for every task, or
 // from --cluster. Through faults: a worker cut off for longer than the call
-// deadline and healed, 5 % packet loss on every link. Each run ends with
+// deadline and healed, 5 % packet loss on every link, the ps killed twice
+// and restored from its checkpoints, a wrong worker address. Each run ends with
 // exit 0, the accuracy floor, and no process left on the hosts. Skips, saying
 // why, where namespaces cannot be made. Every run is bounded (kRunDeadline).
 #include <signal.h>
@@ -62,6 +63,16 @@ nlohmann::json LastJson(const std::string& out) {
   return nlohmann::json::parse(s.substr(s.rfind('\n') + 1), nullptr, false);
 }
 
+// Progress lines of `err` from `from` on.
+int ProgressLines(const std::string& err, size_t from) {
+  int lines = 0;
+  for (size_t at = err.find("\nepoch ", from); at != std::string::npos;
+       at = err.find("\nepoch ", at + 1)) {
+    ++lines;
+  }
+  return lines;
+}
+
 class NetnsClusterTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -89,9 +100,11 @@ class NetnsClusterTest : public ::testing::Test {
   // Starts `distflow server` for job/task on `host`, from TF_CONFIG or the
   // cluster flag; its pid, or -1 when it does not listen within
   // kStartDeadline.
-  pid_t StartServer(int host, const std::string& job, int task, bool tf_config) {
+  pid_t StartServer(int host, const std::string& job, int task, bool tf_config,
+                    const std::vector<std::string>& extra = {}) {
     const std::string base = Path(job + std::to_string(task));
     std::vector<std::string> args = {"server"}, env;
+    args.insert(args.end(), extra.begin(), extra.end());
     if (tf_config) {
       env.push_back("TF_CONFIG=" + TfConfig(job, task));
     } else {
@@ -107,10 +120,10 @@ class NetnsClusterTest : public ::testing::Test {
     return pid;
   }
   // The ps and both workers; false when one did not start.
-  bool StartServers(bool tf_config) {
-    ps_ = StartServer(kPs, "ps", 0, tf_config);
-    w0_ = StartServer(kWorker0, "worker", 0, tf_config);
-    w1_ = StartServer(kWorker1, "worker", 1, tf_config);
+  bool StartServers(bool tf_config, const std::vector<std::string>& extra = {}) {
+    ps_ = StartServer(kPs, "ps", 0, tf_config, extra);
+    w0_ = StartServer(kWorker0, "worker", 0, tf_config, extra);
+    w1_ = StartServer(kWorker1, "worker", 1, tf_config, extra);
     return ps_ > 0 && w0_ > 0 && w1_ > 0;
   }
   // Ends the servers with SIGTERM (as a cluster manager does) and checks
@@ -159,9 +172,11 @@ class NetnsClusterTest : public ::testing::Test {
   pid_t ps_ = -1, w0_ = -1, w1_ = -1;
 };
 
-// Every task reads TF_CONFIG, the chief's own entry included.
+// Every task reads TF_CONFIG, the chief's own entry included. The servers
+// ask for grpc+verbs: its shared-memory provider serves only tasks of one
+// host, so between these hosts tensors go over gRPC.
 TEST_F(NetnsClusterTest, MainJobAcrossFourHostsFromTfConfig) {
-  ASSERT_TRUE(StartServers(/*tf_config=*/true));
+  ASSERT_TRUE(StartServers(/*tf_config=*/true, {"--protocol", "grpc+verbs"}));
   Outcome o =
       RunChief({"--epochs", "2", "--output", "json"}, {"TF_CONFIG=" + TfConfig("chief", 0)});
   ASSERT_EQ(o.exit_code, 0) << o.err;
@@ -224,6 +239,85 @@ TEST_F(NetnsClusterTest, MainJobRidesThroughFivePercentPacketLoss) {
   EXPECT_GE(j["steps"].get<int>(), 3 * 235);
   EXPECT_GE(j["test_accuracy"].get<double>(), 0.85);
   ASSERT_TRUE(hosts_->Heal());
+  StopServersAndCheckNothingIsLeft();
+}
+
+// The ps host's task dies twice (SIGKILL) and whatever runs it on a real
+// cluster starts it again at its address a second later, empty: each time
+// the coordinator stops dispatch, waits for it, the chief restores the last
+// checkpoint onto it, and training resumes losing at most one checkpoint
+// interval.
+TEST_F(NetnsClusterTest, PsKilledTwiceIsRestoredFromItsCheckpoints) {
+  ASSERT_TRUE(StartServers(/*tf_config=*/false));
+  constexpr int kInterval = 50;
+  int kills = 0;
+  std::chrono::steady_clock::time_point killed_at;
+  bool restarting = false;
+  Outcome o = RunChief(
+      {"--cluster", ClusterFlag(), "--epochs", "2", "--call-timeout", "3", "--checkpoint-dir",
+       Path("ckpt"), "--checkpoint-every-steps", std::to_string(kInterval), "--ps-recovery-timeout",
+       "60", "--progress-every", "50", "--output", "json"},
+      {}, [&](const std::string& err) {
+        // Kill once training is under way, and again once the first
+        // recovery shows in the progress line.
+        const size_t recovered = err.find("ps recoveries 1");
+        const bool time_to_kill = (kills == 0 && ProgressLines(err, 0) >= 4) ||
+                                  (kills == 1 && !restarting && recovered != std::string::npos &&
+                                   ProgressLines(err, recovered) >= 4);
+        if (time_to_kill) {
+          hosts_->Kill(ps_, SIGKILL);
+          ps_ = -1;
+          ++kills;
+          restarting = true;
+          killed_at = std::chrono::steady_clock::now();
+        }
+        if (restarting && std::chrono::steady_clock::now() - killed_at > std::chrono::seconds(1)) {
+          ps_ = StartServer(kPs, "ps", 0, /*tf_config=*/false);
+          restarting = false;
+        }
+      });
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  ASSERT_EQ(kills, 2) << o.err;
+  const nlohmann::json j = LastJson(o.out);
+  std::cerr << j.dump() << "\n";
+  EXPECT_EQ(j["ps_recoveries"], 2);
+  EXPECT_EQ(j["ps_failures"], 2);
+  EXPECT_LE(j["steps_lost"].get<int>(), kInterval);
+  EXPECT_GE(j["checkpoints"].get<int>(), 2);
+  EXPECT_EQ(j["steps"], 2 * 938);
+  EXPECT_GE(j["test_accuracy"].get<double>(), 0.85);
+  EXPECT_THAT(o.err, HasSubstr("parameter server /job:ps/replica:0/task:0 at " + Entry(kPs) +
+                               " is back and was restored from the last checkpoint"));
+  StopServersAndCheckNothingIsLeft();
+}
+
+// A mistyped worker port, or a host that does not exist: the chief says
+// what it awaits and why while it waits, then fails at the startup deadline
+// naming the task and address, with no TLS hint.
+TEST_F(NetnsClusterTest, WrongWorkerAddressFailsAtTheStartupDeadline) {
+  ASSERT_TRUE(StartServers(/*tf_config=*/false));
+  struct Case {
+    std::string entry, why;
+    // A refused connection fails within a second, so the waiting line
+    // shows before the deadline; a host that does not exist takes the
+    // kernel's neighbour discovery for each try, longer than this deadline.
+    bool waiting_line;
+  };
+  for (const Case& c : {Case{NetnsHosts::Address(kWorker1) + ":2223", "connection refused", true},
+                        Case{"192.0.2.200:2222", "no route to the host", false}}) {
+    const std::string cluster = "ps=" + Entry(kPs) + ";worker=" + Entry(kWorker0) + "," + c.entry;
+    Outcome o = RunChief({"--cluster", cluster, "--startup-deadline", "8"});
+    EXPECT_EQ(o.exit_code, 1) << o.err;
+    if (c.waiting_line) {
+      EXPECT_THAT(o.err,
+                  HasSubstr("coordinator: waiting for worker /job:worker/replica:0/task:1 at " +
+                            c.entry + ", which has not answered yet: " + c.why));
+    }
+    EXPECT_THAT(o.err,
+                HasSubstr("error: Unavailable: worker /job:worker/replica:0/task:1 at " + c.entry +
+                          " never answered within the startup deadline of 8s: " + c.why));
+    EXPECT_THAT(o.err, ::testing::Not(HasSubstr("--tls-cert")));
+  }
   StopServersAndCheckNothingIsLeft();
 }
 

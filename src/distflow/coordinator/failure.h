@@ -30,6 +30,17 @@ struct Failure {
   int ps_task = -1;
 };
 
+// True iff `status` is one of the codes a failed, frozen or restarted task
+// gives (Unavailable, Aborted, DeadlineExceeded, Cancelled).
+bool IsRetryableFailure(const absl::Status& status);
+
+// Why a task that was called did not answer, in a few words a user can act
+// on, read from the call's error: "connection refused (nothing listens
+// there: a wrong port, or the task has not started)", "no route to the
+// host", "no answer (a wrong host, a firewall dropping packets, or a TLS
+// mismatch)", "TLS handshake failed", or the error itself.
+std::string UnreachableReason(const absl::Status& status);
+
 // `ps_job` is the parameter servers' job name ("ps").
 Failure ClassifyFailure(const absl::Status& status, absl::string_view ps_job);
 

@@ -31,10 +31,13 @@ absl::Status MasterError(const std::string& address, const grpc::Status& s) {
   // A refused handshake looks like a peer that is down: when a connection
   // could not be made although something listens there, say which side of
   // TLS this client is on, so a mismatch is easy to spot. A connection that
-  // closed under a call (the server went away) gets no hint.
+  // closed under a call (the server went away), was refused, found no route
+  // or timed out (a wrong host) gets no hint.
   std::string hint;
-  if (absl::StrContains(status.message(), "failed to connect") &&
-      !absl::StrContains(status.message(), "Connection refused")) {
+  const absl::string_view m = status.message();
+  if (absl::StrContains(m, "failed to connect") && !absl::StrContains(m, "Connection refused") &&
+      !absl::StrContains(m, "No route to host") && !absl::StrContains(m, "unreachable") &&
+      !absl::StrContains(m, "timed out") && !absl::StrContains(m, "Deadline")) {
     absl::StatusOr<TlsConfig> tls = ProcessTls();
     hint = tls.ok() && tls->enabled()
                ? " (this client speaks TLS: a server without TLS, or one whose CA did not sign "
