@@ -27,7 +27,7 @@ absl::Status ChiefSession::Call(const std::function<absl::Status(const ClientSes
   return fn(*session_);
 }
 
-absl::StatusOr<PsProbe> ChiefSession::Probe(int ps_task) {
+absl::StatusOr<PsProbe> ChiefSession::Probe(int ps_task, int64_t generation) {
   (void)ps_task;  // every ps task is read: a model has variables on each
   auto fresh = std::make_unique<ClientSession>(root_, options_);
   DF_RETURN_IF_ERROR(fresh->status());
@@ -46,7 +46,7 @@ absl::StatusOr<PsProbe> ChiefSession::Probe(int ps_task) {
                       state_->RestoreOrInitialize(*fresh, checkpoint_dir_));
   absl::MutexLock l(&mu_);
   session_ = std::move(fresh);
-  restore_ = Restore{start.restored_from, start.step};
+  restore_ = Restore{start.restored_from, start.step, generation};
   return PsProbe::kRestored;
 }
 

@@ -45,11 +45,15 @@ class ChiefSession {
   // Runs `fn` on the current session.
   absl::Status Call(const std::function<absl::Status(const ClientSession&)>& fn);
 
-  absl::StatusOr<PsProbe> Probe(int ps_task);
+  absl::StatusOr<PsProbe> Probe(int ps_task, int64_t generation);
 
   struct Restore {
     std::string from;  // checkpoint prefix; empty when initialized
     int64_t step = 0;  // the global step after the restore
+    // The coordinator's ps generation from the restore on: values of
+    // closures that began earlier ran before it, and their updates are
+    // either in the checkpoint or lost.
+    int64_t generation = 0;
   };
   // The latest restore not taken yet (consecutive ones: the last).
   std::optional<Restore> TakeRestore();

@@ -18,6 +18,7 @@
 #include "distflow/cc/training/adam.h"
 #include "distflow/cc/training/variable.h"
 #include "distflow/coordinator/failure.h"
+#include "distflow/core/logging.h"
 #include "distflow/core/status.h"
 #include "fashion_mnist/chief_session.h"
 #include "fashion_mnist/export.h"
@@ -263,7 +264,9 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
   coord_options.startup_deadline = co.startup_deadline;
   if (ps_recovery) {
     coord_options.ps_recovery_timeout = co.ps_recovery_timeout;
-    coord_options.probe_ps = [&chief](int task) { return chief.Probe(task); };
+    coord_options.probe_ps = [&chief](int task, int64_t generation) {
+      return chief.Probe(task, generation);
+    };
   }
   DF_ASSIGN_OR_RETURN(std::unique_ptr<ClusterCoordinator> coord,
                       ClusterCoordinator::Create(std::move(coord_options)));
@@ -276,9 +279,10 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
   auto chief_call = [&](const std::function<absl::Status(const ClientSession&)>& fn) {
     const int64_t generation = coord->ps_generation();
     absl::Status s = chief.Call(fn);
-    if (s.ok() || !ps_recovery || !IsRetryableFailure(s)) return s;
-    const Failure failure = ClassifyFailure(s, "ps");
-    DF_RETURN_IF_ERROR(coord->RecoverPs(std::max(failure.ps_task, 0), generation, s));
+    const int lost_state = LostPsStateTask(s, "ps");
+    if (s.ok() || !ps_recovery || (!IsRetryableFailure(s) && lost_state < 0)) return s;
+    const int task = lost_state >= 0 ? lost_state : ClassifyFailure(s, "ps").ps_task;
+    DF_RETURN_IF_ERROR(coord->RecoverPs(std::max(task, 0), generation, s));
     return chief.Call(fn);
   };
   DF_ASSIGN_OR_RETURN(Functions fns, RegisterFunctions(job, coord.get()));
@@ -332,6 +336,9 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
   };
 
   int64_t examples = 0;
+  // Values of closures that began before this ps generation ran before the
+  // latest restore.
+  int64_t restore_generation = 0;
   const auto start = std::chrono::steady_clock::now();
   for (int64_t epoch = r.start_epoch; epoch < o.epochs; ++epoch) {
     double epoch_loss = 0, window_loss = 0, window_correct = 0;
@@ -339,6 +346,7 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
     // Closures of this epoch whose results were taken (fewer again after a
     // restore undid some of them).
     int64_t epoch_closures = 0;
+    const int64_t epoch_start_step = step;
     auto window_start = std::chrono::steady_clock::now();
     auto flush = [&] {
       if (window_steps == 0) return;
@@ -353,13 +361,22 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
       last_report = step;
     };
     // A ps restore took the global step back to its checkpoint's: the steps
-    // since are lost, and this epoch does them again.
+    // since are lost, and this epoch does them again. Results of closures
+    // that ran before it and arrive later are dropped (their updates are in
+    // the checkpoint or lost) and counted as lost.
     auto take_restore = [&] {
       std::optional<ChiefSession::Restore> restored = chief.TakeRestore();
       if (!restored.has_value()) return;
       const int64_t lost = std::max<int64_t>(0, step - restored->step);
       result.steps_lost += lost;
-      epoch_closures = std::max<int64_t>(0, epoch_closures - CeilDiv(lost, co.steps_per_execution));
+      internal::LogLine(
+          'W',
+          absl::StrCat("the ps tasks were restored from ",
+                       restored->from.empty() ? "nothing (initialized)" : restored->from,
+                       ": training resumes at step ", restored->step, " (", lost, " steps lost)"));
+      restore_generation = restored->generation;
+      epoch_closures =
+          std::max<int64_t>(0, (restored->step - epoch_start_step) / co.steps_per_execution);
       step = restored->step;
       last_save_step = std::min(last_save_step, step);
       last_report = std::min(last_report, step);
@@ -375,7 +392,12 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
           continue;
         }
         DF_ASSIGN_OR_RETURN(std::vector<Tensor> t, it->Fetch(absl::Seconds(1)));
+        const bool before_restore = it->ps_generation() < restore_generation;
         it = pending.erase(it);
+        if (before_restore) {
+          result.steps_lost += co.steps_per_execution;
+          continue;
+        }
         const double loss = t[0].scalar<float>() / co.steps_per_execution;
         if (!std::isfinite(loss)) {
           return errors::InvalidArgument("the loss became ", loss, " near step ", step,

@@ -28,8 +28,9 @@ PsRecovery::Options Fast(absl::Duration timeout = absl::Seconds(10)) {
 TEST(PsRecoveryTest, AnsweringAtOnceWithItsStateIsNoFailure) {
   int probes = 0;
   PsRecovery r(
-      [&](int task) -> absl::StatusOr<PsProbe> {
+      [&](int task, int64_t generation) -> absl::StatusOr<PsProbe> {
         EXPECT_EQ(task, 1);
+        EXPECT_EQ(generation, 1);
         ++probes;
         return PsProbe::kIntact;
       },
@@ -47,7 +48,7 @@ TEST(PsRecoveryTest, AnsweringAtOnceWithItsStateIsNoFailure) {
 TEST(PsRecoveryTest, WaitsForTheTaskAndCountsTheRestore) {
   int probes = 0;
   PsRecovery r(
-      [&](int) -> absl::StatusOr<PsProbe> {
+      [&](int, int64_t) -> absl::StatusOr<PsProbe> {
         if (++probes < 4) return errors::Unavailable("connection refused");
         return PsProbe::kRestored;
       },
@@ -64,7 +65,7 @@ TEST(PsRecoveryTest, CallersOfOneFailureShareOneRecovery) {
   std::atomic<int> probes{0};
   absl::Notification release;
   PsRecovery r(
-      [&](int) -> absl::StatusOr<PsProbe> {
+      [&](int, int64_t) -> absl::StatusOr<PsProbe> {
         ++probes;
         release.WaitForNotificationWithTimeout(absl::Seconds(10));
         return PsProbe::kRestored;
@@ -92,8 +93,9 @@ TEST(PsRecoveryTest, CallersOfOneFailureShareOneRecovery) {
 }
 
 TEST(PsRecoveryTest, GivesUpAtTheTimeoutNamingTheTask) {
-  PsRecovery r([](int) -> absl::StatusOr<PsProbe> { return errors::Unavailable("no route"); },
-               Fast(absl::Milliseconds(30)));
+  PsRecovery r(
+      [](int, int64_t) -> absl::StatusOr<PsProbe> { return errors::Unavailable("no route"); },
+      Fast(absl::Milliseconds(30)));
   absl::StatusOr<PsProbe> got =
       r.Recover(2, "/job:ps/replica:0/task:2 at 10.0.0.3:2222", 0, errors::Unavailable("gone"));
   ASSERT_EQ(got.status().code(), absl::StatusCode::kUnavailable);
@@ -105,14 +107,16 @@ TEST(PsRecoveryTest, GivesUpAtTheTimeoutNamingTheTask) {
 
 TEST(PsRecoveryTest, TheProbesOwnErrorEndsTheRecovery) {
   PsRecovery r(
-      [](int) -> absl::StatusOr<PsProbe> { return errors::DataLoss("checkpoint index damaged"); },
+      [](int, int64_t) -> absl::StatusOr<PsProbe> {
+        return errors::DataLoss("checkpoint index damaged");
+      },
       Fast());
   absl::StatusOr<PsProbe> got = r.Recover(0, "ps0", 0, errors::Unavailable("gone"));
   EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss);
 }
 
 TEST(PsRecoveryTest, StopEndsAWait) {
-  PsRecovery r([](int) -> absl::StatusOr<PsProbe> { return errors::Unavailable("down"); },
+  PsRecovery r([](int, int64_t) -> absl::StatusOr<PsProbe> { return errors::Unavailable("down"); },
                Fast(absl::Hours(1)));
   std::thread stopper([&] {
     absl::SleepFor(absl::Milliseconds(30));

@@ -21,10 +21,10 @@
 #include "fashion_mnist/cluster_trainer.h"
 #include "fashion_mnist/idx_files.h"
 #include "nlohmann/json.hpp"
+#include "train/chaos.h"
 #include "train/local_servers.h"
 #include "train/progress_line.h"
 #include "train/train_status.h"
-#include "train/worker_killer.h"
 
 namespace distflow {
 
@@ -74,6 +74,10 @@ void AddTrainFlags(CLI::App* app, TrainFlags* flags) {
   app->add_option("--kill-worker-every", flags->kill_worker_every,
                   "kill a random local worker every SECONDS and restart it (0: never)")
       ->capture_default_str();
+  app->add_option("--chaos", flags->chaos,
+                  "inject faults into the local cluster: FAULT:EVERY[/LASTING],... with "
+                  "kill-worker, kill-ps (needs --checkpoint-dir) and partition-worker, e.g. "
+                  "kill-worker:5s,kill-ps:20s,partition-worker:15s/3s");
   app->add_option("--call-timeout", flags->call_timeout,
                   "seconds a worker may take to answer a call before it counts as lost")
       ->capture_default_str();
@@ -138,6 +142,17 @@ absl::Status CheckClusterFlags(const TrainFlags& f) {
     return errors::InvalidArgument(
         "--kill-worker-every needs a local cluster (--ps and --workers): it restarts the workers "
         "it kills");
+  }
+  if (!f.chaos.empty()) {
+    DF_ASSIGN_OR_RETURN(std::vector<ChaosFault> faults, ParseChaosSpec(f.chaos));
+    if (f.ps == 0) {
+      return errors::InvalidArgument(
+          "--chaos needs a local cluster (--ps and --workers): it restarts the tasks it kills");
+    }
+    if (KillsPs(faults) && f.options.checkpoint_dir.empty()) {
+      return errors::InvalidArgument(
+          "--chaos kill-ps needs --checkpoint-dir: a restarted ps is restored from it");
+    }
   }
   if (!(f.call_timeout > 0) || f.call_timeout > 86400) {
     return errors::InvalidArgument("--call-timeout must be in (0, 86400] seconds");
@@ -307,10 +322,18 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
     absl::MutexLock l(&join_target->mu);
     join_target->coordinator = c;
   };
-  std::unique_ptr<WorkerKiller> killer;
-  if (local != nullptr && flags.kill_worker_every > 0) {
-    killer = std::make_unique<WorkerKiller>(local, absl::Seconds(flags.kill_worker_every),
-                                            static_cast<uint64_t>(flags.options.seed));
+  std::unique_ptr<Chaos> chaos;
+  if (local != nullptr && (flags.kill_worker_every > 0 || !flags.chaos.empty())) {
+    std::vector<ChaosFault> faults;
+    if (!flags.chaos.empty()) {
+      DF_ASSIGN_OR_RETURN(faults, ParseChaosSpec(flags.chaos));
+    }
+    if (flags.kill_worker_every > 0) {
+      faults.push_back(ChaosFault{ChaosFault::Kind::kKillWorker,
+                                  absl::Seconds(flags.kill_worker_every), absl::Milliseconds(500)});
+    }
+    chaos = std::make_unique<Chaos>(local, std::move(faults),
+                                    static_cast<uint64_t>(flags.options.seed));
   }
   auto on_progress = [&](const fashion_mnist::ClusterTrainProgress& p) {
     if (p.test_accuracy >= 0) {
@@ -338,7 +361,7 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
   };
   absl::StatusOr<fashion_mnist::ClusterTrainResult> r =
       fashion_mnist::TrainOnCluster(strategy, o, on_progress);
-  killer.reset();
+  chaos.reset();
   line.Break();
   if (status != nullptr) {
     status->ReportDone(r.ok() ? "training done"

@@ -7,7 +7,8 @@
 //   local cluster of `distflow server` processes this command starts and
 //   stops), --cluster "ps=...;worker=..." (servers already running), or
 //   TF_CONFIG when neither is given. --kill-worker-every S kills a random
-//   local worker every S seconds and restarts it, to show failover.
+//   local worker every S seconds and restarts it, to show failover;
+//   --chaos SPEC kills and cuts off workers and ps tasks (train/chaos.h).
 //   --accept-workers HOST:PORT lets `distflow server --join` add workers
 //   while training runs.
 //
@@ -41,6 +42,7 @@ struct TrainFlags {
   int64_t steps_per_execution = 1;
   int64_t min_shard_bytes = 0;
   double kill_worker_every = 0;  // seconds; 0: never
+  std::string chaos;             // train/chaos.h's SPEC; empty: none
   double call_timeout = 30;      // seconds
   double worker_wait = 600;      // seconds
   double startup_deadline = 60;  // seconds

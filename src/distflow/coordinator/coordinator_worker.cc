@@ -114,7 +114,12 @@ void CoordinatorWorker::Process(std::shared_ptr<Closure> closure) {
   ClusterCoordinator& coord = *coordinator_;
   const int64_t ps_generation = coord.ps_generation();
   absl::StatusOr<std::vector<Tensor>> result = closure->Execute(task_);
-  const Failure failure = ClassifyFailure(result.status(), coord.options_.ps_job);
+  Failure failure = ClassifyFailure(result.status(), coord.options_.ps_job);
+  if (failure.kind == FailureKind::kFunction && coord.ps_recovery_ != nullptr) {
+    // A ps task that restarted answers without its variables: recover it.
+    const int lost = LostPsStateTask(result.status(), coord.options_.ps_job);
+    if (lost >= 0) failure = Failure{FailureKind::kPs, lost};
+  }
   if (failure.kind == FailureKind::kFunction && origin_ == WorkerOrigin::kJoined) {
     coord.retried_.fetch_add(1, std::memory_order_relaxed);
     coord.queue_.PutBack(std::move(closure));
@@ -123,7 +128,7 @@ void CoordinatorWorker::Process(std::shared_ptr<Closure> closure) {
   }
   switch (failure.kind) {
     case FailureKind::kNone:
-      closure->output().SetReady(*std::move(result));
+      closure->output().SetReady(*std::move(result), ps_generation);
       coord.queue_.MarkFinished(*closure);
       coord.done_.fetch_add(1, std::memory_order_relaxed);
       closures_done_.fetch_add(1, std::memory_order_relaxed);

@@ -61,6 +61,19 @@ Failure ClassifyFailure(const absl::Status& status, absl::string_view ps_job) {
 
 bool IsRetryableFailure(const absl::Status& status) { return IsRetryableCode(status.code()); }
 
+int LostPsStateTask(const absl::Status& status, absl::string_view ps_job) {
+  if (status.code() != absl::StatusCode::kFailedPrecondition &&
+      status.code() != absl::StatusCode::kNotFound) {
+    return -1;
+  }
+  const absl::string_view m = status.message();
+  if (m.find("uninitialized") == absl::string_view::npos &&
+      m.find("does not exist") == absl::string_view::npos) {
+    return -1;
+  }
+  return NamedTask(m, ps_job);
+}
+
 std::string UnreachableReason(const absl::Status& status) {
   const absl::string_view m = status.message();
   auto has = [m](absl::string_view what) { return m.find(what) != absl::string_view::npos; };

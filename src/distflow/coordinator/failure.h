@@ -34,6 +34,13 @@ struct Failure {
 // gives (Unavailable, Aborted, DeadlineExceeded, Cancelled).
 bool IsRetryableFailure(const absl::Status& status);
 
+// The ps task that answered without its state — it restarted and its
+// variables are gone: a FailedPrecondition or NotFound naming a task of
+// `ps_job` about an uninitialized or missing variable or resource. -1 for
+// any other status. (Without parameter-server recovery such an error is the
+// function's own, as ClassifyFailure says.)
+int LostPsStateTask(const absl::Status& status, absl::string_view ps_job);
+
 // Why a task that was called did not answer, in a few words a user can act
 // on, read from the call's error: "connection refused (nothing listens
 // there: a wrong port, or the task has not started)", "no route to the

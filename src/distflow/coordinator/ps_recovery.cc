@@ -26,7 +26,7 @@ absl::StatusOr<PsProbe> PsRecovery::Recover(int task, const std::string& name, i
   absl::Status last = why;
   bool answered_at_once = true;
   while (!stop_.HasBeenNotified()) {
-    absl::StatusOr<PsProbe> probed = probe_(task);
+    absl::StatusOr<PsProbe> probed = probe_(task, seen + 1);
     if (probed.ok()) {
       if (!answered_at_once || *probed == PsProbe::kRestored) {
         failures_.fetch_add(1, std::memory_order_relaxed);

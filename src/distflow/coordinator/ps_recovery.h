@@ -38,7 +38,9 @@ class PsRecovery {
   // The owner's probe of ps task `task`: kIntact or kRestored once the
   // task answers; a retryable error (Unavailable, DeadlineExceeded, Aborted,
   // Cancelled) while it does not; any other error ends the recovery with it.
-  using Probe = std::function<absl::StatusOr<PsProbe>(int task)>;
+  // `generation` is what generation() becomes when this probe answers: a
+  // closure run that began at an earlier one ran before a restore.
+  using Probe = std::function<absl::StatusOr<PsProbe>(int task, int64_t generation)>;
 
   struct Options {
     absl::Duration timeout = absl::Minutes(1);
