@@ -4,7 +4,8 @@
 // TF_CONFIG as the Kubeflow training operator writes it for every task, or
 // from --cluster. Through faults: a worker cut off for longer than the call
 // deadline and healed, 5 % packet loss on every link, the ps killed twice
-// and restored from its checkpoints, a wrong worker address. Each run ends with
+// and restored from its checkpoints, a wrong worker address, mutual TLS with
+// a certificate per host. Each run ends with
 // exit 0, the accuracy floor, and no process left on the hosts. Skips, saying
 // why, where namespaces cannot be made. Every run is bounded (kRunDeadline).
 #include <signal.h>
@@ -13,6 +14,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -318,6 +320,52 @@ TEST_F(NetnsClusterTest, WrongWorkerAddressFailsAtTheStartupDeadline) {
                           " never answered within the startup deadline of 8s: " + c.why));
     EXPECT_THAT(o.err, ::testing::Not(HasSubstr("--tls-cert")));
   }
+  StopServersAndCheckNothingIsLeft();
+}
+
+// Mutual TLS with a certificate per host, each naming only its own host's
+// address: every task checks the address it dials against the peer's
+// certificate, so the per-host names must be right for the job to run.
+TEST_F(NetnsClusterTest, MutualTlsWithACertificatePerHost) {
+  std::string script = R"sh(
+set -e
+ec="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2"
+openssl req -x509 $ec -keyout ca.key -out ca.pem -subj /CN=netns-test-ca
+for i in 0 1 2 3; do
+  printf 'subjectAltName=IP:192.0.2.%d\nextendedKeyUsage=serverAuth,clientAuth\n' $((i + 1)) > ext$i.cnf
+  openssl req $ec -keyout host$i.key -out host$i.csr -subj /CN=host$i
+  openssl x509 -req -in host$i.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+    -extfile ext$i.cnf -out host$i.pem
+done
+)sh";
+  std::ofstream(Path("certs.sh")) << script;
+  const test::CommandOutput made =
+      test::RunCommandLine("cd " + dir_.string() + " && sh certs.sh > certs.log 2>&1");
+  ASSERT_EQ(made.exit_code, 0) << NetnsHosts::Slurp(Path("certs.log"));
+  auto tls_flags = [&](int host) {
+    return std::vector<std::string>{"--tls-cert", Path("host" + std::to_string(host) + ".pem"),
+                                    "--tls-key",  Path("host" + std::to_string(host) + ".key"),
+                                    "--tls-ca",   Path("ca.pem")};
+  };
+  ps_ = StartServer(kPs, "ps", 0, /*tf_config=*/false, tls_flags(kPs));
+  w0_ = StartServer(kWorker0, "worker", 0, /*tf_config=*/false, tls_flags(kWorker0));
+  w1_ = StartServer(kWorker1, "worker", 1, /*tf_config=*/false, tls_flags(kWorker1));
+  ASSERT_TRUE(ps_ > 0 && w0_ > 0 && w1_ > 0);
+  const std::vector<std::string> chief_tls = {"DISTFLOW_TLS_CERT=" + Path("host0.pem"),
+                                              "DISTFLOW_TLS_KEY=" + Path("host0.key"),
+                                              "DISTFLOW_TLS_CA=" + Path("ca.pem")};
+  Outcome o = RunChief({"--cluster", ClusterFlag(), "--epochs", "1", "--train-limit", "6400",
+                        "--test-limit", "2000", "--output", "json"},
+                       chief_tls);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json j = LastJson(o.out);
+  EXPECT_EQ(j["steps"], 100);
+  EXPECT_GT(j["test_accuracy"].get<double>(), 0.7);
+  // Without the client certificate the chief is refused.
+  Outcome plain = RunChief({"--cluster", ClusterFlag(), "--epochs", "1", "--train-limit", "640",
+                            "--startup-deadline", "3"});
+  EXPECT_EQ(plain.exit_code, 1);
+  EXPECT_THAT(plain.err, HasSubstr("Unavailable"));
   StopServersAndCheckNothingIsLeft();
 }
 
