@@ -35,6 +35,7 @@ start_server() {  # HOST JOB TASK; its pid in pid_JOBTASK
   (exec bash scripts/netns_cluster.sh exec "$net" "$1" "$bin" server --cluster "$cluster" \
     --job "$2" --task "$3" >"$dir/$2$3.out" 2>&1) &
   eval "pid_$2$3=$!"
+  disown
   for _ in $(seq 100); do grep -q listening "$dir/$2$3.out" && return 0; sleep 0.1; done
   echo "fault_recovery: $2 $3 did not start" >&2
   exit 1

@@ -282,7 +282,7 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
     const int lost_state = LostPsStateTask(s, "ps");
     if (s.ok() || !ps_recovery || (!IsRetryableFailure(s) && lost_state < 0)) return s;
     const int task = lost_state >= 0 ? lost_state : ClassifyFailure(s, "ps").ps_task;
-    DF_RETURN_IF_ERROR(coord->RecoverPs(std::max(task, 0), generation, s));
+    DF_RETURN_IF_ERROR(coord->RecoverPs(std::max(task, 0), generation, s).status());
     return chief.Call(fn);
   };
   DF_ASSIGN_OR_RETURN(Functions fns, RegisterFunctions(job, coord.get()));

@@ -72,12 +72,12 @@ TEST(PsRecoveryTest, CallersOfOneFailureShareOneRecovery) {
       },
       Fast());
   std::vector<std::thread> callers;
-  std::atomic<int> restored{0}, intact{0};
+  std::atomic<int> restored{0}, recovered{0};
   for (int i = 0; i < 4; ++i) {
     callers.emplace_back([&] {
       absl::StatusOr<PsProbe> got = r.Recover(0, "ps0", 0, errors::Unavailable("down"));
       ASSERT_TRUE(got.ok());
-      (*got == PsProbe::kRestored ? restored : intact)++;
+      (*got == PsProbe::kRestored ? restored : recovered)++;
     });
   }
   absl::SleepFor(absl::Milliseconds(50));
@@ -85,7 +85,7 @@ TEST(PsRecoveryTest, CallersOfOneFailureShareOneRecovery) {
   for (auto& t : callers) t.join();
   EXPECT_EQ(probes, 1);
   EXPECT_EQ(restored, 1);
-  EXPECT_EQ(intact, 3);
+  EXPECT_EQ(recovered, 3);
   EXPECT_EQ(r.restores(), 1);
   // A failure seen after that recovery is a new one.
   ASSERT_TRUE(r.Recover(0, "ps0", r.generation(), errors::Unavailable("down again")).ok());

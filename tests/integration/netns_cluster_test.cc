@@ -369,5 +369,39 @@ done
   StopServersAndCheckNothingIsLeft();
 }
 
+// Worker 1 loses only its link to the ps, for longer than the call
+// deadline: the chief still reaches the ps with its state, so the ps is not
+// restored — the worker is the one that failed, and it rejoins after the heal.
+TEST_F(NetnsClusterTest, WorkerCutOffFromThePsIsAFailedWorker) {
+  ASSERT_TRUE(StartServers(/*tf_config=*/false));
+  bool cut = false, healed = false;
+  std::chrono::steady_clock::time_point cut_at;
+  Outcome o = RunChief(
+      {"--cluster", ClusterFlag(), "--epochs", "3", "--call-timeout", "2", "--checkpoint-dir",
+       Path("ckpt"), "--progress-every", "50", "--output", "json"},
+      {}, [&](const std::string& err) {
+        if (!cut && ProgressLines(err, 0) >= 2) {
+          ASSERT_TRUE(hosts_->Partition(kWorker1, kPs));
+          cut = true;
+          cut_at = std::chrono::steady_clock::now();
+        }
+        if (cut && !healed && std::chrono::steady_clock::now() - cut_at > std::chrono::seconds(4)) {
+          ASSERT_TRUE(hosts_->Heal());
+          healed = true;
+        }
+      });
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  ASSERT_TRUE(cut && healed) << "the job ended before the partition healed:\n" << o.err;
+  const nlohmann::json j = LastJson(o.out);
+  std::cerr << j.dump() << "\n";
+  EXPECT_GE(j["worker_failures"].get<int>(), 1);
+  EXPECT_EQ(j["ps_recoveries"], 0);
+  EXPECT_EQ(j["steps_lost"], 0);
+  EXPECT_EQ(j["steps"], 3 * 938);
+  EXPECT_GE(j["test_accuracy"].get<double>(), 0.85);
+  EXPECT_THAT(o.err, HasSubstr("coordinator: worker task 1 at " + Entry(kWorker1) + " failed"));
+  StopServersAndCheckNothingIsLeft();
+}
+
 }  // namespace
 }  // namespace distflow

@@ -294,8 +294,8 @@ int64_t ClusterCoordinator::ps_generation() const {
   return ps_recovery_ == nullptr ? 0 : ps_recovery_->generation();
 }
 
-absl::Status ClusterCoordinator::RecoverPs(int ps_task, int64_t seen_generation,
-                                           const absl::Status& why) {
+absl::StatusOr<PsProbe> ClusterCoordinator::RecoverPs(int ps_task, int64_t seen_generation,
+                                                      const absl::Status& why) {
   if (ps_recovery_ == nullptr) {
     return errors::FailedPrecondition("parameter-server recovery is off (no ps recovery timeout)");
   }
@@ -320,7 +320,7 @@ absl::Status ClusterCoordinator::RecoverPs(int ps_task, int64_t seen_generation,
     }
     for (const auto& w : workers) w->Rebuild();
   }
-  return absl::OkStatus();
+  return *probed;
 }
 
 std::vector<CoordinatorPsState> ClusterCoordinator::ps_states() const {

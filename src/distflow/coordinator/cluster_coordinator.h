@@ -224,10 +224,10 @@ class ClusterCoordinator {
   // chief's own session): read ps_generation() before a call to ps task
   // `ps_task`; when the call fails retryably, RecoverPs waits for the task
   // as a failed closure would (at once when a recovery ended since). OK once
-  // it answers; its error, which also ends the job, otherwise.
-  // FailedPrecondition when recovery is off.
+  // it answers (what PsRecovery::Recover found); its error, which also ends
+  // the job, otherwise. FailedPrecondition when recovery is off.
   int64_t ps_generation() const;
-  absl::Status RecoverPs(int ps_task, int64_t seen_generation, const absl::Status& why);
+  absl::StatusOr<PsProbe> RecoverPs(int ps_task, int64_t seen_generation, const absl::Status& why);
 
   CoordinatorCounters counters() const;
   int num_workers() const;

@@ -147,7 +147,11 @@ void CoordinatorWorker::Process(std::shared_ptr<Closure> closure) {
     // a recovery that fails ends the job.
     coord.retried_.fetch_add(1, std::memory_order_relaxed);
     coord.queue_.PutBack(std::move(closure));
-    coord.RecoverPs(failure.ps_task, ps_generation, result.status()).IgnoreError();
+    absl::StatusOr<PsProbe> found =
+        coord.RecoverPs(failure.ps_task, ps_generation, result.status());
+    // The chief reaches the ps with its state, this worker did not: the
+    // worker is cut off from it, and is the one that failed.
+    if (found.ok() && *found == PsProbe::kIntact) MarkDown(result.status());
     return;
   }
   const bool ps_gone = failure.kind == FailureKind::kPs && coord.ReportPsFailure(failure.ps_task);

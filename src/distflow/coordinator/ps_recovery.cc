@@ -20,7 +20,7 @@ void PsRecovery::Stop() {
 absl::StatusOr<PsProbe> PsRecovery::Recover(int task, const std::string& name, int64_t seen,
                                             const absl::Status& why) {
   absl::MutexLock l(&mu_);
-  if (generation() != seen) return PsProbe::kIntact;
+  if (generation() != seen) return PsProbe::kRecovered;
   const absl::Time deadline = absl::Now() + options_.timeout;
   absl::Duration backoff = options_.backoff_min;
   absl::Status last = why;

@@ -30,8 +30,9 @@
 namespace distflow {
 
 // What a probe found: the ps task answered with its state intact, or it was
-// restored (its state had been lost).
-enum class PsProbe { kIntact, kRestored };
+// restored (its state had been lost). Recover also answers kRecovered: a
+// recovery that began after the caller's call already ended.
+enum class PsProbe { kIntact, kRestored, kRecovered };
 
 class PsRecovery {
  public:
@@ -58,8 +59,8 @@ class PsRecovery {
 
   // Recovers ps task `task` (`name`, e.g. "/job:ps/replica:0/task:0 at
   // h:p", for messages) after a failure `why` seen by a call that began at
-  // generation `seen`. What the probe found, kIntact at once when a recovery
-  // ended since `seen`; Unavailable past the timeout; the probe's own
+  // generation `seen`. What the probe found, kRecovered at once when a
+  // recovery ended since `seen`; Unavailable past the timeout; the probe's own
   // non-retryable error; Cancelled after Stop.
   absl::StatusOr<PsProbe> Recover(int task, const std::string& name, int64_t seen,
                                   const absl::Status& why);
