@@ -23,7 +23,8 @@ epochs=$((minutes * 60 / 10))
   --progress-every 1000 >"$dir/out.json" 2>"$dir/err.log" &
 train=$!
 rss() {  # pid -> "VmRSS VmHWM" in kB
-  awk '/VmRSS|VmHWM/{printf "%s ", $2}' "/proc/$1/status" 2>/dev/null || true
+  awk '/VmHWM/{hwm=$2} /VmRSS/{rss=$2} END{printf "%s %s", rss, hwm}' "/proc/$1/status" \
+    2>/dev/null || true
 }
 tasks() { pgrep -P "$train" || true; }
 sleep 30
