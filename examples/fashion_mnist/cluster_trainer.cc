@@ -35,6 +35,10 @@ namespace {
 // catches a cluster that makes no progress at all.
 constexpr absl::Duration kJoinTimeout = absl::Hours(1);
 
+// How often a chief call that failed with a ps task runs again after the ps
+// recovery.
+constexpr int kChiefCallAttempts = 5;
+
 // The graph of a cluster training job: variables on the ps tasks, the
 // per-worker dataset function, the training step function and the
 // evaluation function.
@@ -275,15 +279,20 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
     if (co.on_coordinator) co.on_coordinator(nullptr);
   };
   // The chief's own calls: one that fails because a ps task is gone waits
-  // for the ps recovery, as a closure would, and runs again once.
+  // for the ps recovery, as a closure would, and runs again (a few times: the
+  // ps may die again meanwhile; each wait is bounded by the recovery timeout).
   auto chief_call = [&](const std::function<absl::Status(const ClientSession&)>& fn) {
-    const int64_t generation = coord->ps_generation();
-    absl::Status s = chief.Call(fn);
-    const int lost_state = LostPsStateTask(s, "ps");
-    if (s.ok() || !ps_recovery || (!IsRetryableFailure(s) && lost_state < 0)) return s;
-    const int task = lost_state >= 0 ? lost_state : ClassifyFailure(s, "ps").ps_task;
-    DF_RETURN_IF_ERROR(coord->RecoverPs(std::max(task, 0), generation, s).status());
-    return chief.Call(fn);
+    for (int attempt = 1;; ++attempt) {
+      const int64_t generation = coord->ps_generation();
+      absl::Status s = chief.Call(fn);
+      const int lost_state = LostPsStateTask(s, "ps");
+      if (s.ok() || !ps_recovery || (!IsRetryableFailure(s) && lost_state < 0) ||
+          attempt >= kChiefCallAttempts) {
+        return s;
+      }
+      const int task = lost_state >= 0 ? lost_state : ClassifyFailure(s, "ps").ps_task;
+      DF_RETURN_IF_ERROR(coord->RecoverPs(std::max(task, 0), generation, s).status());
+    }
   };
   DF_ASSIGN_OR_RETURN(Functions fns, RegisterFunctions(job, coord.get()));
   DF_ASSIGN_OR_RETURN(PerWorkerValues iterators, coord->CreatePerWorkerDataset(fns.dataset));
