@@ -10,7 +10,7 @@ set(DISTFLOW_API_HEADER_GLOBS
   # The client API: scopes, op wrappers, sessions, datasets, control flow.
   cc/*.h cc/ops/*.h
   # Variables, optimizers, savers, learning rates, device setters.
-  training/*.h cc/training/*.h
+  training/*.h
   gradients/gradients.h
   # Tensors, shapes, dtypes, status.
   framework/tensor.h framework/tensor_shape.h framework/types.h core/status.h

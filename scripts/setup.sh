@@ -14,6 +14,7 @@ packages=(
   libcpp-httplib-dev prometheus wrk
   chromium chromium-driver python3-selenium
   pybind11-dev python3-numpy python3-pytest python3-dev
+  iproute2 nftables
 )
 
 missing=()

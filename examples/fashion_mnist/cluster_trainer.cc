@@ -5,6 +5,7 @@
 #include <cmath>
 #include <list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,10 @@
 #include "distflow/cc/ops/standard_ops.h"
 #include "distflow/training/adam.h"
 #include "distflow/training/variable.h"
+#include "distflow/coordinator/failure.h"
+#include "distflow/core/logging.h"
 #include "distflow/core/status.h"
+#include "fashion_mnist/chief_session.h"
 #include "fashion_mnist/export.h"
 #include "fashion_mnist/model.h"
 #include "fashion_mnist/pipeline.h"
@@ -30,6 +34,10 @@ namespace {
 // inside is bounded by the call deadline and the attempt limit, so this only
 // catches a cluster that makes no progress at all.
 constexpr absl::Duration kJoinTimeout = absl::Hours(1);
+
+// How often a chief call that failed with a ps task runs again after the ps
+// recovery.
+constexpr int kChiefCallAttempts = 5;
 
 // The graph of a cluster training job: variables on the ps tasks, the
 // per-worker dataset function, the training step function and the
@@ -196,8 +204,20 @@ absl::Status CheckClusterOptions(const ClusterTrainOptions& o) {
     return errors::InvalidArgument("steps per execution must be in [1, ", kMaxStepsPerExecution,
                                    "], got ", o.steps_per_execution);
   }
-  if (o.call_timeout <= absl::ZeroDuration() || o.worker_wait <= absl::ZeroDuration()) {
-    return errors::InvalidArgument("the call timeout and the worker wait must be positive");
+  if (o.call_timeout <= absl::ZeroDuration() || o.worker_wait <= absl::ZeroDuration() ||
+      o.startup_deadline <= absl::ZeroDuration()) {
+    return errors::InvalidArgument(
+        "the call timeout, the worker wait and the startup deadline must be positive");
+  }
+  if (o.checkpoint_every_steps < 0 || o.checkpoint_every < absl::ZeroDuration() ||
+      o.ps_recovery_timeout < absl::ZeroDuration()) {
+    return errors::InvalidArgument(
+        "the checkpoint intervals and the ps recovery timeout must be >= 0");
+  }
+  if ((o.checkpoint_every_steps > 0 || o.checkpoint_every > absl::ZeroDuration()) &&
+      o.train.checkpoint_dir.empty()) {
+    return errors::InvalidArgument(
+        "checkpoints every N steps or seconds need a checkpoint directory");
   }
   return absl::OkStatus();
 }
@@ -224,27 +244,55 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
   chief_options.target = absl::StrCat("grpc://", ps_job.tasks().at(0));
   *chief_options.config.mutable_cluster_def()->add_job() = ps_job;
   chief_options.config.set_operation_timeout_in_ms(absl::ToInt64Milliseconds(co.call_timeout));
-  ClientSession chief(job.root, chief_options);
+  ChiefSession chief(job.root, chief_options, job.state.get(), job.variable_values,
+                     o.checkpoint_dir);
   DF_RETURN_IF_ERROR(chief.status());
 
   ClusterTrainResult result;
   TrainResult& r = result.train;
   r.model = o.model;
-  DF_ASSIGN_OR_RETURN(TrainingState::Start from,
-                      job.state->RestoreOrInitialize(chief, o.checkpoint_dir));
+  TrainingState::Start from;
+  DF_RETURN_IF_ERROR(chief.Call([&](const ClientSession& session) -> absl::Status {
+    DF_ASSIGN_OR_RETURN(from, job.state->RestoreOrInitialize(session, o.checkpoint_dir));
+    return absl::OkStatus();
+  }));
   r.restored_from = from.restored_from;
   r.start_epoch = from.epoch;
   if (!from.restored_from.empty() && o.on_resumed) o.on_resumed(from.restored_from, from.epoch);
   int64_t step = from.step;
 
+  const bool ps_recovery = co.ps_recovery_timeout > absl::ZeroDuration();
   CoordinatorOptions coord_options = strategy.MakeCoordinatorOptions();
   coord_options.call_timeout = co.call_timeout;
   coord_options.worker_wait = co.worker_wait;
+  coord_options.startup_deadline = co.startup_deadline;
+  if (ps_recovery) {
+    coord_options.ps_recovery_timeout = co.ps_recovery_timeout;
+    coord_options.probe_ps = [&chief](int task, int64_t generation) {
+      return chief.Probe(task, generation);
+    };
+  }
   DF_ASSIGN_OR_RETURN(std::unique_ptr<ClusterCoordinator> coord,
                       ClusterCoordinator::Create(std::move(coord_options)));
   if (co.on_coordinator) co.on_coordinator(coord.get());
   absl::Cleanup forget_coordinator = [&co] {
     if (co.on_coordinator) co.on_coordinator(nullptr);
+  };
+  // The chief's own calls: one that fails because a ps task is gone waits
+  // for the ps recovery, as a closure would, and runs again (a few times: the
+  // ps may die again meanwhile; each wait is bounded by the recovery timeout).
+  auto chief_call = [&](const std::function<absl::Status(const ClientSession&)>& fn) {
+    for (int attempt = 1;; ++attempt) {
+      const int64_t generation = coord->ps_generation();
+      absl::Status s = chief.Call(fn);
+      const int lost_state = LostPsStateTask(s, "ps");
+      if (s.ok() || !ps_recovery || (!IsRetryableFailure(s) && lost_state < 0) ||
+          attempt >= kChiefCallAttempts) {
+        return s;
+      }
+      const int task = lost_state >= 0 ? lost_state : ClassifyFailure(s, "ps").ps_task;
+      DF_RETURN_IF_ERROR(coord->RecoverPs(std::max(task, 0), generation, s).status());
+    }
   };
   DF_ASSIGN_OR_RETURN(Functions fns, RegisterFunctions(job, coord.get()));
   DF_ASSIGN_OR_RETURN(PerWorkerValues iterators, coord->CreatePerWorkerDataset(fns.dataset));
@@ -263,11 +311,51 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
     on_progress(progress);
   };
 
+  // Checkpoints within epochs; the pause is how long a save holds back
+  // scheduling (the workers train on from the queue meanwhile).
+  int64_t last_save_step = step;
+  auto last_save_time = std::chrono::steady_clock::now();
+  double pause_sum = 0;
+  auto save = [&](int64_t at_step) -> absl::Status {
+    std::string prefix;
+    DF_RETURN_IF_ERROR(chief_call([&](const ClientSession& session) -> absl::Status {
+      DF_ASSIGN_OR_RETURN(prefix, job.state->Save(session, o.checkpoint_dir, at_step));
+      return absl::OkStatus();
+    }));
+    last_save_step = at_step;
+    last_save_time = std::chrono::steady_clock::now();
+    if (o.on_checkpoint) o.on_checkpoint(prefix, at_step);
+    return absl::OkStatus();
+  };
+  auto periodic_save = [&]() -> absl::Status {
+    if (o.checkpoint_dir.empty()) return absl::OkStatus();
+    const bool by_steps =
+        co.checkpoint_every_steps > 0 && step - last_save_step >= co.checkpoint_every_steps;
+    const bool by_time = co.checkpoint_every > absl::ZeroDuration() &&
+                         std::chrono::steady_clock::now() - last_save_time >=
+                             absl::ToChronoNanoseconds(co.checkpoint_every);
+    if (!by_steps && !by_time) return absl::OkStatus();
+    const auto begin = std::chrono::steady_clock::now();
+    DF_RETURN_IF_ERROR(save(step));
+    const double pause = Seconds(std::chrono::steady_clock::now() - begin);
+    ++result.checkpoints;
+    pause_sum += pause;
+    result.checkpoint_pause_max = std::max(result.checkpoint_pause_max, pause);
+    return absl::OkStatus();
+  };
+
   int64_t examples = 0;
+  // Values of closures that began before this ps generation ran before the
+  // latest restore.
+  int64_t restore_generation = 0;
   const auto start = std::chrono::steady_clock::now();
   for (int64_t epoch = r.start_epoch; epoch < o.epochs; ++epoch) {
     double epoch_loss = 0, window_loss = 0, window_correct = 0;
     int64_t epoch_steps = 0, window_steps = 0, window_examples = 0, last_report = step;
+    // Closures of this epoch whose results were taken (fewer again after a
+    // restore undid some of them).
+    int64_t epoch_closures = 0;
+    const int64_t epoch_start_step = step;
     auto window_start = std::chrono::steady_clock::now();
     auto flush = [&] {
       if (window_steps == 0) return;
@@ -281,17 +369,44 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
       window_start = std::chrono::steady_clock::now();
       last_report = step;
     };
+    // A ps restore took the global step back to its checkpoint's: the steps
+    // since are lost, and this epoch does them again. Results of closures
+    // that ran before it and arrive later are dropped (their updates are in
+    // the checkpoint or lost) and counted as lost.
+    auto take_restore = [&] {
+      std::optional<ChiefSession::Restore> restored = chief.TakeRestore();
+      if (!restored.has_value()) return;
+      const int64_t lost = std::max<int64_t>(0, step - restored->step);
+      result.steps_lost += lost;
+      internal::LogLine(
+          'W',
+          absl::StrCat("the ps tasks were restored from ",
+                       restored->from.empty() ? "nothing (initialized)" : restored->from,
+                       ": training resumes at step ", restored->step, " (", lost, " steps lost)"));
+      restore_generation = restored->generation;
+      epoch_closures =
+          std::max<int64_t>(0, (restored->step - epoch_start_step) / co.steps_per_execution);
+      step = restored->step;
+      last_save_step = std::min(last_save_step, step);
+      last_report = std::min(last_report, step);
+    };
     // Results are taken as they arrive, in any order: a closure that waits
     // to be re-run after a worker failure holds back nothing else.
     std::list<RemoteValue> pending;
     auto take_results = [&](bool wait) -> absl::Status {
+      take_restore();
       for (auto it = pending.begin(); it != pending.end();) {
         if (!wait && it->state() == RemoteValue::State::kPending) {
           ++it;
           continue;
         }
         DF_ASSIGN_OR_RETURN(std::vector<Tensor> t, it->Fetch(absl::Seconds(1)));
+        const bool before_restore = it->ps_generation() < restore_generation;
         it = pending.erase(it);
+        if (before_restore) {
+          result.steps_lost += co.steps_per_execution;
+          continue;
+        }
         const double loss = t[0].scalar<float>() / co.steps_per_execution;
         if (!std::isfinite(loss)) {
           return errors::InvalidArgument("the loss became ", loss, " near step ", step,
@@ -299,6 +414,7 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
         }
         const int64_t n = static_cast<int64_t>(t[2].scalar<float>());
         step += co.steps_per_execution;
+        ++epoch_closures;
         epoch_loss += loss;
         ++epoch_steps;
         window_loss += loss;
@@ -306,6 +422,9 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
         ++window_steps;
         window_examples += n;
         examples += n;
+        // Right after the step that crosses the interval, so that a restore
+        // loses at most one interval.
+        DF_RETURN_IF_ERROR(periodic_save());
       }
       // At most one report per call: results arrive in bursts (after Join,
       // or after Schedule waited on a full queue), and a report's rate
@@ -313,24 +432,31 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
       if (step - last_report >= o.progress_every) flush();
       return absl::OkStatus();
     };
-    for (int64_t c = 0; c < closures_per_epoch; ++c) {
-      DF_ASSIGN_OR_RETURN(RemoteValue v, coord->Schedule(fns.step, {iterators}));
-      pending.push_back(std::move(v));
-      DF_RETURN_IF_ERROR(take_results(false));
+    for (;;) {
+      while (epoch_closures + static_cast<int64_t>(pending.size()) < closures_per_epoch) {
+        DF_ASSIGN_OR_RETURN(RemoteValue v, coord->Schedule(fns.step, {iterators}));
+        pending.push_back(std::move(v));
+        DF_RETURN_IF_ERROR(take_results(false));
+      }
+      DF_RETURN_IF_ERROR(coord->Join(kJoinTimeout));
+      DF_RETURN_IF_ERROR(take_results(true));
+      if (epoch_closures < closures_per_epoch) continue;
+      flush();
+      DF_ASSIGN_OR_RETURN(r.test_accuracy, Evaluate(coord.get(), fns.eval, test_examples));
+      // A restore during the evaluation undid steps of this epoch.
+      take_restore();
+      if (epoch_closures >= closures_per_epoch) break;
     }
-    DF_RETURN_IF_ERROR(coord->Join(kJoinTimeout));
-    DF_RETURN_IF_ERROR(take_results(true));
-    flush();
     r.train_loss = epoch_steps > 0 ? epoch_loss / epoch_steps : 0;
 
-    DF_ASSIGN_OR_RETURN(r.test_accuracy, Evaluate(coord.get(), fns.eval, test_examples));
-    DF_RETURN_IF_ERROR(job.state->FinishEpoch(chief));
-    DF_ASSIGN_OR_RETURN(step, job.state->ReadStep(chief));
+    DF_RETURN_IF_ERROR(
+        chief_call([&](const ClientSession& session) { return job.state->FinishEpoch(session); }));
+    DF_RETURN_IF_ERROR(chief_call([&](const ClientSession& session) -> absl::Status {
+      DF_ASSIGN_OR_RETURN(step, job.state->ReadStep(session));
+      return absl::OkStatus();
+    }));
     report(TrainProgress{epoch + 1, step, 0, r.train_loss, 0}, r.test_accuracy);
-    if (!o.checkpoint_dir.empty()) {
-      DF_ASSIGN_OR_RETURN(std::string prefix, job.state->Save(chief, o.checkpoint_dir, step));
-      if (o.on_checkpoint) o.on_checkpoint(prefix, step);
-    }
+    if (!o.checkpoint_dir.empty()) DF_RETURN_IF_ERROR(save(step));
   }
   r.seconds = Seconds(std::chrono::steady_clock::now() - start);
   r.examples_per_second = r.seconds > 0 ? examples / r.seconds : 0;
@@ -342,11 +468,13 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
   }
   if (!o.export_saved_model.empty()) {
     std::vector<Tensor> values;
-    DF_RETURN_IF_ERROR(chief.Run(job.variable_values, &values));
+    DF_RETURN_IF_ERROR(chief_call(
+        [&](const ClientSession& session) { return session.Run(job.variable_values, &values); }));
     DF_RETURN_IF_ERROR(ExportClassifier(o.model, values, o.export_saved_model));
     r.exported_to = o.export_saved_model;
   }
   result.counters = coord->counters();
+  result.checkpoint_pause_mean = result.checkpoints > 0 ? pause_sum / result.checkpoints : 0;
   return result;
 }
 

@@ -15,8 +15,17 @@
 // - Evaluation after every epoch: one closure per test batch, so it too
 //   survives worker failures.
 // - The chief's own session (on ps task 0's master) initializes or restores
-//   the variables and, with a checkpoint directory, saves after every epoch;
-//   a new run resumes after the last saved epoch. With
+//   the variables and, with a checkpoint directory, saves after every epoch
+//   and, when asked, every checkpoint_every_steps steps or
+//   checkpoint_every of time (while the workers go on training: the save
+//   only holds back scheduling); a new run resumes after the last saved
+//   epoch.
+// - With a ps recovery timeout, a ps task that dies or is cut off is
+//   awaited (ClusterCoordinator's parameter-server recovery): when it
+//   answers with its variables the job just goes on; when it came back
+//   empty the chief restores the last checkpoint onto it (or initializes
+//   when there is none), and training resumes from the checkpoint's global
+//   step — the steps done since are lost and done again. With
 //   train.export_saved_model it reads the trained weights from the ps tasks
 //   after the last evaluation and exports them (export.h).
 //
@@ -46,6 +55,17 @@ struct ClusterTrainOptions {
   // How long the job waits while no worker is usable before it fails with
   // Unavailable naming them (CoordinatorOptions::worker_wait).
   absl::Duration worker_wait = absl::Minutes(10);
+  // How long a worker that has never answered is awaited before the job
+  // fails naming it (CoordinatorOptions::startup_deadline).
+  absl::Duration startup_deadline = absl::Seconds(60);
+  // Checkpoints within an epoch (with train.checkpoint_dir): every this
+  // many steps and/or this much time; zero: at the ends of epochs only.
+  int64_t checkpoint_every_steps = 0;
+  absl::Duration checkpoint_every = absl::ZeroDuration();
+  // How long a lost ps task is awaited before the job fails naming it;
+  // zero: a ps failing more often than the transient threshold ends the
+  // job at once.
+  absl::Duration ps_recovery_timeout = absl::ZeroDuration();
   // Called with the coordinator once it runs and with nullptr before it
   // goes (e.g. to let workers join it); may be empty.
   std::function<void(ClusterCoordinator*)> on_coordinator;
@@ -63,7 +83,13 @@ struct ClusterTrainProgress {
 
 struct ClusterTrainResult {
   TrainResult train;
-  CoordinatorCounters counters;
+  CoordinatorCounters counters;  // ps_failures and ps_recoveries included
+  // Steps undone by parameter-server restores (done again after them).
+  int64_t steps_lost = 0;
+  // Checkpoints written during training and the longest and mean time one
+  // held back scheduling, in seconds.
+  int64_t checkpoints = 0;
+  double checkpoint_pause_max = 0, checkpoint_pause_mean = 0;
 };
 
 // Trains on the strategy's cluster as the options say. Errors: those of

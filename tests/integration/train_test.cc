@@ -744,6 +744,43 @@ TEST_F(TrainTest, ClusterFlagsAreChecked) {
   Outcome no_ps = RunTrain({"--cluster", "worker=127.0.0.1:2"});
   EXPECT_EQ(no_ps.exit_code, 1);
   EXPECT_THAT(no_ps.err, HasSubstr("needs a 'ps' job and a 'worker' job"));
+  for (const auto& [args, error] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--chaos", "kill-worker:5s"}, "--chaos needs a local cluster"},
+           {{"--ps", "1", "--workers", "1", "--chaos", "kill-ps:5s"},
+            "--chaos kill-ps needs --checkpoint-dir"},
+           {{"--ps", "1", "--workers", "1", "--chaos", "flood:5s"},
+            "--chaos: unknown fault 'flood' (kill-worker, kill-ps or partition-worker)"},
+           {{"--ps", "1", "--workers", "1", "--chaos", "kill-worker:5"},
+            "--chaos: 'kill-worker:5' needs a duration with a unit"},
+           {{"--ps", "1", "--workers", "1", "--chaos", "partition-worker:2s/3s"},
+            "the fault must last less than its period"},
+           {{"--ps", "1", "--workers", "1", "--checkpoint-every-steps", "10"},
+            "--checkpoint-every-steps and --checkpoint-every-seconds need --checkpoint-dir"}}) {
+    Outcome o = RunTrain(args);
+    EXPECT_EQ(o.exit_code, 1) << error;
+    EXPECT_THAT(o.err, HasSubstr(error));
+  }
+}
+
+// --chaos on the local launcher: workers killed and cut off, the ps killed
+// and restarted empty; the job restores the ps from its checkpoints each
+// time, does the lost steps again and ends at the accuracy floor.
+TEST_F(TrainTest, ChaosKillsAndCutsOffTasksAndTheJobSurvives) {
+  Outcome o = RunTrain({"--ps", "1", "--workers", "2", "--epochs", "2", "--call-timeout", "3",
+                        "--checkpoint-dir", (dir_ / "ckpt").string(), "--checkpoint-every-steps",
+                        "100", "--chaos", "kill-worker:4s,kill-ps:10s/1s,partition-worker:7s/1s",
+                        "--output", "json"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json j = LastJson(o.out);
+  std::cerr << j.dump() << "\n";
+  EXPECT_THAT(o.err, HasSubstr("chaos: killed /job:ps/replica:0/task:0; it starts again in 1s"));
+  EXPECT_THAT(o.err, HasSubstr("chaos: killed /job:worker/replica:0/task:"));
+  EXPECT_THAT(o.err, HasSubstr("chaos: cut off /job:worker/replica:0/task:"));
+  EXPECT_GE(j["ps_recoveries"].get<int>(), 1);
+  // Every lost step is done again: the global step ends where it should.
+  EXPECT_GE(j["worker_failures"].get<int>(), 1);
+  EXPECT_EQ(j["steps"].get<int>(), 2 * 938);
+  EXPECT_GE(j["test_accuracy"].get<double>(), 0.85);
 }
 
 }  // namespace

@@ -90,14 +90,9 @@ absl::Status LocalServers::StartLocked(Task& task) {
   for (int i = 0; i < task.count; ++i) {
     entries.push_back(absl::StrCat("127.0.0.1:", i == task.index ? task.port : 0));
   }
-  std::vector<std::string> args = {binary_,
-                                   "server",
-                                   "--cluster",
-                                   absl::StrCat(task.job, "=", absl::StrJoin(entries, ",")),
-                                   "--job",
-                                   task.job,
-                                   "--task",
-                                   std::to_string(task.index)};
+  std::vector<std::string> args = {
+      binary_, "server", "--cluster", absl::StrCat(task.job, "=", absl::StrJoin(entries, ",")),
+      "--job", task.job, "--task",    std::to_string(task.index)};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -157,24 +152,26 @@ ClusterDef LocalServers::cluster_def() const {
   return def;
 }
 
-int LocalServers::num_workers() const {
+int LocalServers::num_workers() const { return num_tasks("worker"); }
+
+int LocalServers::num_tasks(const std::string& job) const {
   absl::MutexLock l(&mu_);
   int n = 0;
-  for (const Task& t : tasks_) n += t.job == "worker" ? 1 : 0;
+  for (const Task& t : tasks_) n += t.job == job ? 1 : 0;
   return n;
 }
 
-LocalServers::Task* LocalServers::FindWorkerLocked(int index) {
+LocalServers::Task* LocalServers::FindLocked(const std::string& job, int index) {
   for (Task& t : tasks_) {
-    if (t.job == "worker" && t.index == index) return &t;
+    if (t.job == job && t.index == index) return &t;
   }
   return nullptr;
 }
 
-absl::Status LocalServers::KillWorker(int index) {
+absl::Status LocalServers::Kill(const std::string& job, int index) {
   absl::MutexLock l(&mu_);
-  Task* t = FindWorkerLocked(index);
-  if (t == nullptr) return errors::NotFound("no local worker task ", index);
+  Task* t = FindLocked(job, index);
+  if (t == nullptr) return errors::NotFound("no local task ", TaskName(job, index));
   if (t->pid <= 0) return absl::OkStatus();
   kill(t->pid, SIGKILL);
   ReapWithin(t->pid, kStopGrace);
@@ -182,14 +179,26 @@ absl::Status LocalServers::KillWorker(int index) {
   return absl::OkStatus();
 }
 
-absl::Status LocalServers::RestartWorker(int index) {
+absl::Status LocalServers::Restart(const std::string& job, int index) {
   absl::MutexLock l(&mu_);
-  Task* t = FindWorkerLocked(index);
-  if (t == nullptr) return errors::NotFound("no local worker task ", index);
+  Task* t = FindLocked(job, index);
+  if (t == nullptr) return errors::NotFound("no local task ", TaskName(job, index));
   if (t->pid > 0) {
-    return errors::FailedPrecondition("worker task ", index, " is running (pid ", t->pid, ")");
+    return errors::FailedPrecondition("task ", TaskName(job, index), " is running (pid ", t->pid,
+                                      ")");
   }
   return StartLocked(*t);
+}
+
+absl::Status LocalServers::Signal(const std::string& job, int index, int sig) {
+  absl::MutexLock l(&mu_);
+  Task* t = FindLocked(job, index);
+  if (t == nullptr) return errors::NotFound("no local task ", TaskName(job, index));
+  if (t->pid <= 0) {
+    return errors::FailedPrecondition("task ", TaskName(job, index), " is not running");
+  }
+  kill(t->pid, sig);
+  return absl::OkStatus();
 }
 
 void LocalServers::Stop() {

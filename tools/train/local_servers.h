@@ -32,8 +32,8 @@ class LocalServers {
   // Starts the tasks from `binary` (a `distflow` program). Unavailable
   // naming the task when one does not print its address within
   // kStartTimeout.
-  static absl::StatusOr<std::unique_ptr<LocalServers>> Start(const std::string& binary,
-                                                             int num_ps, int num_workers,
+  static absl::StatusOr<std::unique_ptr<LocalServers>> Start(const std::string& binary, int num_ps,
+                                                             int num_workers,
                                                              const std::string& log_path = "");
   ~LocalServers();
   LocalServers(const LocalServers&) = delete;
@@ -43,12 +43,18 @@ class LocalServers {
   ClusterDef cluster_def() const;
   int num_workers() const;
 
-  // Kills worker `index` (SIGKILL) and reaps it. NotFound for an unknown
-  // index; OK when it was not running.
-  absl::Status KillWorker(int index);
-  // Starts worker `index` again at its address; FailedPrecondition while it
-  // runs, Unavailable when it does not come up.
-  absl::Status RestartWorker(int index);
+  // The tasks of `job` ("ps" or "worker").
+  int num_tasks(const std::string& job) const;
+
+  // Kills task `index` of `job` (SIGKILL) and reaps it. NotFound for an
+  // unknown task; OK when it was not running.
+  absl::Status Kill(const std::string& job, int index);
+  // Starts task `index` of `job` again at its address; FailedPrecondition
+  // while it runs, Unavailable when it does not come up.
+  absl::Status Restart(const std::string& job, int index);
+  // Sends `sig` (SIGSTOP, SIGCONT) to a running task; NotFound for an
+  // unknown task, FailedPrecondition when it is not running.
+  absl::Status Signal(const std::string& job, int index, int sig);
   // Asks every task to stop (SIGTERM), waits up to kStopGrace, then kills
   // what is left. Idempotent.
   void Stop();
@@ -69,7 +75,7 @@ class LocalServers {
       : binary_(std::move(binary)), log_path_(std::move(log_path)) {}
   // Starts `task` (at its port, or a free one) and records its pid and port.
   absl::Status StartLocked(Task& task) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  Task* FindWorkerLocked(int index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Task* FindLocked(const std::string& job, int index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string binary_;
   const std::string log_path_;

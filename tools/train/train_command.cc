@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -20,10 +21,10 @@
 #include "fashion_mnist/cluster_trainer.h"
 #include "fashion_mnist/idx_files.h"
 #include "nlohmann/json.hpp"
+#include "train/chaos.h"
 #include "train/local_servers.h"
 #include "train/progress_line.h"
 #include "train/train_status.h"
-#include "train/worker_killer.h"
 
 namespace distflow {
 
@@ -73,12 +74,31 @@ void AddTrainFlags(CLI::App* app, TrainFlags* flags) {
   app->add_option("--kill-worker-every", flags->kill_worker_every,
                   "kill a random local worker every SECONDS and restart it (0: never)")
       ->capture_default_str();
+  app->add_option("--chaos", flags->chaos,
+                  "inject faults into the local cluster: FAULT:EVERY[/LASTING],... with "
+                  "kill-worker, kill-ps (needs --checkpoint-dir) and partition-worker, e.g. "
+                  "kill-worker:5s,kill-ps:20s,partition-worker:15s/3s");
   app->add_option("--call-timeout", flags->call_timeout,
                   "seconds a worker may take to answer a call before it counts as lost")
       ->capture_default_str();
   app->add_option("--worker-wait", flags->worker_wait,
                   "seconds the job waits while no worker is usable before it fails naming them")
       ->capture_default_str();
+  app->add_option("--startup-deadline", flags->startup_deadline,
+                  "seconds a worker that has never answered is awaited (saying why every 5 s) "
+                  "before the job fails naming its task and address")
+      ->capture_default_str();
+  app->add_option("--checkpoint-every-steps", flags->checkpoint_every_steps,
+                  "also checkpoint every N steps within an epoch (with --checkpoint-dir; 0: "
+                  "never); a restored ps loses at most this many steps")
+      ->capture_default_str();
+  app->add_option("--checkpoint-every-seconds", flags->checkpoint_every_seconds,
+                  "also checkpoint every SECONDS within an epoch (with --checkpoint-dir; 0: never)")
+      ->capture_default_str();
+  app->add_option("--ps-recovery-timeout", flags->ps_recovery_timeout,
+                  "seconds a lost parameter server is awaited (then restored from the last "
+                  "checkpoint when it came back empty) before the job fails naming it; 0: a lost "
+                  "ps ends the job (default: 60 with --checkpoint-dir, else 0)");
   app->add_option("--accept-workers", flags->accept_workers,
                   "listen on HOST:PORT for servers started with --join grpc://HOST:PORT, which "
                   "become workers of the running job (port 0: a free one)");
@@ -123,13 +143,40 @@ absl::Status CheckClusterFlags(const TrainFlags& f) {
         "--kill-worker-every needs a local cluster (--ps and --workers): it restarts the workers "
         "it kills");
   }
+  if (!f.chaos.empty()) {
+    DF_ASSIGN_OR_RETURN(std::vector<ChaosFault> faults, ParseChaosSpec(f.chaos));
+    if (f.ps == 0) {
+      return errors::InvalidArgument(
+          "--chaos needs a local cluster (--ps and --workers): it restarts the tasks it kills");
+    }
+    if (KillsPs(faults) && f.options.checkpoint_dir.empty()) {
+      return errors::InvalidArgument(
+          "--chaos kill-ps needs --checkpoint-dir: a restarted ps is restored from it");
+    }
+  }
   if (!(f.call_timeout > 0) || f.call_timeout > 86400) {
     return errors::InvalidArgument("--call-timeout must be in (0, 86400] seconds");
+  }
+  if (!(f.startup_deadline > 0) || f.startup_deadline > 86400) {
+    return errors::InvalidArgument("--startup-deadline must be in (0, 86400] seconds");
   }
   if (!(f.worker_wait > 0) || f.worker_wait > 86400) {
     return errors::InvalidArgument("--worker-wait must be in (0, 86400] seconds");
   }
   if (f.min_shard_bytes < 0) return errors::InvalidArgument("--min-shard-bytes must be >= 0");
+  if (f.checkpoint_every_steps < 0 || !(f.checkpoint_every_seconds >= 0) ||
+      f.checkpoint_every_seconds > 86400) {
+    return errors::InvalidArgument(
+        "--checkpoint-every-steps must be >= 0 and --checkpoint-every-seconds in [0, 86400]");
+  }
+  if ((f.checkpoint_every_steps > 0 || f.checkpoint_every_seconds > 0) &&
+      f.options.checkpoint_dir.empty()) {
+    return errors::InvalidArgument(
+        "--checkpoint-every-steps and --checkpoint-every-seconds need --checkpoint-dir");
+  }
+  if (f.ps_recovery_timeout > 86400 || std::isnan(f.ps_recovery_timeout)) {
+    return errors::InvalidArgument("--ps-recovery-timeout must be at most 86400 seconds");
+  }
   return absl::OkStatus();
 }
 
@@ -233,6 +280,14 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
   o.steps_per_execution = flags.steps_per_execution;
   o.call_timeout = absl::Seconds(flags.call_timeout);
   o.worker_wait = absl::Seconds(flags.worker_wait);
+  o.startup_deadline = absl::Seconds(flags.startup_deadline);
+  o.checkpoint_every_steps = flags.checkpoint_every_steps;
+  o.checkpoint_every = absl::Seconds(flags.checkpoint_every_seconds);
+  const double ps_recovery_timeout =
+      flags.ps_recovery_timeout >= 0
+          ? flags.ps_recovery_timeout
+          : (o.train.checkpoint_dir.empty() ? 0 : kDefaultPsRecoveryTimeoutSeconds);
+  o.ps_recovery_timeout = absl::Seconds(ps_recovery_timeout);
   progress << "training on " << strategy.num_ps() << " ps and " << strategy.num_workers()
            << " workers, learning rate " << o.train.learning_rate;
   if (o.train.learning_rate_decay == "linear") progress << " falling linearly to 0";
@@ -267,10 +322,18 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
     absl::MutexLock l(&join_target->mu);
     join_target->coordinator = c;
   };
-  std::unique_ptr<WorkerKiller> killer;
-  if (local != nullptr && flags.kill_worker_every > 0) {
-    killer = std::make_unique<WorkerKiller>(local, absl::Seconds(flags.kill_worker_every),
-                                            static_cast<uint64_t>(flags.options.seed));
+  std::unique_ptr<Chaos> chaos;
+  if (local != nullptr && (flags.kill_worker_every > 0 || !flags.chaos.empty())) {
+    std::vector<ChaosFault> faults;
+    if (!flags.chaos.empty()) {
+      DF_ASSIGN_OR_RETURN(faults, ParseChaosSpec(flags.chaos));
+    }
+    if (flags.kill_worker_every > 0) {
+      faults.push_back(ChaosFault{ChaosFault::Kind::kKillWorker,
+                                  absl::Seconds(flags.kill_worker_every), absl::Milliseconds(500)});
+    }
+    chaos = std::make_unique<Chaos>(local, std::move(faults),
+                                    static_cast<uint64_t>(flags.options.seed));
   }
   auto on_progress = [&](const fashion_mnist::ClusterTrainProgress& p) {
     if (p.test_accuracy >= 0) {
@@ -279,19 +342,26 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
       if (status != nullptr) status->ReportEvaluation(p.train.epoch, p.train.step, p.test_accuracy);
       progress << absl::StrFormat(
                       "epoch %d done at step %d: loss %.4f, test accuracy %.4f; closures %d "
-                      "(%d retried), worker failures %d, recoveries %d",
+                      "(%d retried), worker failures %d, recoveries %d, ps failures %d, ps "
+                      "recoveries %d",
                       p.train.epoch, p.train.step, p.train.loss, p.test_accuracy, p.counters.done,
-                      p.counters.retried, p.counters.worker_failures, p.counters.recoveries)
+                      p.counters.retried, p.counters.worker_failures, p.counters.recoveries,
+                      p.counters.ps_failures, p.counters.ps_recoveries)
                << std::endl;
       return;
     }
     scalars->Write(progress, p.train, {{"workers_up", p.counters.workers_up}});
     if (status != nullptr) status->ReportProgress(p.train, static_cast<int>(o.train.batch_size));
-    line.Update(p.train, absl::StrFormat("workers up %d/%d", p.counters.workers_up, p.workers));
+    std::string extra = absl::StrFormat("workers up %d/%d", p.counters.workers_up, p.workers);
+    if (p.counters.ps_failures > 0) {
+      absl::StrAppend(&extra, absl::StrFormat(", ps failures %d, ps recoveries %d",
+                                              p.counters.ps_failures, p.counters.ps_recoveries));
+    }
+    line.Update(p.train, extra);
   };
   absl::StatusOr<fashion_mnist::ClusterTrainResult> r =
       fashion_mnist::TrainOnCluster(strategy, o, on_progress);
-  killer.reset();
+  chaos.reset();
   line.Break();
   if (status != nullptr) {
     status->ReportDone(r.ok() ? "training done"
@@ -311,7 +381,12 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
                                 {"closures", c.done},
                                 {"retried_closures", c.retried},
                                 {"worker_failures", c.worker_failures},
-                                {"recoveries", c.recoveries}};
+                                {"recoveries", c.recoveries},
+                                {"ps_failures", c.ps_failures},
+                                {"ps_recoveries", c.ps_recoveries},
+                                {"steps_lost", r->steps_lost},
+                                {"checkpoints", r->checkpoints},
+                                {"checkpoint_pause_max_ms", r->checkpoint_pause_max * 1000}};
     if (!t.exported_to.empty()) j["saved_model"] = t.exported_to;
     out << j.dump() << std::endl;
     return absl::OkStatus();
@@ -319,10 +394,10 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
   out << absl::StrFormat(
              "%s on %d ps + %d workers: %d epochs, %d steps, train loss %.4f, test accuracy "
              "%.4f on %d images, %.1f s, %.0f examples/s; %d closures (%d retried), %d worker "
-             "failures, %d recoveries",
+             "failures, %d recoveries; %d ps failures, %d ps recoveries, %d steps lost",
              t.model, strategy.num_ps(), strategy.num_workers(), t.epochs, t.steps, t.train_loss,
              t.test_accuracy, t.test_examples, t.seconds, t.examples_per_second, c.done, c.retried,
-             c.worker_failures, c.recoveries)
+             c.worker_failures, c.recoveries, c.ps_failures, c.ps_recoveries, r->steps_lost)
       << std::endl;
   if (!t.exported_to.empty()) out << "exported a SavedModel to " << t.exported_to << std::endl;
   return absl::OkStatus();

@@ -35,12 +35,22 @@ absl::StatusOr<std::unique_ptr<ClusterCoordinator>> ClusterCoordinator::Create(
   }
   if (options.max_queued_closures == 0 || options.max_attempts < 1 || options.max_workers < 1 ||
       options.call_timeout <= absl::ZeroDuration() || options.worker_wait <= absl::ZeroDuration() ||
+      options.startup_deadline <= absl::ZeroDuration() ||
+      options.startup_report_every <= absl::ZeroDuration() ||
       options.recovery_backoff_min <= absl::ZeroDuration() ||
       options.recovery_backoff_max < options.recovery_backoff_min) {
     return errors::InvalidArgument(
         "coordinator options: max_queued_closures, max_attempts and max_workers must be positive, "
-        "call_timeout, worker_wait and recovery_backoff_min positive, recovery_backoff_max >= the "
+        "call_timeout, worker_wait, startup_deadline, startup_report_every and "
+        "recovery_backoff_min "
+        "positive, recovery_backoff_max >= the "
         "minimum");
+  }
+  if (options.ps_recovery_timeout < absl::ZeroDuration() ||
+      (options.ps_recovery_timeout > absl::ZeroDuration() && !options.probe_ps)) {
+    return errors::InvalidArgument(
+        "coordinator options: ps_recovery_timeout must be >= 0, and a positive one needs "
+        "probe_ps");
   }
   std::unique_ptr<ClusterCoordinator> coord(new ClusterCoordinator(std::move(options)));
   absl::MutexLock l(&coord->mu_);
@@ -64,10 +74,18 @@ ClusterCoordinator::ClusterCoordinator(CoordinatorOptions options)
     for (const auto& [task, address] : ps->tasks()) max_task = std::max(max_task, task);
   }
   ps_failures_.assign(max_task + 1, 0);
+  if (options_.ps_recovery_timeout > absl::ZeroDuration()) {
+    PsRecovery::Options ro;
+    ro.timeout = options_.ps_recovery_timeout;
+    ro.backoff_min = options_.recovery_backoff_min;
+    ro.backoff_max = options_.recovery_backoff_max;
+    ps_recovery_ = std::make_unique<PsRecovery>(options_.probe_ps, ro);
+  }
 }
 
 ClusterCoordinator::~ClusterCoordinator() {
   queue_.Stop();
+  if (ps_recovery_ != nullptr) ps_recovery_->Stop();
   std::vector<std::shared_ptr<CoordinatorWorker>> workers;
   {
     absl::MutexLock l(&mu_);
@@ -272,6 +290,39 @@ bool ClusterCoordinator::ReportPsFailure(int ps_task) {
   return ++ps_failures_[ps_task] > ps_failure_threshold_;
 }
 
+int64_t ClusterCoordinator::ps_generation() const {
+  return ps_recovery_ == nullptr ? 0 : ps_recovery_->generation();
+}
+
+absl::StatusOr<PsProbe> ClusterCoordinator::RecoverPs(int ps_task, int64_t seen_generation,
+                                                      const absl::Status& why) {
+  if (ps_recovery_ == nullptr) {
+    return errors::FailedPrecondition("parameter-server recovery is off (no ps recovery timeout)");
+  }
+  std::string name = absl::StrCat("/job:", options_.ps_job, "/replica:0/task:", ps_task);
+  if (const JobDef* ps = FindJob(options_.cluster, options_.ps_job); ps != nullptr) {
+    if (auto it = ps->tasks().find(ps_task); it != ps->tasks().end()) {
+      absl::StrAppend(&name, " at ", it->second);
+    }
+  }
+  absl::StatusOr<PsProbe> probed = ps_recovery_->Recover(ps_task, name, seen_generation, why);
+  if (!probed.ok()) {
+    queue_.Fail(probed.status());
+    return probed.status();
+  }
+  if (*probed == PsProbe::kRestored) {
+    // The workers' sessions registered graphs with the ps task that died,
+    // and their per-worker resources may read it: every worker starts again.
+    std::vector<std::shared_ptr<CoordinatorWorker>> workers;
+    {
+      absl::MutexLock l(&mu_);
+      workers = workers_;
+    }
+    for (const auto& w : workers) w->Rebuild();
+  }
+  return *probed;
+}
+
 std::vector<CoordinatorPsState> ClusterCoordinator::ps_states() const {
   std::vector<CoordinatorPsState> states;
   const JobDef* ps = FindJob(options_.cluster, options_.ps_job);
@@ -335,6 +386,10 @@ CoordinatorCounters ClusterCoordinator::counters() const {
   c.failed = failed_.load(std::memory_order_relaxed);
   c.worker_failures = worker_failures_.load(std::memory_order_relaxed);
   c.recoveries = recoveries_.load(std::memory_order_relaxed);
+  if (ps_recovery_ != nullptr) {
+    c.ps_failures = ps_recovery_->failures();
+    c.ps_recoveries = ps_recovery_->restores();
+  }
   absl::MutexLock l(&mu_);
   for (const auto& w : workers_) c.workers_up += w->up() ? 1 : 0;
   return c;

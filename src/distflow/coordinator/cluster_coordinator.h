@@ -13,9 +13,14 @@
 // a fresh session, rebuilds its per-worker resources and takes closures
 // again. A closure is tried at most `max_attempts` times. Errors naming a ps
 // task are ignored up to TransientPsFailureThreshold() per task, then raised
-// as Unavailable. The first non-retryable error cancels the queued closures
-// (their values become Cancelled) and is raised once by Schedule, Join or
-// Done, then cleared.
+// as Unavailable — unless parameter-server recovery is on
+// (ps_recovery_timeout > 0): then such an error stops dispatch while the
+// coordinator waits, bounded, for the task to answer again (PsRecovery);
+// when the owner's probe restored it from a checkpoint, every worker makes a
+// fresh session and rebuilds its per-worker resources before closures run
+// again. Past the timeout the job ends with Unavailable naming the task. The first non-retryable
+// error cancels the queued closures (their values become Cancelled) and is raised once by Schedule,
+// Join or Done, then cleared.
 //
 // Beyond TF: workers can be added and removed while the coordinator runs,
 // closures count their attempts, and counters() reports what happened.
@@ -40,6 +45,7 @@
 #include "distflow/config.pb.h"
 #include "distflow/coordinator/closure_queue.h"
 #include "distflow/coordinator/per_worker_values.h"
+#include "distflow/coordinator/ps_recovery.h"
 #include "distflow/coordinator/remote_value.h"
 #include "distflow/framework/tensor.h"
 #include "distflow/graph.pb.h"
@@ -71,11 +77,23 @@ struct CoordinatorOptions {
   // fails with Unavailable naming every worker (raised by Schedule, Join or
   // Done as a closure's error is), rather than waiting for them forever.
   absl::Duration worker_wait = absl::Minutes(10);
+  // The startup deadline: a worker of the cluster that has never answered
+  // is awaited this long from its start; then the job fails with
+  // Unavailable naming its task, address and why it does not answer (a
+  // mistyped address fails fast). Meanwhile a line every
+  // startup_report_every says what is awaited and why.
+  absl::Duration startup_deadline = absl::Seconds(60);
+  absl::Duration startup_report_every = absl::Seconds(5);
   // AddWorker refuses a worker beyond this many (each has a thread).
   int max_workers = 256;
   // Transient ps failures ignored per ps task; -1 reads
   // TF_COORDINATOR_IGNORE_TRANSIENT_PS_FAILURES (default 3).
   int transient_ps_failures = -1;
+  // Parameter-server recovery: off while zero. When on, `probe_ps` must be
+  // set; it is called with the failed ps task (PsRecovery::Probe) until it
+  // answers or this much time has passed.
+  absl::Duration ps_recovery_timeout = absl::ZeroDuration();
+  PsRecovery::Probe probe_ps;
   // Seeing where closures run (off by default): every run on a worker uses
   // `run_options` (trace_level, output_partition_graphs; its timeout is
   // call_timeout's), and when `on_run_metadata` is set it gets the worker
@@ -113,6 +131,10 @@ struct CoordinatorCounters {
   int64_t worker_failures = 0;
   int64_t recoveries = 0;
   int workers_up = 0;
+  // Parameter-server recovery: times a ps was awaited (it did not answer at
+  // once or had lost its state) and times it was restored.
+  int64_t ps_failures = 0;
+  int64_t ps_recoveries = 0;
 };
 
 // One parameter server task as the coordinator sees it
@@ -198,6 +220,15 @@ class ClusterCoordinator {
   // finishes or is put back. NotFound for an unknown task.
   absl::Status RemoveWorker(int task_index);
 
+  // Parameter-server recovery for a caller outside the worker threads (the
+  // chief's own session): read ps_generation() before a call to ps task
+  // `ps_task`; when the call fails retryably, RecoverPs waits for the task
+  // as a failed closure would (at once when a recovery ended since). OK once
+  // it answers (what PsRecovery::Recover found); its error, which also ends
+  // the job, otherwise. FailedPrecondition when recovery is off.
+  int64_t ps_generation() const;
+  absl::StatusOr<PsProbe> RecoverPs(int ps_task, int64_t seen_generation, const absl::Status& why);
+
   CoordinatorCounters counters() const;
   int num_workers() const;
   // Every worker task, by task index.
@@ -249,6 +280,8 @@ class ClusterCoordinator {
 
   std::atomic<int64_t> scheduled_{0}, done_{0}, retried_{0}, failed_{0};
   std::atomic<int64_t> worker_failures_{0}, recoveries_{0};
+  // Null while parameter-server recovery is off.
+  std::unique_ptr<PsRecovery> ps_recovery_;
 };
 
 }  // namespace distflow

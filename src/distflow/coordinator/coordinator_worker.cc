@@ -27,7 +27,8 @@ CoordinatorWorker::CoordinatorWorker(ClusterCoordinator* coordinator, int task, 
       task_(task),
       address_(std::move(address)),
       origin_(origin),
-      down_{absl::Now(), errors::Unavailable("not reached yet")} {}
+      started_(absl::Now()),
+      down_{started_, errors::Unavailable("not reached yet")} {}
 
 CoordinatorWorker::Down CoordinatorWorker::down() const {
   absl::MutexLock l(&mu_);
@@ -61,7 +62,9 @@ void CoordinatorWorker::Loop() {
           down_.why = s;
         }
         coordinator_->FailIfEveryWorkerLost();
-        if (backoff == opts.recovery_backoff_min) {
+        const bool starting = !ever_up_ && origin_ == WorkerOrigin::kCluster;
+        if (starting) WaitingAtStartup(s);
+        if (!starting && backoff == opts.recovery_backoff_min) {
           internal::LogLine('W', absl::StrCat("coordinator: worker task ", task_, " at ", address_,
                                               " is not usable yet: ", s.ToString()));
         }
@@ -83,10 +86,40 @@ void CoordinatorWorker::Loop() {
   }
 }
 
+void CoordinatorWorker::WaitingAtStartup(const absl::Status& why) {
+  const CoordinatorOptions& opts = coordinator_->options_;
+  const absl::Time now = absl::Now();
+  const absl::Duration waited = now - started_;
+  const std::string task = absl::StrCat("/job:", opts.worker_job, "/replica:0/task:", task_);
+  if (waited >= opts.startup_deadline) {
+    if (startup_failed_) return;
+    startup_failed_ = true;
+    coordinator_->queue_.Fail(errors::Unavailable(
+        "worker ", task, " at ", address_, " never answered within the startup deadline of ",
+        absl::FormatDuration(opts.startup_deadline), ": ", UnreachableReason(why),
+        "; check its address in the cluster (last error: ", why.message().substr(0, 300), ")"));
+    return;
+  }
+  if (now < next_startup_report_) return;
+  next_startup_report_ = now + opts.startup_report_every;
+  internal::LogLine(
+      'W',
+      absl::StrCat("coordinator: waiting for worker ", task, " at ", address_,
+                   ", which has not answered yet: ", UnreachableReason(why), "; ",
+                   absl::FormatDuration(absl::Trunc(waited, absl::Seconds(1))),
+                   " of the startup deadline of ", absl::FormatDuration(opts.startup_deadline)));
+}
+
 void CoordinatorWorker::Process(std::shared_ptr<Closure> closure) {
   ClusterCoordinator& coord = *coordinator_;
+  const int64_t ps_generation = coord.ps_generation();
   absl::StatusOr<std::vector<Tensor>> result = closure->Execute(task_);
-  const Failure failure = ClassifyFailure(result.status(), coord.options_.ps_job);
+  Failure failure = ClassifyFailure(result.status(), coord.options_.ps_job);
+  if (failure.kind == FailureKind::kFunction && coord.ps_recovery_ != nullptr) {
+    // A ps task that restarted answers without its variables: recover it.
+    const int lost = LostPsStateTask(result.status(), coord.options_.ps_job);
+    if (lost >= 0) failure = Failure{FailureKind::kPs, lost};
+  }
   if (failure.kind == FailureKind::kFunction && origin_ == WorkerOrigin::kJoined) {
     coord.retried_.fetch_add(1, std::memory_order_relaxed);
     coord.queue_.PutBack(std::move(closure));
@@ -95,7 +128,7 @@ void CoordinatorWorker::Process(std::shared_ptr<Closure> closure) {
   }
   switch (failure.kind) {
     case FailureKind::kNone:
-      closure->output().SetReady(*std::move(result));
+      closure->output().SetReady(*std::move(result), ps_generation);
       coord.queue_.MarkFinished(*closure);
       coord.done_.fetch_add(1, std::memory_order_relaxed);
       closures_done_.fetch_add(1, std::memory_order_relaxed);
@@ -108,6 +141,18 @@ void CoordinatorWorker::Process(std::shared_ptr<Closure> closure) {
     case FailureKind::kPs:
     case FailureKind::kWorker:
       break;
+  }
+  if (failure.kind == FailureKind::kPs && coord.ps_recovery_ != nullptr) {
+    // The closure waits in the queue while this thread waits for the ps;
+    // a recovery that fails ends the job.
+    coord.retried_.fetch_add(1, std::memory_order_relaxed);
+    coord.queue_.PutBack(std::move(closure));
+    absl::StatusOr<PsProbe> found =
+        coord.RecoverPs(failure.ps_task, ps_generation, result.status());
+    // The chief reaches the ps with its state, this worker did not: the
+    // worker is cut off from it, and is the one that failed.
+    if (found.ok() && *found == PsProbe::kIntact) MarkDown(result.status());
+    return;
   }
   const bool ps_gone = failure.kind == FailureKind::kPs && coord.ReportPsFailure(failure.ps_task);
   if (ps_gone || closure->attempts() >= coord.options_.max_attempts) {
@@ -162,6 +207,17 @@ void CoordinatorWorker::MarkDown(const absl::Status& why) {
     down_ = Down{absl::Now(), why};
     last_error_ = why.ToString();
     last_error_micros_ = NowMicros();
+  }
+  ResetSession();
+}
+
+void CoordinatorWorker::Rebuild() {
+  rebuilding_.store(true, std::memory_order_release);
+  if (!up_.exchange(false, std::memory_order_acq_rel)) return;
+  for (const auto& resource : coordinator_->resources()) resource->values.Get(task_).SetAborted();
+  {
+    absl::MutexLock l(&mu_);
+    down_ = Down{absl::Now(), errors::Unavailable("rebuilding after a parameter server restore")};
   }
   ResetSession();
 }
@@ -252,7 +308,9 @@ absl::Status CoordinatorWorker::Recover() {
     }
     value.SetReady(*std::move(built));
   }
-  if (ever_up_) coordinator_->recoveries_.fetch_add(1, std::memory_order_relaxed);
+  if (ever_up_ && !rebuilding_.exchange(false, std::memory_order_acq_rel)) {
+    coordinator_->recoveries_.fetch_add(1, std::memory_order_relaxed);
+  }
   ever_up_ = true;
   return absl::OkStatus();
 }

@@ -75,6 +75,10 @@ class CoordinatorWorker {
   // Takes the worker out of service after `why` (a failure of the worker
   // itself); its thread recovers it. No-op while it is down already.
   void MarkDown(const absl::Status& why);
+  // Takes the worker out of service, not as a failure of its own: a ps task
+  // it used was restored, so its thread makes a fresh session and rebuilds
+  // the per-worker resources (not counted as a worker failure or recovery).
+  void Rebuild();
 
  private:
   void Loop();
@@ -87,6 +91,9 @@ class CoordinatorWorker {
   absl::StatusOr<std::shared_ptr<Session>> SessionWithFunctions();
   // Sleeps `d` or until Stop; false when stopping.
   bool SleepFor(absl::Duration d);
+  // The worker has never answered: past the startup deadline the job
+  // fails naming it; before, a line every startup_report_every says why.
+  void WaitingAtStartup(const absl::Status& why);
   // Takes a joined worker out of service for good after `why`.
   void Retire(const absl::Status& why);
   // Drops the session; the next call makes a new one.
@@ -101,6 +108,12 @@ class CoordinatorWorker {
   bool retired_ = false;
   // Whether the worker was ever up; only the thread touches it.
   bool ever_up_ = false;
+  const absl::Time started_;
+  // Only the thread touches these.
+  absl::Time next_startup_report_ = absl::InfinitePast();
+  bool startup_failed_ = false;
+  // Set by Rebuild: the next Recover is not a recovery from a failure.
+  std::atomic<bool> rebuilding_{false};
   absl::Notification stop_;
   std::thread thread_;
 

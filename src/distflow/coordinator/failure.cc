@@ -1,6 +1,7 @@
 #include "distflow/coordinator/failure.h"
 
 #include <cstdlib>
+#include <string>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -56,6 +57,36 @@ Failure ClassifyFailure(const absl::Status& status, absl::string_view ps_job) {
   }
   f.kind = FailureKind::kWorker;
   return f;
+}
+
+bool IsRetryableFailure(const absl::Status& status) { return IsRetryableCode(status.code()); }
+
+int LostPsStateTask(const absl::Status& status, absl::string_view ps_job) {
+  if (status.code() != absl::StatusCode::kFailedPrecondition &&
+      status.code() != absl::StatusCode::kNotFound) {
+    return -1;
+  }
+  const absl::string_view m = status.message();
+  if (m.find("uninitialized") == absl::string_view::npos &&
+      m.find("does not exist") == absl::string_view::npos) {
+    return -1;
+  }
+  return NamedTask(m, ps_job);
+}
+
+std::string UnreachableReason(const absl::Status& status) {
+  const absl::string_view m = status.message();
+  auto has = [m](absl::string_view what) { return m.find(what) != absl::string_view::npos; };
+  if (has("Connection refused")) {
+    return "connection refused (nothing listens there: a wrong port, or the task has not started)";
+  }
+  if (has("No route to host") || has("Network is unreachable")) return "no route to the host";
+  if (has("handshake") || has("SSL") || has("certificate")) return "TLS handshake failed";
+  if (status.code() == absl::StatusCode::kDeadlineExceeded || has("Deadline Exceeded") ||
+      has("timed out") || has("Timeout")) {
+    return "no answer (a wrong host, a firewall dropping packets, or a TLS mismatch)";
+  }
+  return std::string(m.substr(0, 300));
 }
 
 int TransientPsFailureThreshold() {

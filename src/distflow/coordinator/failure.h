@@ -30,6 +30,24 @@ struct Failure {
   int ps_task = -1;
 };
 
+// True iff `status` is one of the codes a failed, frozen or restarted task
+// gives (Unavailable, Aborted, DeadlineExceeded, Cancelled).
+bool IsRetryableFailure(const absl::Status& status);
+
+// The ps task that answered without its state — it restarted and its
+// variables are gone: a FailedPrecondition or NotFound naming a task of
+// `ps_job` about an uninitialized or missing variable or resource. -1 for
+// any other status. (Without parameter-server recovery such an error is the
+// function's own, as ClassifyFailure says.)
+int LostPsStateTask(const absl::Status& status, absl::string_view ps_job);
+
+// Why a task that was called did not answer, in a few words a user can act
+// on, read from the call's error: "connection refused (nothing listens
+// there: a wrong port, or the task has not started)", "no route to the
+// host", "no answer (a wrong host, a firewall dropping packets, or a TLS
+// mismatch)", "TLS handshake failed", or the error itself.
+std::string UnreachableReason(const absl::Status& status);
+
 // `ps_job` is the parameter servers' job name ("ps").
 Failure ClassifyFailure(const absl::Status& status, absl::string_view ps_job);
 

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "distflow/cc/training/device_setter.h"
+#include "distflow/training/device_setter.h"
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/cluster_spec.h"
 

@@ -45,11 +45,17 @@ absl::StatusOr<std::vector<Tensor>> RemoteValue::Fetch(absl::Duration timeout) c
   return shared_->values;
 }
 
-void RemoteValue::SetReady(std::vector<Tensor> values) {
+void RemoteValue::SetReady(std::vector<Tensor> values, int64_t ps_generation) {
   absl::MutexLock l(&shared_->mu);
   shared_->state = State::kReady;
   shared_->values = std::move(values);
   shared_->error = absl::OkStatus();
+  shared_->ps_generation = ps_generation;
+}
+
+int64_t RemoteValue::ps_generation() const {
+  absl::MutexLock l(&shared_->mu);
+  return shared_->ps_generation;
 }
 
 void RemoteValue::SetError(absl::Status error) {

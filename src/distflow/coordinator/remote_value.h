@@ -48,10 +48,14 @@ class RemoteValue {
   // state to theirs (a re-run closure overwrites an aborted value);
   // SetCancelled only takes kPending (a value already known stays known);
   // SetAborted only takes kReady.
-  void SetReady(std::vector<Tensor> values);
+  // `ps_generation`: the coordinator's ps generation (ps_recovery.h) when
+  // the run that made the values began; ps_generation() returns it.
+  void SetReady(std::vector<Tensor> values, int64_t ps_generation = 0);
   void SetError(absl::Status error);
   void SetCancelled();
   void SetAborted();
+
+  int64_t ps_generation() const;
 
   static const char* StateName(State s);
 
@@ -61,6 +65,7 @@ class RemoteValue {
     State state ABSL_GUARDED_BY(mu) = State::kPending;
     std::vector<Tensor> values ABSL_GUARDED_BY(mu);
     absl::Status error ABSL_GUARDED_BY(mu);
+    int64_t ps_generation ABSL_GUARDED_BY(mu) = 0;
   };
   std::shared_ptr<Shared> shared_;
 };

@@ -1,4 +1,0 @@
-// Forwarding header: the training layer moved to distflow/training/. Kept
-// while code outside this tree still includes the old path; include
-// distflow/training/momentum.h instead.
-#include "distflow/training/momentum.h"
