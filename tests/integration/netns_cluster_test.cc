@@ -308,7 +308,9 @@ TEST_F(NetnsClusterTest, WrongWorkerAddressFailsAtTheStartupDeadline) {
   for (const Case& c : {Case{NetnsHosts::Address(kWorker1) + ":2223", "connection refused", true},
                         Case{"192.0.2.200:2222", "no route to the host", false}}) {
     const std::string cluster = "ps=" + Entry(kPs) + ";worker=" + Entry(kWorker0) + "," + c.entry;
-    Outcome o = RunChief({"--cluster", cluster, "--startup-deadline", "8"});
+    // Epochs enough to outlast the deadline: two take about 7 s on a
+    // quiet machine, and a job that ends first has nothing to fail.
+    Outcome o = RunChief({"--cluster", cluster, "--startup-deadline", "8", "--epochs", "50"});
     EXPECT_EQ(o.exit_code, 1) << o.err;
     if (c.waiting_line) {
       EXPECT_THAT(o.err,

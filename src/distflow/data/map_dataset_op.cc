@@ -24,6 +24,8 @@ namespace distflow {
 namespace {
 
 constexpr int64_t kAutotune = -1;
+// How often a GetNext waiting for a map call looks at its step's cancellation.
+constexpr absl::Duration kCancellationPoll = absl::Milliseconds(5);
 
 // The function and what it captured, shared by a dataset and its iterators.
 struct MapFunction {
@@ -33,12 +35,13 @@ struct MapFunction {
   std::vector<Tensor> captured;
   DataTypeVector output_dtypes;
 
-  // Starts f(element..., captured...) and calls `done` with its results.
-  void Call(IteratorContext* ctx, std::vector<Tensor> element, std::vector<Tensor>* out,
-            std::function<void(absl::Status)> done) const {
+  // Starts f(element..., captured...) and calls `done` with its results;
+  // `cancellation` (which must outlive the call) cancels it.
+  void Call(CancellationManager* cancellation, std::vector<Tensor> element,
+            std::vector<Tensor>* out, std::function<void(absl::Status)> done) const {
     for (const Tensor& t : captured) element.push_back(t);
     FunctionLibraryRuntime::CallOptions options;
-    options.cancellation_manager = ctx->cancellation_manager;
+    options.cancellation_manager = cancellation;
     runtime->Run(
         options, handle, std::move(element), out,
         [this, out, done = std::move(done)](const absl::Status& s) { done(Check(s, *out)); });
@@ -82,15 +85,20 @@ class MapDataset final : public DatasetBase {
  private:
   std::string OpName() const override { return op_; }
 
-  // Keeps up to `parallelism` calls in flight, in input order.
+  // Keeps up to `parallelism` calls in flight, in input order. A call may
+  // outlive the step whose GetNext started it (its result is taken by a
+  // later step), so calls are cancelled by the iterator's own manager, never
+  // by a step's; a step cancelled while it waits for a result returns
+  // Cancelled and leaves the call in flight for the next GetNext.
   class Iterator final : public IteratorBase {
    public:
     Iterator(std::shared_ptr<const MapFunction> fn, std::unique_ptr<IteratorBase> input,
              int64_t parallelism)
         : fn_(std::move(fn)), input_(std::move(input)), parallelism_(parallelism) {}
 
-    // In-flight calls write into their slots; wait for them.
+    // In-flight calls write into their slots: cancel them and wait.
     ~Iterator() override {
+      calls_cancellation_.StartCancel();
       for (const std::shared_ptr<Slot>& slot : in_flight_) slot->done.WaitForNotification();
     }
 
@@ -107,17 +115,25 @@ class MapDataset final : public DatasetBase {
         auto slot = std::make_shared<Slot>();
         in_flight_.push_back(slot);
         // The callback keeps the slot and the function alive.
-        fn_->Call(ctx, std::move(element), &slot->result, [slot, fn = fn_](absl::Status s) {
-          slot->status = std::move(s);
-          slot->done.Notify();
-        });
+        fn_->Call(&calls_cancellation_, std::move(element), &slot->result,
+                  [slot, fn = fn_](absl::Status s) {
+                    slot->status = std::move(s);
+                    slot->done.Notify();
+                  });
       }
       out->clear();
       *end_of_sequence = in_flight_.empty();
       if (*end_of_sequence) return absl::OkStatus();
+      const std::shared_ptr<Slot>& waiting = in_flight_.front();
+      CancellationManager* step = ctx->cancellation_manager;
+      while (!waiting->done.WaitForNotificationWithTimeout(kCancellationPoll)) {
+        if (step != nullptr && step->IsCancelled()) {
+          return errors::Cancelled("the step was cancelled while waiting for map function '",
+                                   fn_->name, "'");
+        }
+      }
       std::shared_ptr<Slot> front = std::move(in_flight_.front());
       in_flight_.pop_front();
-      front->done.WaitForNotification();
       DF_RETURN_IF_ERROR(front->status);
       *out = std::move(front->result);
       return absl::OkStatus();
@@ -134,6 +150,7 @@ class MapDataset final : public DatasetBase {
     std::unique_ptr<IteratorBase> input_;  // null once exhausted
     const int64_t parallelism_;
     std::deque<std::shared_ptr<Slot>> in_flight_;
+    CancellationManager calls_cancellation_;
   };
 
   const std::string op_;
