@@ -539,9 +539,9 @@ TEST_F(TrainTest, ExportedSavedModelServesTheTrainedModel) {
 
 TEST_F(TrainTest, ClusterTrainingExportsTheWeightsOfThePsTasks) {
   const std::string base = (dir_ / "cluster_models").string();
-  Outcome o = RunTrain({"--ps", "1", "--workers", "2", "--epochs", "1", "--train-limit", "1280",
-                        "--test-limit", "500", "--export-saved-model", base + "/1", "--output",
-                        "json"});
+  Outcome o =
+      RunTrain({"--ps", "1", "--workers", "2", "--epochs", "1", "--train-limit", "1280",
+                "--test-limit", "500", "--export-saved-model", base + "/1", "--output", "json"});
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const nlohmann::json j = LastJson(o.out);
   EXPECT_EQ(j["saved_model"], base + "/1");
@@ -777,9 +777,15 @@ TEST_F(TrainTest, ChaosKillsAndCutsOffTasksAndTheJobSurvives) {
   EXPECT_THAT(o.err, HasSubstr("chaos: killed /job:worker/replica:0/task:"));
   EXPECT_THAT(o.err, HasSubstr("chaos: cut off /job:worker/replica:0/task:"));
   EXPECT_GE(j["ps_recoveries"].get<int>(), 1);
-  // Every lost step is done again: the global step ends where it should.
+  // Every lost step is done again: the global step ends at least where it
+  // should. A worker cut off (stopped) in the middle of a step can finish
+  // that step's update on the restored ps after it resumes, and the result
+  // of that closure is dropped and the closure run again: an update applied
+  // twice, as in TensorFlow's asynchronous training. (The ps-only test,
+  // NetnsClusterTest.PsKilledTwiceIsRestoredFromItsCheckpoints, ends exact.)
   EXPECT_GE(j["worker_failures"].get<int>(), 1);
-  EXPECT_EQ(j["steps"].get<int>(), 2 * 938);
+  EXPECT_GE(j["steps"].get<int>(), 2 * 938);
+  EXPECT_LE(j["steps"].get<int>(), 2 * 938 + 4);
   EXPECT_GE(j["test_accuracy"].get<double>(), 0.85);
 }
 

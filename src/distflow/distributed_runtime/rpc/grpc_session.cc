@@ -43,15 +43,16 @@ bool AcceptsConnections(const std::string& address) {
   return true;
 }
 
-absl::Status MasterError(const std::string& address, const grpc::Status& s) {
+absl::Status MasterError(const std::string& address, const grpc::Status& s, bool ever_reached) {
   absl::Status status = FromGrpcStatus(s);
   if (status.code() != absl::StatusCode::kUnavailable || IsServerStatus(s)) return status;
   // A refused handshake looks like a peer that is down: when something
   // accepts connections there all the same, say which side of TLS this
   // client is on, so a mismatch is easy to spot. A server that went away
-  // accepts nothing and gets no hint.
+  // accepts nothing and gets no hint, nor does one this session reached
+  // before (its TLS matched).
   std::string hint;
-  if (AcceptsConnections(address)) {
+  if (!ever_reached && AcceptsConnections(address)) {
     absl::StatusOr<TlsConfig> tls = ProcessTls();
     hint = tls.ok() && tls->enabled()
                ? " (this client speaks TLS: a server without TLS, or one whose CA did not sign "
@@ -122,12 +123,19 @@ absl::Status GrpcSession::Create(const GraphDef& graph) {
   DF_RETURN_IF_ERROR(WithRetries([&] {
     grpc::ClientContext ctx;
     SetDeadline(&ctx, ControlTimeoutMs(60000));
-    return MasterError(address_, stub_->CreateSession(&ctx, req, &resp));
+    return Check(stub_->CreateSession(&ctx, req, &resp));
   }));
   absl::MutexLock lock(&mu_);
   handle_ = resp.session_handle();
   graph_version_ = resp.graph_version();
   return absl::OkStatus();
+}
+
+absl::Status GrpcSession::Check(const grpc::Status& s) {
+  // A status from the server itself (not the transport) also proves the
+  // connection worked.
+  if (s.ok() || IsServerStatus(s)) reached_.store(true, std::memory_order_relaxed);
+  return MasterError(address_, s, reached_.load(std::memory_order_relaxed));
 }
 
 absl::Status GrpcSession::EnsureCreated() {
@@ -156,7 +164,7 @@ absl::Status GrpcSession::Extend(const GraphDef& graph) {
   ExtendSessionResponse resp;
   grpc::ClientContext ctx;
   SetDeadline(&ctx, ControlTimeoutMs(60000));
-  DF_RETURN_IF_ERROR(MasterError(address_, stub_->ExtendSession(&ctx, req, &resp)));
+  DF_RETURN_IF_ERROR(Check(stub_->ExtendSession(&ctx, req, &resp)));
   absl::MutexLock lock(&mu_);
   graph_version_ = resp.new_graph_version();
   return absl::OkStatus();
@@ -184,7 +192,7 @@ absl::Status GrpcSession::Run(const RunOptions& run_options,
   RunStepResponse resp;
   grpc::ClientContext ctx;
   SetDeadline(&ctx, timeout);
-  DF_RETURN_IF_ERROR(MasterError(address_, stub_->RunStep(&ctx, req, &resp)));
+  DF_RETURN_IF_ERROR(Check(stub_->RunStep(&ctx, req, &resp)));
   if (resp.tensor_size() != static_cast<int>(output_tensor_names.size())) {
     return errors::Internal("master returned ", resp.tensor_size(), " tensors for ",
                             output_tensor_names.size(), " fetches");
@@ -216,7 +224,7 @@ absl::Status GrpcSession::ListDevices(std::vector<DeviceAttributes>* response) {
   DF_RETURN_IF_ERROR(WithRetries([&] {
     grpc::ClientContext ctx;
     SetDeadline(&ctx, ControlTimeoutMs(10000));
-    return MasterError(address_, stub_->ListDevices(&ctx, req, &resp));
+    return Check(stub_->ListDevices(&ctx, req, &resp));
   }));
   response->clear();
   for (const auto& d : resp.local_device()) response->push_back(d);
@@ -239,7 +247,7 @@ absl::Status GrpcSession::Close() {
   return WithRetries([&] {
     grpc::ClientContext ctx;
     SetDeadline(&ctx, ControlTimeoutMs(10000));
-    return MasterError(address_, stub_->CloseSession(&ctx, req, &resp));
+    return Check(stub_->CloseSession(&ctx, req, &resp));
   });
 }
 
@@ -252,7 +260,7 @@ absl::Status GrpcSession::MakeCallable(const CallableOptions& options, CallableH
   MakeCallableResponse resp;
   grpc::ClientContext ctx;
   SetDeadline(&ctx, ControlTimeoutMs(60000));
-  DF_RETURN_IF_ERROR(MasterError(address_, stub_->MakeCallable(&ctx, req, &resp)));
+  DF_RETURN_IF_ERROR(Check(stub_->MakeCallable(&ctx, req, &resp)));
   *handle = resp.handle();
   return absl::OkStatus();
 }
@@ -267,7 +275,7 @@ absl::Status GrpcSession::RunCallable(CallableHandle handle, const std::vector<T
   RunCallableResponse resp;
   grpc::ClientContext ctx;
   SetDeadline(&ctx, options_.config.operation_timeout_in_ms());
-  DF_RETURN_IF_ERROR(MasterError(address_, stub_->RunCallable(&ctx, req, &resp)));
+  DF_RETURN_IF_ERROR(Check(stub_->RunCallable(&ctx, req, &resp)));
   outputs->clear();
   for (const TensorProto& p : resp.fetch()) {
     Tensor value;
@@ -287,7 +295,7 @@ absl::Status GrpcSession::ReleaseCallable(CallableHandle handle) {
   return WithRetries([&] {
     grpc::ClientContext ctx;
     SetDeadline(&ctx, ControlTimeoutMs(10000));
-    return MasterError(address_, stub_->ReleaseCallable(&ctx, req, &resp));
+    return Check(stub_->ReleaseCallable(&ctx, req, &resp));
   });
 }
 
@@ -304,7 +312,7 @@ absl::Status GrpcSession::PRunSetup(const std::vector<std::string>& input_names,
   PartialRunSetupResponse resp;
   grpc::ClientContext ctx;
   SetDeadline(&ctx, ControlTimeoutMs(60000));
-  DF_RETURN_IF_ERROR(MasterError(address_, stub_->PartialRunSetup(&ctx, req, &resp)));
+  DF_RETURN_IF_ERROR(Check(stub_->PartialRunSetup(&ctx, req, &resp)));
   *handle = resp.partial_run_handle();
   return absl::OkStatus();
 }
@@ -328,7 +336,7 @@ absl::Status GrpcSession::PRun(const std::string& handle,
   RunStepResponse resp;
   grpc::ClientContext ctx;
   SetDeadline(&ctx, timeout);
-  DF_RETURN_IF_ERROR(MasterError(address_, stub_->RunStep(&ctx, req, &resp)));
+  DF_RETURN_IF_ERROR(Check(stub_->RunStep(&ctx, req, &resp)));
   outputs->clear();
   for (const NamedTensorProto& t : resp.tensor()) {
     Tensor value;

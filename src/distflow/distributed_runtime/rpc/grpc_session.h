@@ -7,6 +7,7 @@
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_SESSION_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_SESSION_H_
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -58,10 +59,16 @@ class GrpcSession : public Session {
   int64_t ControlTimeoutMs(int64_t fallback_ms) const;
   // Creates the remote session with an empty graph when none exists yet.
   absl::Status EnsureCreated();
+  // The status of a call to the master. An unreachable master gets a TLS
+  // hint only while no call of this session has ever reached it: once one
+  // has, TLS is known to match, and a later failure is the master going away
+  // (even if a restarted one listens at the address again).
+  absl::Status Check(const grpc::Status& s);
 
   const SessionOptions options_;
   const std::string address_;
   std::unique_ptr<MasterService::Stub> stub_;
+  std::atomic<bool> reached_{false};
   absl::Mutex mu_;
   std::string handle_ ABSL_GUARDED_BY(mu_);
   int64_t graph_version_ ABSL_GUARDED_BY(mu_) = 0;
