@@ -33,12 +33,6 @@ bool FileExists(const std::string& path) {
   return std::filesystem::exists(path, ec);
 }
 
-// Whether `dir` holds a SavedModel's own protocol buffer (not a bundle).
-bool IsSavedModelPb(const std::string& dir) {
-  return FileExists(absl::StrCat(dir, "/saved_model.pb")) ||
-         FileExists(absl::StrCat(dir, "/saved_model.pbtxt"));
-}
-
 // A tensor name's node ("init:0" -> "init"; "^init" -> "init").
 std::string NodeOf(std::string name) {
   if (!name.empty() && name[0] == '^') name.erase(0, 1);
@@ -98,7 +92,7 @@ absl::Status LoadSavedModelFrom(const SessionOptions& session_options,
   auto assets = AssetFeeds(m, export_dir);
   DF_RETURN_IF_ERROR(errors::Annotate(assets.status(), annotate("assets")));
   std::vector<Tensor> unused;
-  const bool bundle_dir = !IsSavedModelPb(export_dir) && IsSessionBundleDir(export_dir);
+  const bool bundle_dir = !HasSavedModelProto(export_dir) && IsSessionBundleDir(export_dir);
   std::string variables = absl::StrCat(export_dir, "/variables/variables");
   if (bundle_dir) {
     auto prefix = SessionBundleCheckpoint(export_dir);

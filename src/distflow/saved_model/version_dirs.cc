@@ -27,9 +27,13 @@ int64_t VersionOf(const std::string& name) {
 
 }  // namespace
 
-bool IsSavedModelDir(const std::string& dir) {
+bool HasSavedModelProto(const std::string& dir) {
   return IsRegularFile(std::filesystem::path(dir) / "saved_model.pb") ||
-         IsRegularFile(std::filesystem::path(dir) / "saved_model.pbtxt") || IsSessionBundleDir(dir);
+         IsRegularFile(std::filesystem::path(dir) / "saved_model.pbtxt");
+}
+
+bool IsSavedModelDir(const std::string& dir) {
+  return HasSavedModelProto(dir) || IsSessionBundleDir(dir);
 }
 
 absl::StatusOr<std::vector<SavedModelVersion>> ListSavedModelVersions(const std::string& base) {

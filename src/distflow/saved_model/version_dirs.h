@@ -13,6 +13,9 @@
 
 namespace distflow {
 
+// True iff `dir` holds a saved_model.pb or saved_model.pbtxt.
+bool HasSavedModelProto(const std::string& dir);
+
 // True iff `dir` holds a saved_model.pb or saved_model.pbtxt, or is a
 // session bundle (export.meta; session_bundle.h), which loads as one.
 bool IsSavedModelDir(const std::string& dir);
