@@ -128,15 +128,17 @@ void CoordinatorWorker::Process(std::shared_ptr<Closure> closure) {
   }
   switch (failure.kind) {
     case FailureKind::kNone:
-      closure->output().SetReady(*std::move(result), ps_generation);
-      coord.queue_.MarkFinished(*closure);
+      // Counted before the closure is marked done: whoever Joins and then
+      // reads the counters must find it there.
       coord.done_.fetch_add(1, std::memory_order_relaxed);
       closures_done_.fetch_add(1, std::memory_order_relaxed);
+      closure->output().SetReady(*std::move(result), ps_generation);
+      coord.queue_.MarkFinished(*closure);
       return;
     case FailureKind::kFunction:
+      coord.failed_.fetch_add(1, std::memory_order_relaxed);
       closure->output().SetError(result.status());
       coord.queue_.MarkFailed(*closure, result.status());
-      coord.failed_.fetch_add(1, std::memory_order_relaxed);
       return;
     case FailureKind::kPs:
     case FailureKind::kWorker:
