@@ -13,7 +13,8 @@
 
 namespace distflow {
 
-inline constexpr char kStatusPageStyle[] = R"css(  body { font: 14px/1.4 system-ui, sans-serif; margin: 0; background: #f6f7f9; color: #1d232b; }
+inline constexpr char kStatusPageStyle[] =
+    R"css(  body { font: 14px/1.4 system-ui, sans-serif; margin: 0; background: #f6f7f9; color: #1d232b; }
   header { background: #1d232b; color: #fff; padding: 10px 16px; }
   header h1 { font-size: 18px; margin: 0; }
   header .sub { color: #b8c0cc; }
@@ -40,6 +41,7 @@ function rows(id, pairs) {
   }
 }
 function fmt(x, d) { return x === null || x === undefined || x < 0 ? "–" : Number(x).toFixed(d); }
+function mib(b) { return b === null || b === undefined || b < 0 ? "–" : (b / 1048576).toFixed(1) + " MiB"; }
 function secs(s) {
   if (s === null || s === undefined || s < 0) return "–";
   const m = Math.floor(s / 60);
@@ -49,7 +51,8 @@ function secs(s) {
 
 // `page` with $STYLE$ and $HELPERS$ replaced by the shared parts.
 inline std::string StatusPageHtml(const char* page) {
-  return absl::StrReplaceAll(page, {{"$STYLE$", kStatusPageStyle}, {"$HELPERS$", kStatusPageHelpers}});
+  return absl::StrReplaceAll(page,
+                             {{"$STYLE$", kStatusPageStyle}, {"$HELPERS$", kStatusPageHelpers}});
 }
 
 }  // namespace distflow

@@ -7,7 +7,8 @@ was seen (then interrupts the job, which must end as Ctrl-C ends it) or the
 job ends:
 a killed worker must be shown down and then up again, the done-closure count
 must only grow and never run ahead of /api/status, the chart must be drawn
-with points, and the browser must log no error. A screenshot taken while a
+with points, the ps row must show the variables it holds and its bytes/s,
+and the browser must log no error. A screenshot taken while a
 worker is down is written to --screenshot. Prints "N passed, N failed".
 
 Usage: status_page_browser_test.py --distflow BIN --screenshot PNG
@@ -79,6 +80,7 @@ def main():
           const cells = t => [...document.querySelectorAll(t + ' tr')].map(
               r => [...r.cells].map(c => c.textContent));
           return {workers: cells('#worker_list'), closures: cells('#closures'),
+                  ps: cells('#ps_list'),
                   points: document.getElementById('chart').dataset.points || '0'};"""
         seen = {}  # worker label -> states seen, in order
         done_counts = []
@@ -86,6 +88,7 @@ def main():
         errors = []
         shot = False
         chart_points = 0
+        ps_shown = ""  # the ps row once it shows what the ps holds and moves
 
         def down_then_up():
             return any("down" in v and "up" in v[v.index("down"):] for v in seen.values())
@@ -101,6 +104,9 @@ def main():
                 if s == "down" and not shot:
                     driver.save_screenshot(args.screenshot)
                     shot = True
+            for _, state in page["ps"]:
+                if re.search(r"\d+ variables, [\d.]+ MiB · [\d.]+ MiB/s", state):
+                    ps_shown = state
             closures = dict(page["closures"])
             if closures.get("done", "").isdigit():
                 page_done = int(closures["done"])
@@ -119,7 +125,7 @@ def main():
             if train.poll() is not None:
                 logged = [e for e in logged if "ERR_CONNECTION_REFUSED" not in e.get("message", "")]
             errors += logged
-            if down_then_up() and chart_points > 0 and len(done_counts) > 20:
+            if down_then_up() and chart_points > 0 and len(done_counts) > 20 and ps_shown:
                 break
 
         check(len(seen) == 2, f"the page lists both workers: {sorted(seen)}")
@@ -129,6 +135,7 @@ def main():
               f"done closures only grow on the page ({len(done_counts)} readings, "
               f"{done_counts[:1]} .. {done_counts[-1:]})")
         check(not ahead, f"the page never shows more done closures than /api/status: {ahead[:3]}")
+        check(bool(ps_shown), f"the ps row shows its variables and bytes/s: {ps_shown!r}")
         check(chart_points > 0, f"the chart is drawn with points ({chart_points})")
         check(not errors, f"no errors in the browser console: {errors[:3]}")
     finally:

@@ -336,6 +336,34 @@ TEST_F(TrainTest, StatusPortServesThePageJsonAndMetricsWhileTraining) {
   EXPECT_EQ(s["ps"][0]["task"], 0);
   EXPECT_EQ(s["ps"][0]["state"], "up");
   EXPECT_THAT(page, HasSubstr("id=\"ps_list\""));
+  // The ps answers the chief's status poll with what it holds and moves:
+  // the model's variables (a 784-wide first layer at least) and tensor
+  // bytes that grow while workers fetch and update them; each worker's
+  // closures/s is measured once a second.
+  int64_t variables = -1, variable_bytes = -1, moved = -1;
+  double ps_rate = -1, worker_rate = -1;
+  for (const nlohmann::json& st : statuses) {
+    for (const auto& w : st["workers"]["list"]) {
+      worker_rate = std::max(worker_rate, w.value("closures_per_second", -1.0));
+    }
+    if (st["ps"].empty()) continue;  // before the coordinator started
+    const nlohmann::json& ps = st["ps"][0];
+    if (ps.value("variables", int64_t{-1}) < 0) continue;
+    variables = std::max(variables, ps["variables"].get<int64_t>());
+    variable_bytes = std::max(variable_bytes, ps["variable_bytes"].get<int64_t>());
+    const int64_t now =
+        ps["tensor_bytes_sent"].get<int64_t>() + ps["tensor_bytes_received"].get<int64_t>();
+    EXPECT_GE(now, moved) << "the ps's tensor bytes fell";
+    moved = now;
+    ps_rate = std::max(ps_rate, ps["bytes_per_second"].get<double>());
+  }
+  EXPECT_GE(variables, 4);
+  EXPECT_GE(variable_bytes, 784 * 4 * 10);
+  EXPECT_GT(moved, 0);
+  EXPECT_GT(ps_rate, 0);
+  EXPECT_GT(worker_rate, 0);
+  EXPECT_GE(final_metrics.at("distflow_ps_variables{task=\"0\"}"), 4);
+  EXPECT_GT(final_metrics.at("distflow_ps_tensor_bytes_total{task=\"0\",direction=\"sent\"}"), 0);
   EXPECT_FALSE(s["history"].empty());
   // No --checkpoint-dir: none written, and the page says so.
   EXPECT_EQ(s["checkpoint"]["count"], 0);
@@ -614,7 +642,9 @@ TEST_F(TrainTest, ClosuresRunSeveralStepsEach) {
   const auto scalars = ReadScalars((dir_ / "tb").string());
   ASSERT_FALSE(scalars.empty());
   for (const auto& [step, tags] : scalars) {
-    if (tags.count("loss")) EXPECT_EQ(tags.at("workers_up"), 2.0f) << step;
+    if (tags.count("loss")) {
+      EXPECT_EQ(tags.at("workers_up"), 2.0f) << step;
+    }
   }
   ASSERT_TRUE(scalars.count(40));
   EXPECT_NEAR(scalars.at(40).at("test_accuracy"), j["test_accuracy"].get<double>(), 1e-6);

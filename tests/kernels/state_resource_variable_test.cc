@@ -2,9 +2,11 @@
 // variable kernels: create/assign/read across steps, the errors users see
 // (uninitialized read, wrong dtype, wrong shape), copy-on-write snapshots,
 // gather and scatter-add.
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "distflow/kernels/var.h"
 #include "state_test_util.h"
 
 namespace distflow {
@@ -66,6 +68,32 @@ TEST(ResourceMgrTest, CreateLookupDeleteCleanup) {
   EXPECT_FALSE(rm.Lookup<Counter>("other", "d").ok());
   EXPECT_TRUE(rm.Cleanup("never_there").ok());
   EXPECT_THAT(rm.DebugString(), ::testing::HasSubstr("localhost/c"));
+}
+
+TEST(ResourceMgrTest, ListsEveryResourceAndAVariablesBytes) {
+  ResourceMgr rm;
+  ASSERT_TRUE(rm.Create<Counter>("", "c", new Counter(1)).ok());
+  Var* v = new Var(DT_FLOAT);
+  ASSERT_TRUE(rm.Create<Var>("box", "w", v).ok());
+  EXPECT_EQ(v->MemoryUsed(), 0);  // uninitialized
+  {
+    absl::MutexLock l(v->mu());
+    *v->tensor() = Tensor(DT_FLOAT, TensorShape({3, 5}));
+  }
+  std::vector<ResourceMgr::Listed> listed = rm.List();
+  ASSERT_EQ(listed.size(), 2u);
+  std::sort(listed.begin(), listed.end(),
+            [](const auto& a, const auto& b) { return a.container < b.container; });
+  EXPECT_EQ(listed[0].container, "box");
+  EXPECT_EQ(listed[0].name, "w");
+  EXPECT_EQ(listed[0].resource->MemoryUsed(), 3 * 5 * 4);
+  EXPECT_EQ(listed[1].container, "localhost");
+  EXPECT_EQ(listed[1].name, "c");
+  EXPECT_EQ(listed[1].resource->MemoryUsed(), 0);  // a type that does not say
+  // A listed resource outlives its deletion from the manager.
+  ASSERT_TRUE(rm.Delete<Var>("box", "w").ok());
+  EXPECT_EQ(listed[0].resource->MemoryUsed(), 60);
+  EXPECT_EQ(rm.List().size(), 1u);
 }
 
 TEST(ResourceHandleTest, ProtoRoundTripAndTensor) {

@@ -36,8 +36,7 @@ $STYLE$  #rpcs td:first-child { font-family: ui-monospace, monospace; }
 </main>
 <script>
 "use strict";
-$HELPERS$function mib(b) { return b === null || b === undefined || b < 0 ? "–" : (b / 1048576).toFixed(1) + " MiB"; }
-async function poll() {
+$HELPERS$async function poll() {
   try {
     const res = await fetch("/api/status" + query, {cache: "no-store"});
     if (!res.ok) throw new Error("status " + res.status + ": " + (await res.text()));

@@ -82,6 +82,16 @@ void TrainStatus::SetCoordinator(ClusterCoordinator* coordinator) {
     last_ps_ = coordinator_->ps_states();
   }
   coordinator_ = coordinator;
+  if (coordinator != nullptr && ps_poller_ == nullptr && server_ != nullptr) {
+    std::vector<PsLoadPoller::Task> tasks;
+    for (const CoordinatorPsState& p : coordinator->ps_states()) {
+      tasks.push_back({p.task, p.address});
+    }
+    if (!tasks.empty()) {
+      ps_poller_ =
+          std::make_unique<PsLoadPoller>(coordinator->ps_job(), std::move(tasks), absl::Seconds(1));
+    }
+  }
   LogLocked(coordinator != nullptr ? "coordinator started" : "coordinator stopped");
 }
 
@@ -132,11 +142,21 @@ nlohmann::ordered_json TrainStatus::Json() const {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   if (coordinator_ != nullptr) {
     const int64_t now = NowMicros();
+    const double seconds = Elapsed();
     for (const CoordinatorWorkerState& w : coordinator_->worker_states()) {
+      RateSample& rate = worker_rates_[w.task];
+      if (seconds - rate.seconds >= 1) {
+        if (rate.seconds > 0 && w.closures_done >= rate.done) {
+          rate.per_second = (w.closures_done - rate.done) / (seconds - rate.seconds);
+        }
+        rate.seconds = seconds;
+        rate.done = w.closures_done;
+      }
       list.push_back({{"task", w.task},
                       {"address", w.address},
                       {"state", w.up ? "up" : "down"},
                       {"closures_done", w.closures_done},
+                      {"closures_per_second", rate.per_second},
                       {"failures", w.failures},
                       {"last_error", w.last_error},
                       {"last_error_seconds_ago",
@@ -145,12 +165,29 @@ nlohmann::ordered_json TrainStatus::Json() const {
   }
   nlohmann::ordered_json ps_list = nlohmann::ordered_json::array();
   {
+    std::map<int, PsLoad> loads;
+    if (ps_poller_ != nullptr) {
+      for (PsLoad& load : ps_poller_->loads()) loads[load.task] = std::move(load);
+    }
     for (const CoordinatorPsState& p :
          coordinator_ != nullptr ? coordinator_->ps_states() : last_ps_) {
+      const auto load = loads.find(p.task);
+      const bool polled = load != loads.end() && load->second.polled;
+      const bool answered = polled && load->second.ever_answered;
+      const bool unavailable = polled && !load->second.answered;
+      const char* state = p.lost ? "lost" : (unavailable ? "unavailable" : "up");
       ps_list.push_back({{"task", p.task},
                          {"address", p.address},
-                         {"state", p.lost ? "lost" : "up"},
-                         {"failures", p.failures}});
+                         {"state", state},
+                         {"failures", p.failures},
+                         // -1 until the task first answers its status call;
+                         // then its last answer's.
+                         {"variables", answered ? load->second.variables : -1},
+                         {"variable_bytes", answered ? load->second.variable_bytes : -1},
+                         {"tensor_bytes_sent", answered ? load->second.bytes_sent : -1},
+                         {"tensor_bytes_received", answered ? load->second.bytes_received : -1},
+                         {"bytes_per_second", answered ? load->second.bytes_per_second : -1.0},
+                         {"error", polled ? load->second.error : ""}});
     }
   }
   const double elapsed = Elapsed();
@@ -210,6 +247,7 @@ std::string TrainStatus::Metrics() const {
   int total_workers = 0;
   int64_t step = 0, checkpoints = 0, checkpoint_step = -1;
   double loss = 0, eps = 0;
+  std::vector<PsLoad> loads;
   {
     absl::MutexLock l(&mu_);
     std::tie(c, total_workers) = CountersLocked();
@@ -218,6 +256,7 @@ std::string TrainStatus::Metrics() const {
     checkpoint_step = checkpoint_step_;
     loss = loss_;
     eps = examples_per_second_;
+    if (ps_poller_ != nullptr) loads = ps_poller_->loads();
   }
   t.Family("distflow_closures_total", "counter",
            "Closures the coordinator was given (scheduled) and what became of them.");
@@ -237,6 +276,25 @@ std::string TrainStatus::Metrics() const {
   t.Sample("distflow_worker_failures_total", {}, static_cast<double>(c.worker_failures));
   t.Family("distflow_worker_recoveries_total", "counter", "Lost workers back at work.");
   t.Sample("distflow_worker_recoveries_total", {}, static_cast<double>(c.recoveries));
+  // Each ps task's last answer to the status poll; none before its first.
+  t.Family("distflow_ps_up", "gauge", "1 when the ps task answered its last status call.");
+  for (const PsLoad& p : loads) {
+    if (p.polled) t.Sample("distflow_ps_up", {{"task", absl::StrCat(p.task)}}, p.answered);
+  }
+  t.Family("distflow_ps_variables", "gauge", "Resource variables a ps task holds.");
+  t.Family("distflow_ps_variable_bytes", "gauge", "Bytes of the variables a ps task holds.");
+  t.Family("distflow_ps_tensor_bytes_total", "counter",
+           "Tensor bytes a ps task sent and received since it started.");
+  for (const PsLoad& p : loads) {
+    if (!p.ever_answered) continue;
+    const std::string task = absl::StrCat(p.task);
+    t.Sample("distflow_ps_variables", {{"task", task}}, static_cast<double>(p.variables));
+    t.Sample("distflow_ps_variable_bytes", {{"task", task}}, static_cast<double>(p.variable_bytes));
+    t.Sample("distflow_ps_tensor_bytes_total", {{"task", task}, {"direction", "sent"}},
+             static_cast<double>(p.bytes_sent));
+    t.Sample("distflow_ps_tensor_bytes_total", {{"task", task}, {"direction", "received"}},
+             static_cast<double>(p.bytes_received));
+  }
   t.Family("distflow_checkpoints_total", "counter", "Checkpoints written by this run.");
   t.Sample("distflow_checkpoints_total", {}, static_cast<double>(checkpoints));
   t.Family("distflow_checkpoint_step", "gauge",

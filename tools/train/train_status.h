@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -22,6 +23,7 @@
 #include "distflow/monitoring/status_server.h"
 #include "fashion_mnist/cluster_trainer.h"
 #include "nlohmann/json.hpp"
+#include "train/ps_load_poller.h"
 
 namespace distflow {
 
@@ -35,6 +37,8 @@ class TrainStatus {
   absl::Status Serve(const StatusServerOptions& options);
   int port() const { return server_ == nullptr ? 0 : server_->port(); }
 
+  // The first coordinator also starts polling its ps tasks' load (variables
+  // held, bytes/s) once a second while the server runs.
   void SetCoordinator(ClusterCoordinator* coordinator);
   void ReportProgress(const fashion_mnist::TrainProgress& p, int batch_size);
   void ReportEvaluation(int64_t epoch, int64_t step, double test_accuracy);
@@ -48,6 +52,12 @@ class TrainStatus {
   struct Point {
     int64_t step;
     double loss, accuracy;
+  };
+  // A worker's closures done at a time, for its closures/s.
+  struct RateSample {
+    double seconds = 0;  // since the start
+    int64_t done = 0;
+    double per_second = -1;
   };
   struct LogLine {
     double seconds;  // since the start
@@ -85,7 +95,11 @@ class TrainStatus {
   std::vector<CoordinatorPsState> last_ps_ ABSL_GUARDED_BY(mu_);
   std::deque<Point> history_ ABSL_GUARDED_BY(mu_);
   std::deque<LogLine> log_ ABSL_GUARDED_BY(mu_);
+  // By worker task; updated by Json at most once a second.
+  mutable std::map<int, RateSample> worker_rates_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<PsLoadPoller> ps_poller_ ABSL_GUARDED_BY(mu_);
 
+  // First to go: no request reads the members above once it is destroyed.
   std::unique_ptr<StatusServer> server_;
 };
 

@@ -82,11 +82,15 @@ async function poll() {
     rows("worker_list", wk.list.map(w => [
       "worker " + w.task + " (" + w.address + ")",
       w.state + " · " + w.closures_done + " done" +
+        (w.closures_per_second >= 0 ? " · " + fmt(w.closures_per_second, 1) + "/s" : "") +
         (w.failures ? " · lost " + w.failures + "×, last " + secs(w.last_error_seconds_ago) + " ago" : ""),
       w.state]));
     rows("ps_list", s.ps.length ? s.ps.map(p => [
       "ps " + p.task + " (" + p.address + ")",
-      p.state + (p.failures ? " · " + p.failures + " closures put back" : ""),
+      p.state + (p.variables >= 0 ? " · " + p.variables + " variables, " + mib(p.variable_bytes) : "") +
+        (p.bytes_per_second >= 0 ? " · " + mib(p.bytes_per_second) + "/s" : "") +
+        (p.failures ? " · " + p.failures + " closures put back" : "") +
+        (p.error ? " · " + p.error : ""),
       p.state === "up" ? "up" : "down"]) : [["none: training in this process", ""]]);
     const c = s.closures;
     rows("closures", [["scheduled", c.scheduled], ["queued", c.queued], ["in flight", c.in_flight],

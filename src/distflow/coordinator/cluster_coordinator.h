@@ -235,6 +235,8 @@ class ClusterCoordinator {
   std::vector<CoordinatorWorkerState> worker_states() const;
   // Every ps task of the cluster, by task index.
   std::vector<CoordinatorPsState> ps_states() const;
+  // The job of the parameter servers (CoordinatorOptions::ps_job).
+  const std::string& ps_job() const { return options_.ps_job; }
 
  private:
   friend class CoordinatorWorker;

@@ -9,7 +9,10 @@
 #include "distflow/core/status.h"
 #include "distflow/core/timer.h"
 #include "distflow/distributed_runtime/rendezvous_mgr.h"
+#include "distflow/distributed_runtime/transfer_stats.h"
+#include "distflow/framework/resource_mgr.h"
 #include "distflow/framework/tensor_proto.h"
+#include "distflow/kernels/var.h"
 
 namespace distflow {
 
@@ -20,6 +23,21 @@ Worker::~Worker() = default;
 void Worker::GetStatus(const GetStatusRequest& /*req*/, GetStatusResponse* resp) {
   for (const DeviceAttributes& a : env_->device_mgr->ListDeviceAttributes()) {
     *resp->add_device_attributes() = a;
+  }
+  for (Device* d : env_->device_mgr->ListDevices()) {
+    if (d->resource_manager() == nullptr) continue;
+    for (const ResourceMgr::Listed& r : d->resource_manager()->List()) {
+      if (dynamic_cast<const Var*>(r.resource.get()) == nullptr) continue;
+      resp->set_variables(resp->variables() + 1);
+      resp->set_variable_bytes(resp->variable_bytes() + r.resource->MemoryUsed());
+    }
+  }
+  for (const TensorTransferRow& row : TensorTransfers()) {
+    if (row.sent) {
+      resp->set_tensor_bytes_sent(resp->tensor_bytes_sent() + row.bytes);
+    } else {
+      resp->set_tensor_bytes_received(resp->tensor_bytes_received() + row.bytes);
+    }
   }
 }
 

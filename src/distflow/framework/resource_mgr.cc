@@ -133,6 +133,15 @@ std::string ResourceMgr::DebugString() const {
   return absl::StrJoin(lines, "\n");
 }
 
+std::vector<ResourceMgr::Listed> ResourceMgr::List() const {
+  std::vector<Listed> out;
+  absl::ReaderMutexLock l(&mu_);
+  for (const auto& [c, container] : containers_) {
+    for (const auto& [key, entry] : *container) out.push_back({c, key.second, entry.resource});
+  }
+  return out;
+}
+
 absl::Status ResourceNameFromAttrs(OpKernelConstruction* ctx, ResourceName* out) {
   DF_RETURN_IF_ERROR(ctx->GetAttr("container", &out->container));
   DF_RETURN_IF_ERROR(ctx->GetAttr("shared_name", &out->name));

@@ -14,6 +14,7 @@
 #ifndef DISTFLOW_FRAMEWORK_RESOURCE_MGR_H_
 #define DISTFLOW_FRAMEWORK_RESOURCE_MGR_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -36,6 +37,9 @@ class ResourceBase : public RefCounted {
  public:
   // A one-line description for error messages and debugging.
   virtual std::string DebugString() const = 0;
+  // Bytes of memory the resource holds (a variable: its value's bytes); 0
+  // where a type does not say.
+  virtual int64_t MemoryUsed() const { return 0; }
 };
 
 class ResourceMgr {
@@ -97,6 +101,14 @@ class ResourceMgr {
 
   // One line per resource: "container/name (type): description".
   std::string DebugString() const;
+
+  // Every resource held now, each with a reference of its own: the caller
+  // may call anything on them once List has returned.
+  struct Listed {
+    std::string container, name;
+    RefPtr<ResourceBase> resource;
+  };
+  std::vector<Listed> List() const;
 
  private:
   struct Entry {

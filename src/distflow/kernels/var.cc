@@ -14,6 +14,11 @@ std::string Var::DebugString() const {
                       ">");
 }
 
+int64_t Var::MemoryUsed() const {
+  absl::ReaderMutexLock l(&mu_);
+  return tensor_.IsInitialized() ? static_cast<int64_t>(tensor_.TotalBytes()) : 0;
+}
+
 absl::Status UninitializedVariable(const ResourceHandle& handle) {
   return errors::FailedPrecondition("Variable '", handle.name(), "' (container ",
                                     handle.container(), ") is uninitialized");

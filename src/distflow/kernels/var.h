@@ -36,6 +36,8 @@ class Var : public ResourceBase {
 
   // "Var<float32 [2,3]>" (locks mu()).
   std::string DebugString() const override;
+  // The value's bytes; 0 while uninitialized (locks mu()).
+  int64_t MemoryUsed() const override;
 
  private:
   const DataType dtype_;
