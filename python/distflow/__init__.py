@@ -26,7 +26,7 @@ from distflow.array_ops import (concat, expand_dims, fill, gather, group, identi
                                 rank, reshape, shape, size, squeeze, stack, stop_gradient,
                                 transpose, unstack, where, zeros, zeros_like)
 from distflow.constant_op import constant
-from distflow.control_flow_ops import cond
+from distflow.control_flow_ops import cond, while_loop
 from distflow.dtypes import (DType, as_dtype, bfloat16, bool, double, float16, float32, float64,
                              half, int8, int16, int32, int64, resource, string, uint8, uint16,
                              uint32, uint64, variant)
@@ -37,7 +37,8 @@ from distflow.framework import (Graph, GraphKeys, Operation, Tensor, TensorShape
 from distflow.graph_def import GraphDef, import_graph_def
 from distflow.gradients_impl import gradients
 from distflow.math_ops import (abs, add, add_n, argmax, cast, divide, equal, exp, floordiv,
-                               greater, greater_equal, less, less_equal, log, matmul, maximum,
+                               greater, greater_equal, less, less_equal, log, logical_and,
+                               logical_or, matmul, maximum,
                                minimum, multiply, negative, not_equal, pow, reduce_max,
                                reduce_mean, reduce_min, reduce_prod, reduce_sum, rsqrt, sigmoid,
                                sqrt, square, subtract, tanh)

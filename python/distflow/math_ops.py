@@ -66,6 +66,14 @@ def not_equal(x, y, name=None):
     return _binary("NotEqual", x, y, name)
 
 
+def logical_and(x, y, name=None):
+    return _binary("LogicalAnd", x, y, name)
+
+
+def logical_or(x, y, name=None):
+    return _binary("LogicalOr", x, y, name)
+
+
 def less(x, y, name=None):
     return _binary("Less", x, y, name)
 

@@ -152,6 +152,55 @@ def test_indexing_matches_numpy():
         np.testing.assert_array_equal(got, a[k], err_msg=str(k))
 
 
+def test_while_loop_sums_and_counts_like_python():
+    n = tf.placeholder(tf.int32, [])
+    # Sum of 0.5 * i for i < n, and the count; n comes in as a loop variable
+    # (cond and body use only what they are given), and a constant built in
+    # the body lives in the loop's frame.
+    i, acc, _ = tf.while_loop(
+        lambda i, acc, n: tf.less(i, n),
+        lambda i, acc, n: (i + 1, acc + tf.cast(i, tf.float32) * 0.5, n),
+        [tf.constant(0), tf.constant(0.0), n])
+    assert i.op.type == "Exit"
+    with tf.Session() as sess:
+        for limit in (0, 1, 10):
+            out_i, out_acc = sess.run((i, acc), {n: limit})
+            assert out_i == limit
+            assert out_acc == pytest.approx(0.5 * sum(range(limit)))
+
+
+def test_while_loop_single_variable_nested_and_maximum_iterations():
+    x = tf.placeholder(tf.float32, [3])
+    # A single loop variable comes back alone.
+    doubled = tf.while_loop(lambda v: tf.reduce_sum(v) < 100.0, lambda v: v * 2.0, x)
+    # A dict of loop variables keeps its structure; maximum_iterations bounds
+    # a loop whose cond never ends it.
+    out = tf.while_loop(lambda s: tf.constant(True), lambda s: {"a": s["a"] + 1, "b": s["b"] * 3},
+                        {"a": tf.constant(0), "b": tf.constant(1)}, maximum_iterations=4)
+    # An inner loop inside an outer loop's body.
+    def outer_body(i, total):
+        inner = tf.while_loop(lambda j, t: j < 3, lambda j, t: (j + 1, t + 1), [0, total])
+        return i + 1, inner[1]
+    nested = tf.while_loop(lambda i, t: i < 5, outer_body, [0, 0])
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(doubled, {x: [1.0, 2.0, 3.0]}), [32.0, 64.0, 96.0])
+        assert sess.run(out) == {"a": 4, "b": 81}
+        assert sess.run(nested[1]) == 15
+
+
+def test_while_loop_errors_name_what_was_wrong():
+    with pytest.raises(ValueError, match="at least one loop variable"):
+        tf.while_loop(lambda: True, lambda: (), [])
+    with pytest.raises(ValueError, match="body returned 1 values for 2 loop variables"):
+        tf.while_loop(lambda a, b: a < 3, lambda a, b: [a + 1], [0, 0])
+    with pytest.raises(ZeroDivisionError):
+        tf.while_loop(lambda a: a < 3, lambda a: 1 / 0, [0])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="parallel_iterations"):
+        tf.while_loop(lambda a: a < 3, lambda a: a + 1, [0], parallel_iterations=0)
+    # The graph stays usable after a failed loop.
+    assert run(tf.while_loop(lambda a: a < 3, lambda a: a + 1, [0])) == 3
+
+
 def test_cond_runs_only_the_branch_pred_picks():
     x = tf.placeholder(tf.float32, [2])
     p = tf.placeholder(tf.bool, [])
