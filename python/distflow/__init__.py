@@ -19,6 +19,7 @@ from distflow import dtypes
 from distflow import errors
 from distflow import nn
 from distflow import raw_ops
+from distflow import saved_model
 from distflow import timeline
 from distflow import train
 from distflow.array_ops import (concat, expand_dims, fill, gather, group, identity, no_op,

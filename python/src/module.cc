@@ -10,6 +10,7 @@
 #include "distribute.h"
 #include "graph.h"
 #include "op_defs.h"
+#include "saved_model.h"
 #include "session.h"
 #include "training.h"
 
@@ -22,5 +23,6 @@ PYBIND11_MODULE(_distflow, m) {
   distflow::python::RegisterSession(m);
   distflow::python::RegisterTraining(m);
   distflow::python::RegisterControlFlow(m);
+  distflow::python::RegisterSavedModel(m);
   distflow::python::RegisterBenchFloors(m);
 }

@@ -37,10 +37,14 @@ PartialTensorShape PlaceholderShape(const std::string& versions) {
   return shape;
 }
 
-TEST(TfCompatTest, EmptyPlaceholderShapeBeforeVersion21IsUnknown) {
+// GraphDef version 22 is the first whose Placeholders can say "scalar"
+// (TensorFlow's versions.h); TF Serving's half_plus_three, written at 21,
+// has shape {} on a placeholder of batches (its _output_shapes: unknown).
+TEST(TfCompatTest, EmptyPlaceholderShapeUpToVersion21IsUnknown) {
   EXPECT_TRUE(PlaceholderShape("").unknown_rank());
   EXPECT_TRUE(PlaceholderShape("versions { producer: 20 }").unknown_rank());
-  const PartialTensorShape scalar = PlaceholderShape("versions { producer: 21 }");
+  EXPECT_TRUE(PlaceholderShape("versions { producer: 21 }").unknown_rank());
+  const PartialTensorShape scalar = PlaceholderShape("versions { producer: 22 }");
   EXPECT_FALSE(scalar.unknown_rank());
   EXPECT_EQ(scalar.dims(), 0);
 }

@@ -334,7 +334,7 @@ TEST_F(TrainTest, StatusPortServesThePageJsonAndMetricsWhileTraining) {
   EXPECT_EQ(s["ps_tasks"], 1);
   ASSERT_EQ(s["ps"].size(), 1u);
   EXPECT_EQ(s["ps"][0]["task"], 0);
-  EXPECT_EQ(s["ps"][0]["state"], "up");
+  EXPECT_EQ(s["ps"][0]["state"], "up") << s["ps"];
   EXPECT_THAT(page, HasSubstr("id=\"ps_list\""));
   // The ps answers the chief's status poll with what it holds and moves:
   // the model's variables (a 784-wide first layer at least) and tensor
@@ -357,11 +357,11 @@ TEST_F(TrainTest, StatusPortServesThePageJsonAndMetricsWhileTraining) {
     moved = now;
     ps_rate = std::max(ps_rate, ps["bytes_per_second"].get<double>());
   }
-  EXPECT_GE(variables, 4);
+  EXPECT_GE(variables, 4) << statuses.size() << " readings, the last: " << s["ps"] << s["workers"];
   EXPECT_GE(variable_bytes, 784 * 4 * 10);
   EXPECT_GT(moved, 0);
-  EXPECT_GT(ps_rate, 0);
-  EXPECT_GT(worker_rate, 0);
+  EXPECT_GT(ps_rate, 0) << statuses.size() << " readings, the last: " << s["ps"] << s["workers"];
+  EXPECT_GT(worker_rate, 0) << statuses.size() << " readings, the last: " << s["ps"] << s["workers"];
   EXPECT_GE(final_metrics.at("distflow_ps_variables{task=\"0\"}"), 4);
   EXPECT_GT(final_metrics.at("distflow_ps_tensor_bytes_total{task=\"0\",direction=\"sent\"}"), 0);
   EXPECT_FALSE(s["history"].empty());

@@ -73,7 +73,18 @@ void TrainStatus::WatchCountersLocked(const CoordinatorCounters& c) {
   last_counters_ = c;
 }
 
+std::unique_ptr<PsLoadPoller> TrainStatus::StopPollingLocked() {
+  if (ps_poller_ != nullptr) last_loads_ = ps_poller_->loads();
+  return std::move(ps_poller_);
+}
+
+std::vector<PsLoad> TrainStatus::LoadsLocked() const {
+  return ps_poller_ != nullptr ? ps_poller_->loads() : last_loads_;
+}
+
 void TrainStatus::SetCoordinator(ClusterCoordinator* coordinator) {
+  // Destroyed once mu_ is released: it may wait out a call in flight.
+  std::unique_ptr<PsLoadPoller> stopped;
   absl::MutexLock l(&mu_);
   // The last counters and ps states of a coordinator going away stay on
   // the page.
@@ -82,6 +93,8 @@ void TrainStatus::SetCoordinator(ClusterCoordinator* coordinator) {
     last_ps_ = coordinator_->ps_states();
   }
   coordinator_ = coordinator;
+  // The ps tasks stop with the job; the page keeps their last answers.
+  if (coordinator == nullptr) stopped = StopPollingLocked();
   if (coordinator != nullptr && ps_poller_ == nullptr && server_ != nullptr) {
     std::vector<PsLoadPoller::Task> tasks;
     for (const CoordinatorPsState& p : coordinator->ps_states()) {
@@ -126,7 +139,9 @@ void TrainStatus::ReportCheckpoint(const std::string& prefix, int64_t step) {
 }
 
 void TrainStatus::ReportDone(const std::string& summary) {
+  std::unique_ptr<PsLoadPoller> stopped;
   absl::MutexLock l(&mu_);
+  stopped = StopPollingLocked();
   done_ = true;
   LogLocked(summary);
 }
@@ -166,9 +181,7 @@ nlohmann::ordered_json TrainStatus::Json() const {
   nlohmann::ordered_json ps_list = nlohmann::ordered_json::array();
   {
     std::map<int, PsLoad> loads;
-    if (ps_poller_ != nullptr) {
-      for (PsLoad& load : ps_poller_->loads()) loads[load.task] = std::move(load);
-    }
+    for (PsLoad& load : LoadsLocked()) loads[load.task] = std::move(load);
     for (const CoordinatorPsState& p :
          coordinator_ != nullptr ? coordinator_->ps_states() : last_ps_) {
       const auto load = loads.find(p.task);
@@ -256,7 +269,7 @@ std::string TrainStatus::Metrics() const {
     checkpoint_step = checkpoint_step_;
     loss = loss_;
     eps = examples_per_second_;
-    if (ps_poller_ != nullptr) loads = ps_poller_->loads();
+    loads = LoadsLocked();
   }
   t.Family("distflow_closures_total", "counter",
            "Closures the coordinator was given (scheduled) and what became of them.");

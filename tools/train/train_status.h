@@ -67,6 +67,10 @@ class TrainStatus {
   // Turns changes of the coordinator's counters into log lines.
   void WatchCountersLocked(const CoordinatorCounters& c) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   double Elapsed() const;
+  // Ends polling the ps tasks (their last answers stay); the caller destroys
+  // the poller once mu_ is released.
+  std::unique_ptr<PsLoadPoller> StopPollingLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::vector<PsLoad> LoadsLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The coordinator's counters and worker count; the last ones seen (and
   // the flags' worker count) while there is no coordinator.
   std::pair<CoordinatorCounters, int> CountersLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -98,6 +102,7 @@ class TrainStatus {
   // By worker task; updated by Json at most once a second.
   mutable std::map<int, RateSample> worker_rates_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<PsLoadPoller> ps_poller_ ABSL_GUARDED_BY(mu_);
+  std::vector<PsLoad> last_loads_ ABSL_GUARDED_BY(mu_);  // once polling stopped
 
   // First to go: no request reads the members above once it is destroyed.
   std::unique_ptr<StatusServer> server_;

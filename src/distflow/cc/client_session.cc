@@ -38,6 +38,9 @@ absl::Status ClientSession::MaybeExtend() const {
   // ToGraphDef writes op nodes in id order; send the ones not sent yet.
   GraphDef delta;
   *delta.mutable_versions() = all.versions();
+  // The whole library each time: the session keeps a function sent again
+  // unchanged once, and an imported graph brings its functions with it.
+  *delta.mutable_library() = all.library();
   const std::vector<Node*> nodes = graph.op_nodes();
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (nodes[i]->id() >= last_node_id_) *delta.add_node() = all.node(static_cast<int>(i));

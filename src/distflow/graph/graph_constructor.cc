@@ -20,14 +20,15 @@ bool TypesCompatible(DataType produced, DataType expected) {
   return IsRefType(produced) && !IsRefType(expected) && BaseType(produced) == expected;
 }
 
-// Graphs written before producer version 21 stored "unknown shape" in a
-// Placeholder's `shape` attr as the empty shape, which reads as a scalar now;
-// such a node gets the unknown shape it meant, as TensorFlow does.
-constexpr int kPlaceholderShapeVersion = 21;
+// Graphs written at producer version 21 or before stored "unknown shape" in
+// a Placeholder's `shape` attr as the empty shape, which reads as a scalar
+// now; such a node gets the unknown shape it meant, as TensorFlow does
+// (TF Serving's half_plus_three, from TensorFlow 1.0, is at version 21).
+constexpr int kLastLegacyPlaceholderShapeVersion = 21;
 
 NodeDef WithVersionSemantics(const NodeDef& def, int producer) {
   NodeDef out = def;
-  if (producer >= kPlaceholderShapeVersion || def.op() != "Placeholder") return out;
+  if (producer > kLastLegacyPlaceholderShapeVersion || def.op() != "Placeholder") return out;
   auto it = out.mutable_attr()->find("shape");
   if (it != out.mutable_attr()->end() && it->second.has_shape() &&
       it->second.shape().dim_size() == 0 && !it->second.shape().unknown_rank()) {

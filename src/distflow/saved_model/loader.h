@@ -25,9 +25,13 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "distflow/common_runtime/session.h"
+#include "distflow/framework/tensor.h"
 #include "distflow/meta_graph.pb.h"
 
 namespace distflow {
@@ -43,6 +47,24 @@ struct SavedModelBundle {
 absl::Status LoadSavedModel(const SessionOptions& session_options, const RunOptions& run_options,
                             const std::string& export_dir, const std::set<std::string>& tags,
                             SavedModelBundle* bundle);
+
+// What LoadSavedModel does, as steps for a caller that owns the session (the
+// Python package's saved_model.loader.load imports the graph into its own):
+// create or extend the session with meta_graph_def.graph_def(); when
+// restore_op is set, run it with filename_tensor fed variables_prefix; when
+// init_op is set, run it with asset_feeds. Reads the directory only; its
+// errors are LoadSavedModel's.
+struct SavedModelLoadPlan {
+  std::string export_dir;  // the directory to load: a version's when given a base
+  MetaGraphDef meta_graph_def;
+  std::string restore_op;       // a node name; "" when there is nothing to restore
+  std::string filename_tensor;  // the tensor restore_op reads the prefix from
+  std::string variables_prefix;
+  std::string init_op;  // a node name; "" when the model has none
+  std::vector<std::pair<std::string, Tensor>> asset_feeds;
+};
+absl::StatusOr<SavedModelLoadPlan> PlanSavedModelLoad(const std::string& export_dir,
+                                                      const std::set<std::string>& tags);
 
 }  // namespace distflow
 
