@@ -36,6 +36,7 @@ from distflow.framework import (Graph, GraphKeys, Operation, Tensor, TensorShape
                                 device, get_collection, get_default_graph, name_scope,
                                 reset_default_graph)
 from distflow.graph_def import GraphDef, import_graph_def
+from distflow.def_function import Function, TensorSpec, function
 from distflow.gradients_impl import gradients
 from distflow.math_ops import (abs, add, add_n, argmax, cast, divide, equal, exp, floordiv,
                                greater, greater_equal, less, less_equal, log, logical_and,

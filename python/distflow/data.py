@@ -86,16 +86,66 @@ class Dataset:
     def prefetch(self, buffer_size=-1):
         return self._then(self._c.prefetch(int(buffer_size)))
 
-    def map(self, map_func, num_parallel_calls=None):
-        raise NotImplementedError(
-            "Dataset.map needs Python functions traced into graph functions, which distflow's "
-            "Python package does not do yet; transform the batches in the graph instead")
+    def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
+        """map_func traced once into a graph function (function.py) and
+        applied to each element; it gets the element's components as
+        arguments (a tuple's as separate ones, a dict's as one dict) and
+        may use tensors of the dataset's graph, which are captured.
+        num_parallel_calls (an int, or AUTOTUNE = -1) runs calls side by
+        side, keeping the order."""
+        from distflow import def_function as function_lib
+        types, shapes = self._c.element_spec()
+        specs = [function_lib.TensorSpec(shape, dtype)
+                 for shape, dtype in zip(_shapes(shapes), types)]
+        structure = self._structure
+
+        def call(*components):
+            element = _structure(structure, list(components))
+            if structure[0] == "tuple" or structure[0] == "zip":
+                return map_func(*element)
+            return map_func(element)
+
+        with self._graph.as_default():
+            traced = function_lib.trace(call, specs, getattr(map_func, "__name__", "map_fn"))
+            traced.add_to(self._graph)
+        out_structure = _structure_of(traced.rebuild(list(range(len(traced.output_dtypes)))))
+        parallel = 0 if num_parallel_calls is None else int(num_parallel_calls)
+        c = self._c.map(traced.name, [t._ref() for t in traced.captures],
+                        [d.as_datatype_enum for d in traced.output_dtypes],
+                        [None if s.dims is None else [-1 if d is None else d for d in s.dims]
+                         for s in traced.output_shapes],
+                        parallel)
+        self._graph._register_new_nodes()
+        return Dataset(c, out_structure, self._graph)
 
     def make_one_shot_iterator(self):
         return make_one_shot_iterator(self)
 
     def make_initializable_iterator(self, shared_name=None):
         return make_initializable_iterator(self, shared_name)
+
+
+AUTOTUNE = -1
+
+
+def _shapes(shapes):
+    """The C++ element shapes (dims with -1 unknown, or None) as Python's."""
+    return [None if s is None else [None if d < 0 else d for d in s] for s in shapes]
+
+
+def _structure_of(value):
+    """The element structure of what a map function returned (its leaves
+    replaced by their indices)."""
+    if isinstance(value, dict):
+        return ("dict", list(value.keys()))
+    if isinstance(value, tuple):
+        if any(isinstance(v, (tuple, list, dict)) for v in value):
+            raise NotImplementedError("a map function returning nested structures")
+        return ("tuple", len(value))
+    if isinstance(value, list):
+        raise TypeError("a map function returns a tensor, a tuple or a dict, not a list "
+                        "(as in TensorFlow, where a list becomes one stacked tensor)")
+    return ("single", 1)
 
 
 def _structure(structure, tensors):

@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,6 +46,7 @@ class PyDataset {
   }
 
   const Dataset& dataset() const { return dataset_; }
+  const std::shared_ptr<PyGraph>& graph() const { return graph_; }
 
  private:
   std::shared_ptr<PyGraph> graph_;
@@ -75,6 +77,39 @@ void RegisterData(py::module_& m) {
       .def("prefetch",
            [](const PyDataset& d, int64_t n) {
              return d.Then([&](const Dataset& x) { return x.Prefetch(n); });
+           })
+      .def("map",
+           [](const PyDataset& d, const std::string& function,
+              const std::vector<TensorRef>& captured, const std::vector<int>& types,
+              const std::vector<std::optional<std::vector<int64_t>>>& shapes,
+              int64_t num_parallel_calls) {
+             ops::DatasetStructure structure;
+             for (int t : types) structure.types.push_back(static_cast<DataType>(t));
+             for (const auto& s : shapes) {
+               structure.shapes.push_back(s ? PartialTensorShape(absl::Span<const int64_t>(*s))
+                                            : PartialTensorShape());
+             }
+             std::vector<Output> args;
+             for (auto [id, index] : captured) args.push_back(d.graph()->OutputOf(id, index));
+             return d.Then([&](const Dataset& x) {
+               return x.Map(function, args, structure, num_parallel_calls);
+             });
+           })
+      // (dtype enums, shapes: a list of dims, -1 unknown, or None) per component.
+      .def("element_spec",
+           [](const PyDataset& d) {
+             const ops::DatasetStructure& s = d.dataset().structure();
+             std::vector<int> types(s.types.begin(), s.types.end());
+             py::list shapes;
+             for (const PartialTensorShape& shape : s.shapes) {
+               if (shape.unknown_rank()) {
+                 shapes.append(py::none());
+               } else {
+                 shapes.append(py::cast(
+                     std::vector<int64_t>(shape.dim_sizes().begin(), shape.dim_sizes().end())));
+               }
+             }
+             return py::make_tuple(types, shapes);
            })
       .def("make_iterator", &PyDataset::MakeIterator);
   m.def("dataset_from_tensor_slices",

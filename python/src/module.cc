@@ -8,6 +8,7 @@
 #include "control_flow.h"
 #include "data.h"
 #include "distribute.h"
+#include "function.h"
 #include "graph.h"
 #include "op_defs.h"
 #include "saved_model.h"
@@ -24,5 +25,6 @@ PYBIND11_MODULE(_distflow, m) {
   distflow::python::RegisterTraining(m);
   distflow::python::RegisterControlFlow(m);
   distflow::python::RegisterSavedModel(m);
+  distflow::python::RegisterFunction(m);
   distflow::python::RegisterBenchFloors(m);
 }

@@ -67,6 +67,17 @@ Dataset Dataset::Shuffle(int64_t buffer_size, int64_t seed, int64_t seed2,
   return Dataset(scope_, d.handle, structure_);
 }
 
+Dataset Dataset::Map(const std::string& function, const std::vector<Output>& captured,
+                     ops::DatasetStructure structure, int64_t num_parallel_calls) const {
+  if (num_parallel_calls == 0) {
+    ops::MapDataset d(scope_, handle_, captured, function, structure);
+    return Dataset(scope_, d.handle, std::move(structure));
+  }
+  ops::ParallelMapDatasetV2 d(scope_, handle_, captured, Int64(num_parallel_calls), function,
+                              structure);
+  return Dataset(scope_, d.handle, std::move(structure));
+}
+
 Dataset Dataset::Batch(int64_t batch_size, bool drop_remainder) const {
   ops::DatasetStructure batched = structure_;
   for (PartialTensorShape& s : batched.shapes) {

@@ -58,6 +58,12 @@ class Dataset {
   Dataset Skip(const Output& count) const;
   // buffer_size -1: AUTOTUNE.
   Dataset Prefetch(int64_t buffer_size = -1) const;
+  // `function` (in the graph's library) applied to each element: its
+  // arguments are the element's components, then `captured`; `structure`
+  // is its outputs'. num_parallel_calls 0: one call at a time (MapDataset);
+  // n > 0 or -1 (AUTOTUNE): ParallelMapDatasetV2.
+  Dataset Map(const std::string& function, const std::vector<Output>& captured,
+              ops::DatasetStructure structure, int64_t num_parallel_calls = 0) const;
 
   // An iterator resource over this dataset (named `shared_name`, or the
   // iterator node's name when empty).

@@ -40,6 +40,32 @@ BatchDatasetV2::BatchDatasetV2(const Scope& scope, Input input_dataset, Input ba
           BuildOp(scope, "BatchDatasetV2", {input_dataset, batch_size, drop_remainder},
                   {{"output_types", structure.types}, {"output_shapes", structure.shapes}})) {}
 
+namespace {
+
+NameAttrList FunctionNamed(const std::string& f) {
+  NameAttrList func;
+  func.set_name(f);
+  return func;
+}
+
+}  // namespace
+
+MapDataset::MapDataset(const Scope& scope, Input input_dataset, InputList other_arguments,
+                       const std::string& f, const DatasetStructure& structure)
+    : DatasetOutput(BuildOp(scope, "MapDataset", {input_dataset, other_arguments},
+                            {{"f", FunctionNamed(f)},
+                             {"output_types", structure.types},
+                             {"output_shapes", structure.shapes}})) {}
+
+ParallelMapDatasetV2::ParallelMapDatasetV2(const Scope& scope, Input input_dataset,
+                                           InputList other_arguments, Input num_parallel_calls,
+                                           const std::string& f, const DatasetStructure& structure)
+    : DatasetOutput(BuildOp(scope, "ParallelMapDatasetV2",
+                            {input_dataset, other_arguments, num_parallel_calls},
+                            {{"f", FunctionNamed(f)},
+                             {"output_types", structure.types},
+                             {"output_shapes", structure.shapes}})) {}
+
 RepeatDataset::RepeatDataset(const Scope& scope, Input input_dataset, Input count,
                              const DatasetStructure& structure)
     : DatasetOutput(

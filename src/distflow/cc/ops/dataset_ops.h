@@ -67,6 +67,21 @@ class BatchDatasetV2 : public DatasetOutput {
   BatchDatasetV2(const Scope& scope, Input input_dataset, Input batch_size, Input drop_remainder,
                  const DatasetStructure& structure);
 };
+// f (a function of the graph's library, by name) applied to each element,
+// its components followed by `other_arguments` (tensors the function
+// captured); `structure` is f's outputs'. ParallelMapDatasetV2 runs up to
+// num_parallel_calls (an int64 scalar; -1: AUTOTUNE) calls at once.
+class MapDataset : public DatasetOutput {
+ public:
+  MapDataset(const Scope& scope, Input input_dataset, InputList other_arguments,
+             const std::string& f, const DatasetStructure& structure);
+};
+class ParallelMapDatasetV2 : public DatasetOutput {
+ public:
+  ParallelMapDatasetV2(const Scope& scope, Input input_dataset, InputList other_arguments,
+                       Input num_parallel_calls, const std::string& f,
+                       const DatasetStructure& structure);
+};
 class RepeatDataset : public DatasetOutput {
  public:
   RepeatDataset(const Scope& scope, Input input_dataset, Input count,
