@@ -172,6 +172,11 @@ class PerWorkerValues:
     def __iter__(self):
         return self
 
+    def __next__(self):
+        raise TypeError("next() of a per-worker dataset's iterator is read on a worker: pass it "
+                        "to a function given to ClusterCoordinator.schedule and call next() "
+                        "there")
+
 
 class _IteratorArg:
     """What a traced function sees for a PerWorkerValues argument:

@@ -2,8 +2,9 @@
 
 Every failure the C++ runtime reports arrives as the subclass of `OpError` for
 its status code (`InvalidArgumentError` for code 3, ...), carrying `.code`,
-`.message` and, where the failure names a node of the graph, `.node_def`'s
-name as `.op_name`.
+`.message` and, where the failure names a node, its name as `.op_name`; an
+error of Session.run naming a node of the session's graph also carries that
+`.op` and its `.node_def` (name, op, input, device).
 """
 
 import re

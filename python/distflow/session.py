@@ -8,6 +8,7 @@ placeholder's dtype and C layout are not copied. The step runs without the
 GIL."""
 
 from distflow import _distflow
+from distflow import errors
 from distflow import framework
 
 
@@ -161,7 +162,11 @@ class Session:
             feeds.append((op_id, index, value))
         timeout = options.timeout_in_ms if options is not None else 0
         trace = options.trace_level if options is not None else RunOptions.NO_TRACE
-        values, metadata = self._c.run(feeds, fetch_refs, target_ids, timeout, trace)
+        try:
+            values, metadata = self._c.run(feeds, fetch_refs, target_ids, timeout, trace)
+        except errors.OpError as e:
+            _attach_node(e, self._graph)
+            raise
         if run_metadata is not None:
             run_metadata._serialized = metadata
         return rebuild([_as_numpy_scalar(v) for v in values])
@@ -208,3 +213,16 @@ class _DefaultSession:
 
 
 InteractiveSession = Session
+
+
+def _attach_node(error, graph):
+    """Sets error.op and error.node_def to the node its message names, when
+    the graph has it (TensorFlow's OpError carries both)."""
+    name = error.op_name
+    op = graph._find_op(name) if name else None
+    if op is None:
+        return
+    from distflow import graph_def
+    inputs = [t.name for t in op.inputs] + ["^" + c.name for c in op.control_inputs]
+    error._op = op
+    error._node_def = graph_def.NodeDef(op.name, op.type, inputs, op.device)

@@ -14,6 +14,7 @@
 
 #include "distflow/core/status.h"
 #include "distflow/graph/graph_to_function.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "graph.h"
 #include "status.h"
 
@@ -42,7 +43,7 @@ void RegisterFunction(py::module_& m) {
     FunctionDefLibrary library = g->graph()->library();
     for (const FunctionDef& known : library.function()) {
       if (known.signature().name() != f.signature().name()) continue;
-      if (known.SerializeAsString() == f.SerializeAsString()) return;
+      if (google::protobuf::util::MessageDifferencer::Equals(known, f)) return;
       ThrowIfError(errors::InvalidArgument("the graph's library has another function named '",
                                            f.signature().name(), "'"));
     }

@@ -76,3 +76,48 @@ def test_linear_model_on_in_process_servers():
     coordinator.close()
     for s in servers:
         s.stop()
+
+
+def test_per_worker_datasets_give_each_worker_its_own_iterator():
+    import collections
+    import socket
+    sockets = [socket.socket() for _ in range(3)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    cluster = tf.distribute.ClusterSpec({
+        "ps": ["127.0.0.1:%d" % ports[0]],
+        "worker": ["127.0.0.1:%d" % ports[1], "127.0.0.1:%d" % ports[2]]})
+    servers = [tf.distribute.Server(cluster, "ps", 0), tf.distribute.Server(cluster, "worker", 0),
+               tf.distribute.Server(cluster, "worker", 1)]
+    strategy = tf.distribute.experimental.ParameterServerStrategy(cluster)
+    coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
+    with strategy.scope():
+        offset = tf.Variable(1000, dtype=tf.int64, name="offset")
+
+    def dataset_fn():
+        # Elements 0, 10, 20, ... (a map traced into the dataset's graph).
+        return tf.data.Dataset.range(100).map(lambda x: x * 10)
+
+    per_worker = coordinator.create_per_worker_dataset(dataset_fn)
+    iterator = iter(per_worker)
+
+    def step(it):
+        return next(it) + offset.read_value()
+
+    values = [coordinator.schedule(step, args=(iterator,)) for _ in range(30)]
+    coordinator.join()
+    got = [int(v.fetch()) for v in values]
+    # Each worker reads its own iterator from the start: every value is an
+    # element plus the offset, no element is read more than once per worker,
+    # and the elements read are the first ones of each worker's pass.
+    counts = collections.Counter(got)
+    assert all(v >= 1000 and (v - 1000) % 10 == 0 for v in got), got
+    assert max(counts.values()) <= 2, counts
+    assert max(got) < 1000 + 10 * 30, got
+    assert sum(1 for v in got if v == 1000) >= 1
+    coordinator.close()
+    for s in servers:
+        s.stop()

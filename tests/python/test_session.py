@@ -121,3 +121,18 @@ def test_trace_and_timeline():
     trace = json.loads(tf.timeline.Timeline(metadata.step_stats).generate_chrome_trace_format())
     assert any(e.get("name") == "product" or e.get("args", {}).get("name") == "product"
                for e in trace["traceEvents"])
+
+
+def test_an_error_carries_the_node_it_names():
+    x = tf.placeholder(tf.float32, [None], name="x")
+    with tf.control_dependencies([tf.no_op(name="before")]):
+        shaped = tf.reshape(x, [2, 2], name="shaped")
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError) as info:
+            sess.run(shaped, {x: [1.0, 2.0, 3.0]})
+    err = info.value
+    assert err.op_name == "shaped"
+    assert err.op is tf.get_default_graph().get_operation_by_name("shaped")
+    assert err.node_def.op == "Reshape"
+    assert err.node_def.input[0] == "x:0"
+    assert err.node_def.input[-1] == "^before"

@@ -11,6 +11,7 @@
 #include "distflow/graph/lower_functional_ops.h"
 #include "distflow/graph/subgraph.h"
 #include "distflow/graph/tensor_id.h"
+#include "google/protobuf/util/message_differencer.h"
 
 namespace distflow {
 
@@ -87,7 +88,8 @@ absl::Status GraphExecutionState::Extend(const GraphDef& graph_def) {
     auto it = known.find(f.signature().name());
     if (it == known.end()) {
       *merged.mutable_library()->add_function() = f;
-    } else if (it->second->SerializeAsString() != f.SerializeAsString()) {
+    } else if (!google::protobuf::util::MessageDifferencer::Equals(*it->second, f)) {
+      // (Equal definitions may serialize differently: their maps' order.)
       return errors::InvalidArgument("Extend: function '", f.signature().name(),
                                      "' is already in the library with another definition");
     }
