@@ -7,6 +7,9 @@ arrays share the fetched tensors' buffers; fed numpy arrays of the
 placeholder's dtype and C layout are not copied. The step runs without the
 GIL."""
 
+import signal
+import threading
+
 from distflow import _distflow
 from distflow import errors
 from distflow import framework
@@ -121,8 +124,32 @@ def _as_numpy_scalar(array):
     return array[()] if array.ndim == 0 else array
 
 
+_interrupts_watched = False
+
+
+def _watch_interrupts():
+    """Ctrl-C cancels running steps: Python's SIGINT handler writes to
+    the extension's pipe (signal.set_wakeup_fd), whose reader cancels them.
+    Only from the main thread, and only while nothing else (asyncio) uses
+    the wakeup fd."""
+    global _interrupts_watched
+    if _interrupts_watched or threading.current_thread() is not threading.main_thread():
+        return
+    _interrupts_watched = True
+    fd = _distflow.interrupt_fd()
+    if fd < 0:
+        return
+    try:
+        old = signal.set_wakeup_fd(fd, warn_on_full_buffer=False)
+    except ValueError:
+        return
+    if old != -1:
+        signal.set_wakeup_fd(old)
+
+
 class Session:
     def __init__(self, target="", graph=None, config=None):
+        _watch_interrupts()
         self._graph = graph or framework.get_default_graph()
         config_bytes = b"" if config is None else config.SerializeToString()
         self._target = target

@@ -10,6 +10,7 @@
 #include "distribute.h"
 #include "function.h"
 #include "graph.h"
+#include "interrupt.h"
 #include "op_defs.h"
 #include "saved_model.h"
 #include "session.h"
@@ -26,5 +27,6 @@ PYBIND11_MODULE(_distflow, m) {
   distflow::python::RegisterControlFlow(m);
   distflow::python::RegisterSavedModel(m);
   distflow::python::RegisterFunction(m);
+  distflow::python::RegisterInterrupt(m);
   distflow::python::RegisterBenchFloors(m);
 }

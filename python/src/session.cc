@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "distflow/common_runtime/timeline.h"
 #include "distflow/core/status.h"
+#include "interrupt.h"
 #include "numpy_tensor.h"
 #include "status.h"
 
@@ -63,12 +64,16 @@ py::tuple PySession::Run(const py::list& feeds, const py::list& fetches, const p
   std::vector<Tensor> outputs;
   absl::Status s;
   {
+    RunningStep running(client_->session());
     py::gil_scoped_release release;
     s = client_->Run(options, feed_map, fetch_outputs, run_outputs, &outputs,
                      trace_level != RunOptions::NO_TRACE ? &metadata : nullptr);
     feed_map.clear();
   }
   DrainReleasedArrays();
+  // A step cancelled by Ctrl-C: Python raises KeyboardInterrupt (its
+  // handler runs now) instead of the step's CancelledError.
+  if (absl::IsCancelled(s) && PyErr_CheckSignals() != 0) throw py::error_already_set();
   ThrowIfError(s);
   py::list results;
   for (const Tensor& t : outputs) results.append(TensorToNumpy(t));

@@ -256,6 +256,32 @@ TEST(StateSessionTest, BlockedDequeueIsReleasedByAnotherRun) {
   EXPECT_EQ(dequeue_out[0].scalar<float>(), 4.5f);
 }
 
+TEST(StateSessionTest, CancelRunningStepsEndsABlockedStepAndTheSessionGoesOn) {
+  auto session = MakeSession();
+  ASSERT_TRUE(session->Create(QueueGraph()).ok());
+  absl::Notification dequeued;
+  absl::Status dequeue_status;
+  std::thread consumer([&] {
+    std::vector<Tensor> out;
+    dequeue_status = session->Run({}, {"dequeue"}, {}, &out);
+    dequeued.Notify();
+  });
+  // Cancel until the step has started and ended (a cancel before it
+  // started leaves it running).
+  while (!dequeued.WaitForNotificationWithTimeout(absl::Milliseconds(50))) {
+    ASSERT_TRUE(session->CancelRunningSteps().ok());
+  }
+  consumer.join();
+  EXPECT_EQ(dequeue_status.code(), absl::StatusCode::kCancelled) << dequeue_status;
+  // Later steps run as usual; the cancelled dequeue took nothing.
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session->Run({{"x", Tensor::Scalar<float>(2)}}, {}, {"enqueue"}, &out).ok());
+  ASSERT_TRUE(session->Run({}, {"dequeue"}, {}, &out).ok());
+  EXPECT_EQ(out[0].scalar<float>(), 2);
+  ASSERT_TRUE(session->Close().ok());
+  EXPECT_EQ(session->CancelRunningSteps().code(), absl::StatusCode::kCancelled);
+}
+
 TEST(StateSessionTest, DequeueEndsAtTheStepTimeout) {
   auto session = MakeSession();
   ASSERT_TRUE(session->Create(QueueGraph()).ok());

@@ -136,3 +136,39 @@ def test_an_error_carries_the_node_it_names():
     assert err.node_def.op == "Reshape"
     assert err.node_def.input[0] == "x:0"
     assert err.node_def.input[-1] == "^before"
+
+
+INTERRUPTED_RUN = r"""
+import os, signal, sys, threading
+import distflow as tf
+q = tf.raw_ops.FIFOQueueV2(component_types=[tf.float32], capacity=1)
+blocked = tf.raw_ops.QueueDequeueV2(handle=q, component_types=[tf.float32])
+sess = tf.Session(sys.argv[1])
+threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+try:
+    sess.run(blocked)  # waits for an element that never comes
+    print("the run returned")
+except KeyboardInterrupt:
+    print("interrupted")
+print("after", sess.run(tf.constant(3)))
+"""
+
+
+@pytest.mark.parametrize("target", ["", "server"])
+def test_ctrl_c_cancels_the_running_step_and_the_session_goes_on(target, tmp_path):
+    import subprocess
+    import sys
+    server = None
+    if target == "server":
+        server = tf.distribute.Server.create_local_server()
+        target = server.target
+    script = tmp_path / "interrupted.py"
+    script.write_text(INTERRUPTED_RUN)
+    try:
+        result = subprocess.run([sys.executable, str(script), target], capture_output=True,
+                                text=True, timeout=60)
+    finally:
+        if server is not None:
+            server.stop()
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split("\n")[:2] == ["interrupted", "after 3"], result.stdout

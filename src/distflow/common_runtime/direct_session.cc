@@ -109,6 +109,17 @@ absl::Status DirectSession::ListDevices(std::vector<DeviceAttributes>* response)
   return absl::OkStatus();
 }
 
+absl::Status DirectSession::CancelRunningSteps() {
+  std::shared_ptr<CancellationManager> running;
+  {
+    absl::MutexLock l(&run_mu_);
+    if (closed_) return SessionClosedError();
+    running = std::exchange(interrupt_, std::make_shared<CancellationManager>());
+  }
+  running->StartCancel();
+  return absl::OkStatus();
+}
+
 absl::Status DirectSession::Close() {
   {
     absl::MutexLock l(&run_mu_);
@@ -212,6 +223,21 @@ absl::Status DirectSession::RunStep(const RunOptions& run_options, const Executa
     return SessionClosedError();
   }
   absl::Cleanup unlink = [this, token] { session_cancellation_.DeregisterCallback(token); };
+  std::shared_ptr<CancellationManager> interrupt;
+  {
+    absl::MutexLock l(&run_mu_);
+    interrupt = interrupt_;
+  }
+  const CancellationToken interrupt_token = interrupt->get_cancellation_token();
+  if (!interrupt->RegisterCallback(interrupt_token, [&step_cancellation, &rendezvous, step_id] {
+        step_cancellation.StartCancel();
+        rendezvous->StartAbort(errors::Cancelled("Step ", step_id, " was cancelled"));
+      })) {
+    return errors::Cancelled("Step ", step_id, " was cancelled");
+  }
+  absl::Cleanup unlink_interrupt = [&interrupt, interrupt_token] {
+    interrupt->DeregisterCallback(interrupt_token);
+  };
 
   std::unique_ptr<StepStatsCollector> collector;
   if (run_options.trace_level() != RunOptions::NO_TRACE && run_metadata != nullptr) {

@@ -57,6 +57,7 @@ class DirectSession : public Session {
                    RunMetadata* run_metadata) override;
   using Session::Run;
   absl::Status ListDevices(std::vector<DeviceAttributes>* response) override;
+  absl::Status CancelRunningSteps() override;
   absl::Status Close() override;
 
  private:
@@ -94,6 +95,10 @@ class DirectSession : public Session {
   absl::Mutex run_mu_;
   bool closed_ ABSL_GUARDED_BY(run_mu_) = false;
   int running_steps_ ABSL_GUARDED_BY(run_mu_) = 0;
+  // Every step running is linked to it; CancelRunningSteps cancels it and
+  // puts a fresh one in its place for the steps after.
+  std::shared_ptr<CancellationManager> interrupt_ ABSL_GUARDED_BY(run_mu_) =
+      std::make_shared<CancellationManager>();
 };
 
 // DirectSession::Make as a Session.

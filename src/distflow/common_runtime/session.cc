@@ -23,6 +23,10 @@ FactoryTable* Factories() {
 
 absl::Status SessionClosedError() { return errors::Cancelled("Session has been closed"); }
 
+absl::Status Session::CancelRunningSteps() {
+  return errors::Unimplemented("this session cannot cancel its running steps");
+}
+
 void RegisterSessionFactory(absl::string_view target_prefix, SessionFactory factory) {
   FactoryTable* t = Factories();
   absl::MutexLock l(&t->mu);

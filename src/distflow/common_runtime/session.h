@@ -74,6 +74,12 @@ class Session {
   // The devices the session places nodes on.
   virtual absl::Status ListDevices(std::vector<DeviceAttributes>* response) = 0;
 
+  // Cancels the steps running now: each Run in progress returns Cancelled
+  // as soon as its kernels notice (a Python caller's Ctrl-C). Steps started
+  // later run as usual and the session stays open. Unimplemented where a
+  // session cannot.
+  virtual absl::Status CancelRunningSteps();
+
   // Cancels running steps and makes every later call but Close fail with
   // SessionClosedError(). Idempotent.
   virtual absl::Status Close() = 0;

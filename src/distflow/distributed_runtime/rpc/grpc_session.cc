@@ -5,6 +5,7 @@
 #include <chrono>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/time/time.h"
 #include "distflow/core/status.h"
@@ -192,6 +193,14 @@ absl::Status GrpcSession::Run(const RunOptions& run_options,
   RunStepResponse resp;
   grpc::ClientContext ctx;
   SetDeadline(&ctx, timeout);
+  {
+    absl::MutexLock l(&mu_);
+    running_.insert(&ctx);
+  }
+  absl::Cleanup forget = [this, &ctx] {
+    absl::MutexLock l(&mu_);
+    running_.erase(&ctx);
+  };
   DF_RETURN_IF_ERROR(Check(stub_->RunStep(&ctx, req, &resp)));
   if (resp.tensor_size() != static_cast<int>(output_tensor_names.size())) {
     return errors::Internal("master returned ", resp.tensor_size(), " tensors for ",
@@ -229,6 +238,12 @@ absl::Status GrpcSession::ListDevices(std::vector<DeviceAttributes>* response) {
   response->clear();
   for (const auto& d : resp.local_device()) response->push_back(d);
   for (const auto& d : resp.remote_device()) response->push_back(d);
+  return absl::OkStatus();
+}
+
+absl::Status GrpcSession::CancelRunningSteps() {
+  absl::MutexLock l(&mu_);
+  for (grpc::ClientContext* ctx : running_) ctx->TryCancel();
   return absl::OkStatus();
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "distflow/common_runtime/session.h"
 #include "distflow/master_service.grpc.pb.h"
@@ -33,6 +34,9 @@ class GrpcSession : public Session {
                    RunMetadata* run_metadata) override;
   using Session::Run;
   absl::Status ListDevices(std::vector<DeviceAttributes>* response) override;
+  // Cancels the RunStep calls in flight: each returns Cancelled at once;
+  // the master cancels a step whose call was cancelled.
+  absl::Status CancelRunningSteps() override;
   absl::Status Close() override;
 
   using CallableHandle = int64_t;
@@ -73,6 +77,8 @@ class GrpcSession : public Session {
   std::string handle_ ABSL_GUARDED_BY(mu_);
   int64_t graph_version_ ABSL_GUARDED_BY(mu_) = 0;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  // The RunStep calls in flight.
+  absl::flat_hash_set<grpc::ClientContext*> running_ ABSL_GUARDED_BY(mu_);
 };
 
 // Makes NewSession accept "grpc://" targets. Idempotent; linking the
