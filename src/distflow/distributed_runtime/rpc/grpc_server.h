@@ -72,7 +72,9 @@ class GrpcServer {
   // Binds the task's port (or ServerDef.port when nonzero) on the host its
   // cluster entry names — a loopback entry listens on loopback only — or
   // on options.bind_host. Unavailable naming the address when it cannot
-  // bind (or, with TLS, when the certificate and key do not load).
+  // bind: "the address is already in use" when another socket holds the
+  // port; otherwise a message that lists the likely causes (with TLS, also a
+  // certificate and key that do not load).
   absl::Status Start();
   // Stops accepting calls, fails waiting steps, and gives running calls
   // `grace` to finish before cancelling them.
