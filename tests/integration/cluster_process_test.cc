@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -281,6 +282,38 @@ TEST_F(ClusterProcessTest, SigtermStopsCleanly) {
   const int status = ps_->Kill(SIGTERM);
   EXPECT_TRUE(WIFEXITED(status)) << status;
   EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// Servers whose stderr goes to LOG_DIR/J_T.log.
+class LoggedClusterProcessTest : public ClusterProcessTest {
+ protected:
+  void SetUp() override {
+    dir_ = absl::StrCat(::testing::TempDir(), "/logged_", getpid());
+    mkdir(dir_.c_str(), 0700);
+    StartCluster({}, dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Log(const std::string& task) const {
+    std::ifstream in(absl::StrCat(dir_, "/", task, ".log"));
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::string dir_;
+};
+
+// SIGTERM to the master of a session that is open but idle between steps:
+// the server says it stops and exits 0. (Its client's idle connection is
+// closed once no call is in flight, not waited for until the grace period
+// ends.)
+TEST_F(LoggedClusterProcessTest, SigtermWithAnIdleSessionOpenStopsCleanly) {
+  auto session = NewClusterSession(Config());
+  std::vector<Tensor> out;
+  ASSERT_TRUE(
+      session->Run({{"a", Tensor::FromVector<float>({3}, TensorShape({1, 1}))}}, {"c"}, {}, &out)
+          .ok());
+  const int status = w0_->Kill(SIGTERM);
+  EXPECT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_THAT(Log("worker_0"), HasSubstr("distflow server: stopping on SIGTERM"));
 }
 
 // A second server on a port another process listens on ends at once with

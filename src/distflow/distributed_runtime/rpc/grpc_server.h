@@ -77,7 +77,8 @@ class GrpcServer {
   // certificate and key that do not load).
   absl::Status Start();
   // Stops accepting calls, fails waiting steps, and gives running calls
-  // `grace` to finish before cancelling them.
+  // `grace` to finish before cancelling them. Returns once the last call is
+  // answered: connections that carry no call are closed, not waited for.
   void Stop(absl::Duration grace = absl::Seconds(2));
   // Blocks until Stop() is called (from another thread or a signal).
   void Join();
