@@ -76,10 +76,13 @@ class GrpcServer {
   // port; otherwise a message that lists the likely causes (with TLS, also a
   // certificate and key that do not load).
   absl::Status Start();
+  // How long running calls may take to finish when Stop is given no grace
+  // (`distflow server` gives --grace-seconds instead, 5 s by default).
+  static constexpr absl::Duration kDefaultStopGrace = absl::Seconds(2);
   // Stops accepting calls, fails waiting steps, and gives running calls
   // `grace` to finish before cancelling them. Returns once the last call is
   // answered: connections that carry no call are closed, not waited for.
-  void Stop(absl::Duration grace = absl::Seconds(2));
+  void Stop(absl::Duration grace = kDefaultStopGrace);
   // Blocks until Stop() is called (from another thread or a signal).
   void Join();
 
