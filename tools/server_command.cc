@@ -138,6 +138,8 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out, int* 
 
   int sig = 0;
   sigwait(&stop, &sig);
+  std::cerr << "distflow server: stopping on " << (sig == SIGINT ? "SIGINT" : "SIGTERM")
+            << "; calls in flight have " << flags.grace_seconds << " s to finish" << std::endl;
   // Drain within the grace period; a call that still holds the server
   // after it does not keep the process alive.
   std::thread([grace = flags.grace_seconds] {

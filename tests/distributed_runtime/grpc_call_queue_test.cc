@@ -1,7 +1,8 @@
 // The calls a server serves on its completion queue (RunStep, RunCallable,
 // RunGraph, RecvTensor, GetStatus), reached with plain stubs: strangers are
 // refused, a caller that gives up cancels its step, a burst of calls larger
-// than the requests posted is all served, and Stop ends calls in flight.
+// than the requests posted is all served, Stop ends calls in flight at the
+// end of its grace period, and a call that ends within it gets its own answer.
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -279,6 +280,32 @@ TEST_F(CallQueuesTest, StopEndsStepsInFlight) {
   server_->Stop(absl::Milliseconds(200));
   for (auto& t : threads) t.join();
   EXPECT_EQ(ended.load(), kBlocked);
+  server_.reset();
+}
+
+TEST_F(CallQueuesTest, StopLetsACallInFlightEndWithItsOwnAnswer) {
+  StartServer();
+  const std::string handle = CreateQueueSession();
+  ASSERT_FALSE(handle.empty());
+  // A step that waits on an empty queue until its own deadline passes.
+  grpc::Status status;
+  std::thread step([&] {
+    RunStepRequest req;
+    req.set_session_handle(handle);
+    req.add_fetch("deq");
+    req.mutable_options()->set_timeout_in_ms(500);
+    RunStepResponse resp;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    status = master_->RunStep(&ctx, req, &resp);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // The grace period outlasts the step: the server answers it before its
+  // connections close.
+  server_->Stop(absl::Seconds(30));
+  step.join();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
+      << status.error_code() << ": " << status.error_message();
   server_.reset();
 }
 

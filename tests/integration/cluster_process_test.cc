@@ -3,7 +3,8 @@
 // config. Covers values against the local session, concurrent clients, a
 // worker killed with SIGKILL mid-step or frozen with SIGSTOP, a restarted
 // worker, a cluster that serves only calls carrying its token, one that
-// speaks only mutual TLS, and a stuck step that says what it waits for.
+// speaks only mutual TLS, a stuck step that says what it waits for, and a
+// server started on a port that is already taken.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -19,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,6 +29,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "command_line.h"
 #include "distflow/common_runtime/session.h"
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/cluster_spec.h"
@@ -279,6 +282,54 @@ TEST_F(ClusterProcessTest, SigtermStopsCleanly) {
   const int status = ps_->Kill(SIGTERM);
   EXPECT_TRUE(WIFEXITED(status)) << status;
   EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// Servers whose stderr goes to LOG_DIR/J_T.log.
+class LoggedClusterProcessTest : public ClusterProcessTest {
+ protected:
+  void SetUp() override {
+    dir_ = absl::StrCat(::testing::TempDir(), "/logged_", getpid());
+    mkdir(dir_.c_str(), 0700);
+    StartCluster({}, dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Log(const std::string& task) const {
+    std::ifstream in(absl::StrCat(dir_, "/", task, ".log"));
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::string dir_;
+};
+
+// SIGTERM to the master of a session that is open but idle between steps:
+// the server says it stops and exits 0. (Its client's idle connection is
+// closed once no call is in flight, not waited for until the grace period
+// ends.)
+TEST_F(LoggedClusterProcessTest, SigtermWithAnIdleSessionOpenStopsCleanly) {
+  auto session = NewClusterSession(Config());
+  std::vector<Tensor> out;
+  ASSERT_TRUE(
+      session->Run({{"a", Tensor::FromVector<float>({3}, TensorShape({1, 1}))}}, {"c"}, {}, &out)
+          .ok());
+  const int status = w0_->Kill(SIGTERM);
+  EXPECT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_THAT(Log("worker_0"), HasSubstr("distflow server: stopping on SIGTERM"));
+}
+
+// A second server on a port another process listens on ends at once with
+// exit status 1 and one line naming the address, not gRPC's own error text.
+TEST(ServerCommandTest, TakenPortFailsWithOneLineNamingTheAddress) {
+  auto first = ServerProcess::Start("ps=127.0.0.1:0", "ps", 0);
+  ASSERT_NE(first, nullptr);
+  const test::CommandOutput second = test::RunCommandLine(absl::StrCat(
+      DISTFLOW_BINARY, " server --cluster ps=", first->address(), " --job ps --task 0 2>&1"));
+  EXPECT_EQ(second.exit_code, 1) << second.out;
+  EXPECT_EQ(second.out, absl::StrCat("error: Unavailable: cannot listen on ", first->address(),
+                                     " for /job:ps/replica:0/task:0: the address is already in "
+                                     "use\n"));
+  // The first server is untouched and stops cleanly.
+  const int status = first->Kill(SIGTERM);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
 TEST_F(ClusterProcessTest, FrozenWorkerFailsTheStepNamingIt) {

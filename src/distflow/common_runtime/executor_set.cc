@@ -32,7 +32,6 @@ absl::StatusOr<std::unique_ptr<ExecutorSet>> ExecutorSet::Create(
     }
     auto graph = std::make_unique<Graph>();
     GraphConstructorOptions opts;
-    opts.allow_internal_ops = true;
     opts.max_nodes = 0;  // partitions of a graph already checked at import
     DF_RETURN_IF_ERROR(ConvertGraphDefToGraph(opts, graph_def, graph.get()));
     DF_ASSIGN_OR_RETURN(FunctionLibraryRuntime * function_library,

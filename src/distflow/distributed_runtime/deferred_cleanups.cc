@@ -6,6 +6,12 @@
 #include "distflow/distributed_runtime/worker_interface.h"
 
 namespace distflow {
+namespace {
+
+// A CleanupGraph call of its own, for ids no RunGraph took.
+constexpr int64_t kCleanupGraphCallMs = 10000;
+
+}  // namespace
 
 struct DeferredCleanups::State {
   explicit State(std::shared_ptr<WorkerCache> cache) : worker_cache(std::move(cache)) {}
@@ -76,7 +82,7 @@ void DeferredCleanups::SendCleanups(const std::shared_ptr<State>& state, const s
     auto call = std::make_shared<Call>();
     call->state = state;
     call->req.set_step_id(step_id);
-    call->opts.set_timeout_ms(10000);
+    call->opts.set_timeout_ms(kCleanupGraphCallMs);
     (*worker)->CleanupGraphAsync(&call->req, &call->resp, &call->opts,
                                  [call](const absl::Status&) {});
   }

@@ -7,6 +7,18 @@
 #include "distflow/distributed_runtime/cluster_spec.h"
 
 namespace distflow {
+namespace {
+
+// Each call that sets a session up (GetStatus and CreateWorkerSession to
+// every task) when the session's config sets no operation_timeout_in_ms; a
+// config that does is capped at Master::kMaxSetupCallMs.
+constexpr int64_t kSessionSetupCallDefaultMs = 10000;
+// ListDevices: the GetStatus calls that collect every task's devices.
+constexpr int64_t kListDevicesCallMs = 10000;
+// Reset: the CleanupAll call sent to each worker.
+constexpr int64_t kResetCleanupCallMs = 5000;
+
+}  // namespace
 
 Master::Master(std::string task_name, std::shared_ptr<WorkerCache> worker_cache,
                WorkerCacheFactory cache_factory, ConfigProto default_config)
@@ -117,7 +129,7 @@ void Master::CreateSession(const CreateSessionRequest* req, CreateSessionRespons
   setup->config = default_config_;
   setup->config.MergeFrom(req->config());
   const int64_t asked = setup->config.operation_timeout_in_ms();
-  setup->timeout_ms = asked > 0 ? std::min(asked, kMaxSetupCallMs) : 10000;
+  setup->timeout_ms = asked > 0 ? std::min(asked, kMaxSetupCallMs) : kSessionSetupCallDefaultMs;
   setup->cache = worker_cache_;
   if (setup->config.cluster_def().job_size() > 0) {
     absl::StatusOr<ClusterSpec> cluster = ClusterSpec::FromClusterDef(setup->config.cluster_def());
@@ -287,7 +299,7 @@ void Master::CloseSession(const CloseSessionRequest* req, CloseSessionResponse* 
 void Master::ListDevices(const ListDevicesRequest* req, ListDevicesResponse* resp, Done done) {
   pool_.Schedule([this, req, resp, done = std::move(done)] {
     absl::StatusOr<std::unique_ptr<DeviceSet>> devices =
-        DiscoverDevices(worker_cache_.get(), 10000);
+        DiscoverDevices(worker_cache_.get(), kListDevicesCallMs);
     if (!devices.ok()) {
       done(devices.status());
       return;
@@ -318,7 +330,7 @@ void Master::Reset(const ResetRequest* /*req*/, ResetResponse* /*resp*/, Done do
       auto* creq = new CleanupAllRequest;
       auto* cresp = new CleanupAllResponse;
       auto* opts = new CallOptions;
-      opts->set_timeout_ms(5000);
+      opts->set_timeout_ms(kResetCleanupCallMs);
       (*worker)->CleanupAllAsync(creq, cresp, opts, [creq, cresp, opts](const absl::Status&) {
         delete creq;
         delete cresp;

@@ -93,6 +93,17 @@ void PlaceFetches(const std::vector<int>& index, std::vector<TensorProto>* fetch
 // RunGraph: the worker's own DeadlineExceeded (naming the Recv keys it waits
 // for) arrives first.
 constexpr int64_t kWorkerDeadlineSlackMs = 1000;
+// RegisterGraph of one partition: its worker builds the graph's executors.
+constexpr int64_t kRegisterGraphCallMs = 60000;
+// DeregisterGraph of the partitions already registered when registering
+// another one failed.
+constexpr int64_t kUndoRegisterGraphCallMs = 10000;
+// Each DeregisterGraph and DeleteWorkerSession call of a session's Close (or
+// of its destruction, for DeregisterGraph).
+constexpr int64_t kCloseSessionCallMs = 5000;
+// The GetStatus that asks a worker whose call failed whether it restarted
+// (its devices then carry new incarnations).
+constexpr int64_t kWorkerRestartProbeCallMs = 2000;
 
 std::string TaskOf(const std::string& device) {
   ParsedDeviceName p;
@@ -205,7 +216,7 @@ absl::StatusOr<std::shared_ptr<const MasterSession::RegisteredGraph>> MasterSess
     reqs[i].set_session_handle(handle_);
     *reqs[i].mutable_graph_def() = std::move(cg->partitions[rg->parts[i].task]);
     *reqs[i].mutable_graph_options() = config_.graph_options();
-    opts[i].set_timeout_ms(60000);
+    opts[i].set_timeout_ms(kRegisterGraphCallMs);
     rg->parts[i].worker->RegisterGraphAsync(&reqs[i], &resps[i], &opts[i], std::move(done));
   });
   cg->partitions.clear();
@@ -219,7 +230,7 @@ absl::StatusOr<std::shared_ptr<const MasterSession::RegisteredGraph>> MasterSess
       req.set_graph_handle(rg->parts[j].graph_handle);
       DeregisterGraphResponse resp;
       CallOptions dopts;
-      dopts.set_timeout_ms(10000);
+      dopts.set_timeout_ms(kUndoRegisterGraphCallMs);
       CallAndWait([&](StatusCallback cb) {
         rg->parts[j].worker->DeregisterGraphAsync(&req, &resp, &dopts, std::move(cb));
       }).IgnoreError();
@@ -250,7 +261,7 @@ void MasterSession::WorkerErrorAsync(const std::string& task, const absl::Status
     CallOptions opts;
   };
   auto probe = std::make_shared<Probe>();
-  probe->opts.set_timeout_ms(2000);
+  probe->opts.set_timeout_ms(kWorkerRestartProbeCallMs);
   (*worker)->GetStatusAsync(
       &probe->req, &probe->resp, &probe->opts,
       [self = shared_from_this(), probe, task, s, done = std::move(done)](const absl::Status& st) {
@@ -696,7 +707,7 @@ void MasterSession::DeregisterAll() {
       req.set_graph_handle(part.graph_handle);
       DeregisterGraphResponse resp;
       CallOptions opts;
-      opts.set_timeout_ms(5000);
+      opts.set_timeout_ms(kCloseSessionCallMs);
       CallAndWait([&](StatusCallback cb) {
         part.worker->DeregisterGraphAsync(&req, &resp, &opts, std::move(cb));
       }).IgnoreError();
@@ -720,7 +731,7 @@ absl::Status MasterSession::Close() {
     req.set_session_handle(handle_);
     DeleteWorkerSessionResponse resp;
     CallOptions opts;
-    opts.set_timeout_ms(5000);
+    opts.set_timeout_ms(kCloseSessionCallMs);
     CallAndWait([&](StatusCallback cb) {
       (*worker)->DeleteWorkerSessionAsync(&req, &resp, &opts, std::move(cb));
     }).IgnoreError();

@@ -65,8 +65,10 @@ absl::StatusOr<const KernelRegistry::Entry*> KernelRegistry::Find(absl::string_v
   for (const auto& e : entries_) {
     if (e->def.op != node_def.op() || e->def.device_type != device_type) continue;
     any_for_op = true;
-    if (!Satisfies(e->def, node_def)) continue;
-    if (best == nullptr || e->def.priority > best->def.priority) best = e.get();
+    if (Satisfies(e->def, node_def)) {
+      best = e.get();
+      break;
+    }
   }
   if (best == nullptr) {
     const std::string attrs = TypeAttrsSummary(node_def);

@@ -3,8 +3,8 @@
 //   REGISTER_KERNEL_BUILDER(
 //       Name("MatMul").Device(kDeviceCpu).TypeConstraint<float>("T"),
 //       MatMulOp<float>);
-// Lookup picks the kernel whose constraints the NodeDef satisfies (highest
-// priority first). Thread-safe.
+// Lookup picks the first registered kernel whose constraints the NodeDef
+// satisfies. Thread-safe.
 #ifndef DISTFLOW_FRAMEWORK_KERNEL_REGISTRY_H_
 #define DISTFLOW_FRAMEWORK_KERNEL_REGISTRY_H_
 
@@ -25,7 +25,6 @@ struct KernelDef {
   std::string device_type;
   std::vector<std::pair<std::string, std::vector<DataType>>> type_constraints;
   std::vector<std::string> host_memory_args;
-  int priority = 0;
 };
 
 class KernelDefBuilder {
@@ -45,10 +44,6 @@ class KernelDefBuilder {
   }
   KernelDefBuilder& HostMemory(std::string arg) {
     def_.host_memory_args.push_back(std::move(arg));
-    return *this;
-  }
-  KernelDefBuilder& Priority(int p) {
-    def_.priority = p;
     return *this;
   }
   const KernelDef& Build() const { return def_; }

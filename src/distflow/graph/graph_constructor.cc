@@ -5,7 +5,6 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "distflow/core/status.h"
 #include "distflow/framework/device_name_utils.h"
@@ -51,9 +50,6 @@ absl::Status Build(const GraphConstructorOptions& opts, const GraphDef& gdef, Gr
     }
     if (by_name.contains(def.name())) {
       return errors::InvalidArgument("duplicate node name '", def.name(), "'");
-    }
-    if (!opts.allow_internal_ops && absl::StartsWith(def.op(), "_")) {
-      return errors::InvalidArgument(FormatNodeForError(def), " uses internal op '", def.op(), "'");
     }
     ParsedDeviceName parsed;
     if (!device_name::Parse(def.device(), &parsed)) {

@@ -26,8 +26,6 @@ int64_t MaxGraphNodes();
 void SetMaxGraphNodes(int64_t max_nodes);
 
 struct GraphConstructorOptions {
-  // Allow ops whose names start with '_' (Send/Recv in partition graphs).
-  bool allow_internal_ops = true;
   // More nodes than this is ResourceExhausted; 0 means no limit. Graphs the
   // runtime derives from an imported graph (partitions) pass 0.
   int64_t max_nodes = MaxGraphNodes();

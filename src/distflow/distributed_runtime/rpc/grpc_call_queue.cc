@@ -21,8 +21,28 @@ void ServerCallQueue::Start() {
 bool ServerCallQueue::PostIfRunning(const std::function<void()>& post) {
   absl::MutexLock lock(&mu_);
   if (shutdown_) return false;
+  ++requests_waiting_;
   post();
   return true;
+}
+
+void ServerCallQueue::RequestAnswered(bool came) {
+  absl::MutexLock lock(&mu_);
+  --requests_waiting_;
+  if (came) ++calls_running_;
+}
+
+void ServerCallQueue::CallEnded() {
+  absl::MutexLock lock(&mu_);
+  --calls_running_;
+}
+
+bool ServerCallQueue::WaitUntilNoCalls(absl::Time deadline) {
+  absl::MutexLock lock(&mu_);
+  auto none = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return requests_waiting_ == 0 && calls_running_ == 0;
+  };
+  return mu_.AwaitWithDeadline(absl::Condition(&none), deadline);
 }
 
 void ServerCallQueue::Poll() {

@@ -77,6 +77,13 @@ class ServerCallQueue {
   const RpcStats& stats() const { return stats_; }
 
   void Start();
+  // True iff, by `deadline`, every request the queue posted for a call has
+  // been answered and every call that came has ended. Once the server's
+  // Shutdown has begun, which fails the requests still waiting for a call,
+  // that means no call of the queue is in flight and none will come: the
+  // connections left carry nothing. Before that it stays false (a request
+  // waits for each method). REQUIRES: Start, with at least one method added.
+  bool WaitUntilNoCalls(absl::Time deadline);
   // Idempotent. Stops posting requests, cancels client calls still out,
   // shuts the queue and joins its thread.
   void Shutdown();
@@ -120,8 +127,14 @@ class ServerCallQueue {
   template <class Req, class Resp>
   class UnaryCall;
 
-  // Runs `post` unless the queue is shutting down; false then.
+  // Runs `post`, which requests a call, unless the queue is shutting down;
+  // false then.
   bool PostIfRunning(const std::function<void()>& post);
+  // The queue answered a request: with a call (`came`), or not (the server
+  // shut down).
+  void RequestAnswered(bool came);
+  // A call that came has ended: answered, or cancelled.
+  void CallEnded();
   void Poll();
 
   const std::unique_ptr<grpc::ServerCompletionQueue> cq_;
@@ -133,6 +146,10 @@ class ServerCallQueue {
   // Client calls started and not yet completed.
   absl::flat_hash_set<grpc::ClientContext*> client_calls_ ABSL_GUARDED_BY(mu_);
   bool started_ ABSL_GUARDED_BY(mu_) = false;
+  // Requests posted and not yet answered, and calls that came and have not
+  // ended (WaitUntilNoCalls).
+  int64_t requests_waiting_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t calls_running_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 namespace call_queue_internal {
@@ -185,6 +202,7 @@ class ServerCallQueue::UnaryCall final : public Call {
   void OnEvent(TagKind kind, bool ok) override {
     switch (kind) {
       case kRequest: {
+        owner_->RequestAnswered(ok);
         // Not ok: the server shut down before a call came; no other notice
         // follows.
         if (!ok) {
@@ -246,7 +264,11 @@ class ServerCallQueue::UnaryCall final : public Call {
     });
   }
   void Unref() {
-    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      ServerCallQueue* owner = owner_;
+      delete this;
+      owner->CallEnded();
+    }
   }
 
   ServerCallQueue* const owner_;

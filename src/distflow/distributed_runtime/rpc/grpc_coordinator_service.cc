@@ -20,7 +20,16 @@ namespace {
 
 // A joining task's address is at most this long (a host name and a port).
 constexpr size_t kMaxAddressBytes = 512;
+// Each RegisterWorker call of a joining task; JoinCoordinator repeats it
+// until its own timeout (`distflow server --join`: 60 s).
 constexpr absl::Duration kCallTimeout = absl::Seconds(10);
+// Between those calls: kJoinFirstRetryDelay, doubling up to
+// kJoinMaxRetryDelay.
+constexpr absl::Duration kJoinFirstRetryDelay = absl::Milliseconds(100);
+constexpr absl::Duration kJoinMaxRetryDelay = absl::Seconds(2);
+// How long a RegisterWorker call in flight may take to finish when the
+// listener closes.
+constexpr absl::Duration kListenerStopGrace = absl::Seconds(1);
 
 class CoordinatorServiceImpl final : public CoordinatorService::CallbackService {
  public:
@@ -88,7 +97,7 @@ absl::StatusOr<std::unique_ptr<GrpcCoordinatorListener>> GrpcCoordinatorListener
 
 GrpcCoordinatorListener::~GrpcCoordinatorListener() {
   if (impl_ != nullptr && impl_->server != nullptr) {
-    impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+    impl_->server->Shutdown(absl::ToChronoTime(absl::Now() + kListenerStopGrace));
   }
 }
 
@@ -102,25 +111,25 @@ absl::Status JoinCoordinator(const std::string& target, const std::string& job, 
   req.set_task_index(task);
   req.set_address(address);
   const absl::Time deadline = absl::Now() + timeout;
-  absl::Duration backoff = absl::Milliseconds(100);
+  absl::Duration backoff = kJoinFirstRetryDelay;
   absl::Status last;
   while (true) {
     grpc::ClientContext ctx;
     const absl::Duration call = std::min(kCallTimeout, deadline - absl::Now());
-    ctx.set_deadline(std::chrono::system_clock::now() +
-                     std::chrono::milliseconds(std::max<int64_t>(1, absl::ToInt64Milliseconds(call))));
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(std::max<int64_t>(
+                                                            1, absl::ToInt64Milliseconds(call))));
     RegisterWorkerResponse resp;
     last = FromGrpcStatus(stub->RegisterWorker(&ctx, req, &resp));
     if (last.ok()) return absl::OkStatus();
     const bool retry = last.code() == absl::StatusCode::kUnavailable ||
                        last.code() == absl::StatusCode::kDeadlineExceeded;
     if (!retry) {
-      return errors::Annotate(last, absl::StrCat("the coordinator at ", where,
-                                                 " refused worker task ", task, ": "));
+      return errors::Annotate(
+          last, absl::StrCat("the coordinator at ", where, " refused worker task ", task, ": "));
     }
     if (absl::Now() + backoff >= deadline) break;
     std::this_thread::sleep_for(absl::ToChronoMilliseconds(backoff));
-    backoff = std::min(backoff * 2, absl::Seconds(2));
+    backoff = std::min(backoff * 2, kJoinMaxRetryDelay);
   }
   return errors::Unavailable("could not join the coordinator at ", where, " within ",
                              absl::FormatDuration(timeout), ": ", last.message());

@@ -1,5 +1,13 @@
 #include "distflow/distributed_runtime/rpc/grpc_server.h"
 
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+#include <thread>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "distflow/common_runtime/cpu_device.h"
@@ -31,6 +39,43 @@ namespace {
 
 // Threads for the calls that may wait (sessions, graph registration).
 constexpr int kControlThreads = 4;
+
+// True iff `port` is held by another socket on every address `host`
+// resolves to. gRPC reports that failure only as a kilobyte of its own error
+// text, so the server asks first and says it in one line. False when the
+// probe cannot tell (an unknown host, another bind error): gRPC's bind then
+// decides, with the server's general message.
+bool PortHeldByAnother(std::string host, int port) {
+  if (port == 0) return false;
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(host.empty() ? nullptr : host.c_str(), std::to_string(port).c_str(), &hints,
+                  &res) != 0) {
+    return false;
+  }
+  bool all_held = res != nullptr;
+  for (addrinfo* a = res; a != nullptr && all_held; a = a->ai_next) {
+    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) {
+      all_held = false;
+      break;
+    }
+    // As gRPC's listeners do, so that a port a closed socket left in
+    // TIME_WAIT reads as free.
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    all_held = bind(fd, a->ai_addr, a->ai_addrlen) != 0 && errno == EADDRINUSE;
+    close(fd);
+  }
+  freeaddrinfo(res);
+  return all_held;
+}
 
 }  // namespace
 
@@ -201,6 +246,12 @@ absl::Status GrpcServer::Start() {
   DF_RETURN_IF_ERROR(SplitHostPort(address, &host, &port));
   if (server_def_.port() != 0) port = server_def_.port();
   if (!options_.bind_host.empty()) host = options_.bind_host;
+  const std::string listen =
+      absl::StrCat(absl::StrContains(host, ':') ? absl::StrCat("[", host, "]") : host, ":", port);
+  if (PortHeldByAnother(host, port)) {
+    return errors::Unavailable("cannot listen on ", listen, " for ", task_name_,
+                               ": the address is already in use");
+  }
   if (impl_->side_channel_client != nullptr) {
     SideChannelServer::Options side_options;
     side_options.host = host;
@@ -209,8 +260,6 @@ absl::Status GrpcServer::Start() {
   impl_->worker_service = std::make_unique<GrpcWorkerService>(impl_->worker.get(), options_.token,
                                                               impl_->side_channel.get());
   grpc::ServerBuilder builder;
-  const std::string listen =
-      absl::StrCat(absl::StrContains(host, ':') ? absl::StrCat("[", host, "]") : host, ":", port);
   builder.AddListeningPort(listen, ServerCredentials(options_.tls), &bound_port_);
   // gRPC sets SO_REUSEPORT by default, so a second server on a taken port
   // would start and silently share its connections with the first. A port
@@ -262,7 +311,20 @@ void GrpcServer::Stop(absl::Duration grace) {
   }
   // Fail every waiting step first so in-flight calls can finish.
   rendezvous_mgr_->CleanupAll();
-  impl_->server->Shutdown(absl::ToChronoTime(absl::Now() + grace));
+  const absl::Time deadline = absl::Now() + grace;
+  // gRPC's Shutdown sends every client a GOAWAY and returns only once each
+  // connection has closed, or at the deadline. An idle client may read the
+  // GOAWAY only seconds later (it polls an idle channel every few seconds),
+  // so once the last call in flight has been answered the connections left
+  // are closed here instead of waited for. Calls of the verbs service (one
+  // address exchange per channel, answered as it arrives) are not counted.
+  std::thread shutdown(
+      [server = impl_->server.get(), deadline] { server->Shutdown(absl::ToChronoTime(deadline)); });
+  std::shared_ptr<ServerCallQueue> queue = call_queue();
+  if (queue != nullptr && queue->WaitUntilNoCalls(deadline)) {
+    grpc_server_cancel_all_calls(impl_->server->c_server());
+  }
+  shutdown.join();
   if (impl_->side_channel != nullptr) impl_->side_channel->Stop();
 }
 

@@ -72,11 +72,17 @@ class GrpcServer {
   // Binds the task's port (or ServerDef.port when nonzero) on the host its
   // cluster entry names — a loopback entry listens on loopback only — or
   // on options.bind_host. Unavailable naming the address when it cannot
-  // bind (or, with TLS, when the certificate and key do not load).
+  // bind: "the address is already in use" when another socket holds the
+  // port; otherwise a message that lists the likely causes (with TLS, also a
+  // certificate and key that do not load).
   absl::Status Start();
+  // How long running calls may take to finish when Stop is given no grace
+  // (`distflow server` gives --grace-seconds instead, 5 s by default).
+  static constexpr absl::Duration kDefaultStopGrace = absl::Seconds(2);
   // Stops accepting calls, fails waiting steps, and gives running calls
-  // `grace` to finish before cancelling them.
-  void Stop(absl::Duration grace = absl::Seconds(2));
+  // `grace` to finish before cancelling them. Returns once the last call is
+  // answered: connections that carry no call are closed, not waited for.
+  void Stop(absl::Duration grace = kDefaultStopGrace);
   // Blocks until Stop() is called (from another thread or a signal).
   void Join();
 

@@ -23,6 +23,19 @@ constexpr char kPrefix[] = "grpc://";
 // Extra time the client gives the master beyond the step's own timeout, so
 // the master's DeadlineExceeded (naming the step) arrives before ours.
 constexpr int64_t kDeadlineSlackMs = 2000;
+// The deadline of a call that may place and register graphs (CreateSession,
+// ExtendSession, MakeCallable, PartialRunSetup) when the session's config
+// sets no operation_timeout_in_ms.
+constexpr int64_t kGraphCallDefaultMs = 60000;
+// Likewise for the other control calls (ListDevices, CloseSession,
+// ReleaseCallable).
+constexpr int64_t kControlCallDefaultMs = 10000;
+// A control call that fails with Unavailable (a master restarting) is
+// repeated after kRetryFirstDelayMs, the delay doubling up to
+// kRetryMaxDelayMs, until kRetryBudgetMs of delays have passed.
+constexpr int64_t kRetryFirstDelayMs = 50;
+constexpr int64_t kRetryMaxDelayMs = 1000;
+constexpr int64_t kRetryBudgetMs = 5000;
 
 void SetDeadline(grpc::ClientContext* ctx, int64_t timeout_ms) {
   if (timeout_ms > 0) {
@@ -63,18 +76,19 @@ absl::Status MasterError(const std::string& address, const grpc::Status& s, bool
   return errors::Unavailable("master at ", address, " is unreachable: ", status.message(), hint);
 }
 
-// Repeats `call` while it fails with Unavailable, backing off from 50 ms up
-// to 1 s, for at most ~5 s in all.
+// Repeats `call` while it fails with Unavailable, backing off from
+// kRetryFirstDelayMs up to kRetryMaxDelayMs, for at most kRetryBudgetMs of
+// delays in all.
 template <typename Fn>
 absl::Status WithRetries(Fn&& call) {
-  int64_t delay_ms = 50;
+  int64_t delay_ms = kRetryFirstDelayMs;
   int64_t waited = 0;
   for (;;) {
     absl::Status s = call();
-    if (s.code() != absl::StatusCode::kUnavailable || waited >= 5000) return s;
+    if (s.code() != absl::StatusCode::kUnavailable || waited >= kRetryBudgetMs) return s;
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
     waited += delay_ms;
-    delay_ms = std::min<int64_t>(delay_ms * 2, 1000);
+    delay_ms = std::min<int64_t>(delay_ms * 2, kRetryMaxDelayMs);
   }
 }
 
@@ -123,7 +137,7 @@ absl::Status GrpcSession::Create(const GraphDef& graph) {
   CreateSessionResponse resp;
   DF_RETURN_IF_ERROR(WithRetries([&] {
     grpc::ClientContext ctx;
-    SetDeadline(&ctx, ControlTimeoutMs(60000));
+    SetDeadline(&ctx, ControlTimeoutMs(kGraphCallDefaultMs));
     return Check(stub_->CreateSession(&ctx, req, &resp));
   }));
   absl::MutexLock lock(&mu_);
@@ -164,7 +178,7 @@ absl::Status GrpcSession::Extend(const GraphDef& graph) {
   *req.mutable_graph_def() = graph;
   ExtendSessionResponse resp;
   grpc::ClientContext ctx;
-  SetDeadline(&ctx, ControlTimeoutMs(60000));
+  SetDeadline(&ctx, ControlTimeoutMs(kGraphCallDefaultMs));
   DF_RETURN_IF_ERROR(Check(stub_->ExtendSession(&ctx, req, &resp)));
   absl::MutexLock lock(&mu_);
   graph_version_ = resp.new_graph_version();
@@ -232,7 +246,7 @@ absl::Status GrpcSession::ListDevices(std::vector<DeviceAttributes>* response) {
   ListDevicesResponse resp;
   DF_RETURN_IF_ERROR(WithRetries([&] {
     grpc::ClientContext ctx;
-    SetDeadline(&ctx, ControlTimeoutMs(10000));
+    SetDeadline(&ctx, ControlTimeoutMs(kControlCallDefaultMs));
     return Check(stub_->ListDevices(&ctx, req, &resp));
   }));
   response->clear();
@@ -261,7 +275,7 @@ absl::Status GrpcSession::Close() {
   CloseSessionResponse resp;
   return WithRetries([&] {
     grpc::ClientContext ctx;
-    SetDeadline(&ctx, ControlTimeoutMs(10000));
+    SetDeadline(&ctx, ControlTimeoutMs(kControlCallDefaultMs));
     return Check(stub_->CloseSession(&ctx, req, &resp));
   });
 }
@@ -274,7 +288,7 @@ absl::Status GrpcSession::MakeCallable(const CallableOptions& options, CallableH
   *req.mutable_options() = options;
   MakeCallableResponse resp;
   grpc::ClientContext ctx;
-  SetDeadline(&ctx, ControlTimeoutMs(60000));
+  SetDeadline(&ctx, ControlTimeoutMs(kGraphCallDefaultMs));
   DF_RETURN_IF_ERROR(Check(stub_->MakeCallable(&ctx, req, &resp)));
   *handle = resp.handle();
   return absl::OkStatus();
@@ -309,7 +323,7 @@ absl::Status GrpcSession::ReleaseCallable(CallableHandle handle) {
   ReleaseCallableResponse resp;
   return WithRetries([&] {
     grpc::ClientContext ctx;
-    SetDeadline(&ctx, ControlTimeoutMs(10000));
+    SetDeadline(&ctx, ControlTimeoutMs(kControlCallDefaultMs));
     return Check(stub_->ReleaseCallable(&ctx, req, &resp));
   });
 }
@@ -326,7 +340,7 @@ absl::Status GrpcSession::PRunSetup(const std::vector<std::string>& input_names,
   for (const auto& n : target_nodes) req.add_target(n);
   PartialRunSetupResponse resp;
   grpc::ClientContext ctx;
-  SetDeadline(&ctx, ControlTimeoutMs(60000));
+  SetDeadline(&ctx, ControlTimeoutMs(kGraphCallDefaultMs));
   DF_RETURN_IF_ERROR(Check(stub_->PartialRunSetup(&ctx, req, &resp)));
   *handle = resp.partial_run_handle();
   return absl::OkStatus();

@@ -11,6 +11,14 @@ namespace {
 // (errors::IsDerived) carries the longer form.
 constexpr char kServerMark[] = "distflow";
 constexpr char kDerivedServerMark[] = "distflow;derived";
+// A channel that lost its peer tries again after kFirstReconnectBackoffMs,
+// the wait growing to kMaxReconnectBackoffMs: a restarted peer is found
+// within a second, not after gRPC's minutes of backoff.
+constexpr int kFirstReconnectBackoffMs = 100;
+constexpr int kMaxReconnectBackoffMs = 1000;
+// How long one connection attempt (TCP connect and HTTP/2 handshake) may
+// take; gRPC reads it from GRPC_ARG_MIN_RECONNECT_BACKOFF_MS.
+constexpr int kConnectAttemptMs = 5000;
 }  // namespace
 
 grpc::Status ToGrpcStatus(const absl::Status& s) {
@@ -34,13 +42,13 @@ grpc::ChannelArguments DistflowChannelArguments() {
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);
   // Reconnect quickly to a restarted peer instead of backing off for minutes.
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, kFirstReconnectBackoffMs);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, kMaxReconnectBackoffMs);
   // gRPC reads this one as the time a connection attempt (TCP connect and
   // HTTP/2 handshake) gets. A refused connect fails at once whatever it is;
   // 100 ms, as it was, failed first calls to a server whose one polling
   // thread was busy for longer than that (grpc_call_queue.h).
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 5000);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kConnectAttemptMs);
   // Each channel gets its own connection, so one peer's traffic does not
   // queue behind another's on a shared subchannel.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
