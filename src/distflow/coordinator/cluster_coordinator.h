@@ -1,10 +1,11 @@
 // ClusterCoordinator: parameter-server training from one client (seed 004).
 //
-// The coordinator holds one session per worker task and one thread per
-// worker. Schedule() puts a closure — a registered function and its
-// arguments — in a bounded queue and returns its RemoteValue at once; each
-// worker thread takes closures and runs them on its worker, where the
-// function's unplaced nodes run while its variables live on the ps tasks.
+// The coordinator holds one session per worker task and
+// max_inflight_closures threads per worker. Schedule() puts a closure — a
+// registered function and its arguments — in a bounded queue and returns its
+// RemoteValue at once; each worker thread takes closures and runs them, one
+// at a time, on its worker, where the function's unplaced nodes run while
+// its variables live on the ps tasks.
 //
 // Failures (seed 004, bounded): a closure whose worker fails (Unavailable,
 // Aborted, a restarted incarnation, or a worker that stops answering, caught
@@ -55,6 +56,10 @@ namespace distflow {
 class CoordinatorWorker;
 enum class WorkerOrigin;
 
+// The most closures CoordinatorOptions::max_inflight_closures lets one
+// worker run at once (each takes a thread).
+inline constexpr int kMaxInflightClosures = 256;
+
 struct CoordinatorOptions {
   // The whole cluster: a "ps" job and a "worker" job (job names below).
   ClusterDef cluster;
@@ -64,6 +69,11 @@ struct CoordinatorOptions {
   // schedule_timeout.
   size_t max_queued_closures = 256;
   absl::Duration schedule_timeout = absl::Minutes(5);
+  // Closures in flight per worker, each on a thread of its own through the
+  // worker's one session: a closure's run is mostly waiting on RPCs, so
+  // several at once keep a worker busy. In [1, kMaxInflightClosures].
+  // DEFAULT_MEASUREMENT
+  int max_inflight_closures = 4;
   // Deadline of every call to a worker, a closure's run included: a worker
   // that answers nothing for this long is taken as failed.
   absl::Duration call_timeout = absl::Seconds(30);
@@ -164,7 +174,9 @@ class ClusterCoordinator {
  public:
   using FunctionId = int;
 
-  // Starts one thread per task of the worker job. Reaches no worker yet:
+  // Starts max_inflight_closures threads per task of the worker job.
+  // InvalidArgument naming the option for options out of range. Reaches no
+  // worker yet:
   // a worker that is down at the start is recovered like a lost one.
   static absl::StatusOr<std::unique_ptr<ClusterCoordinator>> Create(CoordinatorOptions options);
   // Stops the worker threads; closures still queued are cancelled.
@@ -216,8 +228,8 @@ class ClusterCoordinator {
   // job: an error of its own retires it (see CoordinatorWorker).
   absl::StatusOr<int> RegisterJoiningWorker(const std::string& job, int task_index,
                                             const std::string& address);
-  // Stops giving closures to the worker; its closure in flight, if any,
-  // finishes or is put back. NotFound for an unknown task.
+  // Stops giving closures to the worker; its closures in flight, if any,
+  // finish or are put back. NotFound for an unknown task.
   absl::Status RemoveWorker(int task_index);
 
   // Parameter-server recovery for a caller outside the worker threads (the
