@@ -56,8 +56,10 @@ namespace distflow {
 class CoordinatorWorker;
 enum class WorkerOrigin;
 
-// The most closures CoordinatorOptions::max_inflight_closures lets one
-// worker run at once (each takes a thread).
+// CoordinatorOptions::max_inflight_closures: its default, and the most it
+// lets one worker run at once (each closure in flight takes a thread).
+// DEFAULT_MEASUREMENT
+inline constexpr int kDefaultInflightClosures = 4;
 inline constexpr int kMaxInflightClosures = 256;
 
 struct CoordinatorOptions {
@@ -72,8 +74,7 @@ struct CoordinatorOptions {
   // Closures in flight per worker, each on a thread of its own through the
   // worker's one session: a closure's run is mostly waiting on RPCs, so
   // several at once keep a worker busy. In [1, kMaxInflightClosures].
-  // DEFAULT_MEASUREMENT
-  int max_inflight_closures = 4;
+  int max_inflight_closures = kDefaultInflightClosures;
   // Deadline of every call to a worker, a closure's run included: a worker
   // that answers nothing for this long is taken as failed.
   absl::Duration call_timeout = absl::Seconds(30);
@@ -107,8 +108,8 @@ struct CoordinatorOptions {
   // Seeing where closures run (off by default): every run on a worker uses
   // `run_options` (trace_level, output_partition_graphs; its timeout is
   // call_timeout's), and when `on_run_metadata` is set it gets the worker
-  // task and the RunMetadata of each run that succeeded, on that worker's
-  // thread (so it must be thread-safe).
+  // task and the RunMetadata of each run that succeeded, on one of that
+  // worker's threads (so it must be thread-safe).
   RunOptions run_options;
   std::function<void(int worker_task, const RunMetadata&)> on_run_metadata;
 };
@@ -153,8 +154,9 @@ struct CoordinatorPsState {
   int task = 0;
   std::string address;
   // Closures put back because this task failed them (Unavailable or
-  // DeadlineExceeded from it); past CoordinatorOptions'
-  // transient_ps_failures the job ends with Unavailable naming it.
+  // DeadlineExceeded from it), closures in flight together on one worker
+  // counted once; past CoordinatorOptions' transient_ps_failures the job
+  // ends with Unavailable naming it.
   int64_t failures = 0;
   bool lost = false;  // failures passed the threshold
 };

@@ -143,8 +143,17 @@ void CoordinatorWorker::WaitingAtStartup(const absl::Status& why) {
                    " of the startup deadline of ", absl::FormatDuration(opts.startup_deadline)));
 }
 
+bool CoordinatorWorker::CountPsFailure(int ps_task, int64_t run) {
+  absl::MutexLock l(&ps_failure_mu_);
+  int64_t& counted_at = ps_failure_counted_at_[ps_task];
+  if (run < counted_at) return false;
+  counted_at = runs_started_.load(std::memory_order_relaxed);
+  return true;
+}
+
 void CoordinatorWorker::Process(std::shared_ptr<Closure> closure, int64_t epoch) {
   ClusterCoordinator& coord = *coordinator_;
+  const int64_t run = runs_started_.fetch_add(1, std::memory_order_relaxed);
   const int64_t ps_generation = coord.ps_generation();
   absl::StatusOr<std::vector<Tensor>> result = closure->Execute(task_);
   Failure failure = ClassifyFailure(result.status(), coord.options_.ps_job);
@@ -189,7 +198,8 @@ void CoordinatorWorker::Process(std::shared_ptr<Closure> closure, int64_t epoch)
     if (found.ok() && *found == PsProbe::kIntact) MarkDownFrom(epoch, result.status());
     return;
   }
-  const bool ps_gone = failure.kind == FailureKind::kPs && coord.ReportPsFailure(failure.ps_task);
+  const bool ps_gone = failure.kind == FailureKind::kPs && CountPsFailure(failure.ps_task, run) &&
+                       coord.ReportPsFailure(failure.ps_task);
   if (ps_gone || closure->attempts() >= coord.options_.max_attempts) {
     absl::Status fatal =
         ps_gone ? errors::Unavailable("parameter server /job:", coord.options_.ps_job,

@@ -19,6 +19,10 @@
 // it started in (see up_epoch_), and its failure takes the worker down only
 // from that epoch, so the late failures of closures that ran on the lost
 // incarnation neither count again nor take down the recovered worker.
+// Likewise a ps task's failure counts toward the coordinator's transient
+// threshold once per worker for the closures that were in flight together
+// when it was counted: one blip does not count max_inflight_closures
+// times. With one closure at a time every failure counts, as it always did.
 //
 // A worker that joined while the coordinator ran (RegisterJoiningWorker,
 // on a port a stranger may reach) is trusted with no error that ends the
@@ -38,6 +42,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
@@ -103,6 +108,10 @@ class CoordinatorWorker {
   // Runs one closure taken while the worker was up at `epoch` and tells the
   // queue how it ended.
   void Process(std::shared_ptr<Closure> closure, int64_t epoch);
+  // Whether a failure naming ps task `ps_task`, seen by the run with ticket
+  // `run`, counts toward the transient threshold: true iff that run began
+  // after the previous counted failure of the task on this worker.
+  bool CountPsFailure(int ps_task, int64_t run);
   // MarkDown, iff the worker is still up at `epoch`: a failure seen by a
   // call that began before the worker was last lost is that loss's.
   void MarkDownFrom(int64_t epoch, const absl::Status& why);
@@ -149,6 +158,12 @@ class CoordinatorWorker {
 
   std::atomic<int64_t> closures_done_{0};
   std::atomic<int64_t> failures_{0};
+  // Closure runs begun on this worker: each run's ticket, in start order.
+  std::atomic<int64_t> runs_started_{0};
+  // Per ps task, runs_started_ when its last failure here was counted.
+  // Taken with no other lock held.
+  absl::Mutex ps_failure_mu_;
+  absl::flat_hash_map<int, int64_t> ps_failure_counted_at_ ABSL_GUARDED_BY(ps_failure_mu_);
 
   // What state() reads; never held across a call to the worker, so that a
   // status page reads it while a session is being made. The recovery thread
