@@ -4,19 +4,21 @@
 // worker (CoordinatorOptions::max_inflight_closures; 1 is one closure at a
 // time, as before that option); next to the floor of the same trivial step
 // run back to back from one thread through a plain session. Prints the
-// median of --reps runs.
+// median of --reps runs and the runs; each rep runs every row once.
 //
 //   coordinator_bench [--closures 2000] [--reps 3] [--inflight 1,4,16]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "distflow/common_runtime/session.h"
@@ -209,23 +211,36 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--closures and --reps must be positive\n");
     return 2;
   }
-  auto run = [&](auto&& fn) {
-    std::vector<double> v;
-    for (int r = 0; r < reps; ++r) v.push_back(fn());
-    return distflow::Median(v);
+  // Each rep runs every row once, so a change of load on the machine
+  // reaches every row alike, the in-flight-1 baseline included.
+  struct Row {
+    std::string name;
+    std::function<double()> fn;
+    std::vector<double> results;
   };
-  std::printf("floor: one session, trivial step back to back: %.0f steps/s\n",
-              run([&] { return distflow::SequentialStepsPerSecond(closures); }));
+  std::vector<Row> rows;
+  rows.push_back({"floor: one session, trivial step back to back, steps/s",
+                  [&] { return distflow::SequentialStepsPerSecond(closures); }});
   for (bool update_ps : {false, true}) {
     for (int workers : {1, 2}) {
       for (int n : inflight) {
-        std::printf("coordinator, %d worker(s), %2d in flight each, %s: %.0f closures/s\n", workers,
-                    n, update_ps ? "variable update on the ps" : "trivial function", run([&] {
-                      return distflow::ClosuresPerSecond(workers, n, update_ps, closures);
-                    }));
-        std::fflush(stdout);
+        rows.push_back(
+            {absl::StrFormat("coordinator, %d worker(s), %2d in flight each, %s, closures/s",
+                             workers, n,
+                             update_ps ? "variable update on the ps" : "trivial function"),
+             [=] { return distflow::ClosuresPerSecond(workers, n, update_ps, closures); }});
       }
     }
+  }
+  for (int r = 0; r < reps; ++r) {
+    for (Row& row : rows) row.results.push_back(row.fn());
+  }
+  for (const Row& row : rows) {
+    std::string all;
+    for (double v : row.results)
+      absl::StrAppend(&all, all.empty() ? "" : " ", absl::StrFormat("%.0f", v));
+    std::printf("%s: %.0f (runs: %s)\n", row.name.c_str(), distflow::Median(row.results),
+                all.c_str());
   }
   return 0;
 }
