@@ -59,7 +59,13 @@ void CoordinatorWorker::Loop() {
   const CoordinatorOptions& opts = coordinator_->options_;
   absl::Duration backoff = opts.recovery_backoff_min;
   while (!stop_.HasBeenNotified() && !retired_.load(std::memory_order_acquire)) {
-    int64_t epoch = up_epoch_.load(std::memory_order_acquire);
+    int64_t epoch;
+    {
+      // A worker seen down here has its loss fully recorded (its session
+      // dropped, its resources aborted) before Recover makes them anew.
+      absl::MutexLock l(&down_mu_);
+      epoch = up_epoch_.load(std::memory_order_acquire);
+    }
     if (!IsUp(epoch)) {
       absl::Status s = Recover();
       if (!s.ok()) {
@@ -221,6 +227,7 @@ void CoordinatorWorker::Process(std::shared_ptr<Closure> closure, int64_t epoch)
 }
 
 void CoordinatorWorker::Retire(const absl::Status& why) {
+  absl::MutexLock down(&down_mu_);
   // Closures in flight on other threads may fail the same way: once.
   if (retired_.exchange(true, std::memory_order_acq_rel)) return;
   TakeDown();
@@ -249,6 +256,7 @@ bool CoordinatorWorker::TakeDown() {
 }
 
 void CoordinatorWorker::MarkDownFrom(int64_t epoch, const absl::Status& why) {
+  absl::MutexLock l(&down_mu_);
   if (!up_epoch_.compare_exchange_strong(epoch, epoch + 1, std::memory_order_acq_rel)) return;
   Lost(why);
 }
@@ -256,6 +264,7 @@ void CoordinatorWorker::MarkDownFrom(int64_t epoch, const absl::Status& why) {
 void CoordinatorWorker::MarkDown(const absl::Status& why) {
   // Once per failure, whichever of the worker's threads and a chief's call
   // saw it.
+  absl::MutexLock l(&down_mu_);
   if (TakeDown()) Lost(why);
 }
 
@@ -275,6 +284,7 @@ void CoordinatorWorker::Lost(const absl::Status& why) {
 }
 
 void CoordinatorWorker::Rebuild() {
+  absl::MutexLock l(&down_mu_);
   rebuilding_.store(true, std::memory_order_release);
   if (!TakeDown()) return;
   for (const auto& resource : coordinator_->resources()) resource->values.Get(task_).SetAborted();

@@ -116,10 +116,10 @@ class CoordinatorWorker {
   // call that began before the worker was last lost is that loss's.
   void MarkDownFrom(int64_t epoch, const absl::Status& why);
   // Takes the worker down from the up-epoch it is in; false iff it was down.
-  bool TakeDown();
+  bool TakeDown() ABSL_EXCLUSIVE_LOCKS_REQUIRED(down_mu_);
   // What follows taking the worker down after its failure `why`: counted,
   // its per-worker resources aborted, its session dropped.
-  void Lost(const absl::Status& why);
+  void Lost(const absl::Status& why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(down_mu_);
   // Makes a session, registers the functions and rebuilds the per-worker
   // resources. OK iff the worker is usable.
   absl::Status Recover();
@@ -153,6 +153,12 @@ class CoordinatorWorker {
   // Set by Rebuild: the next Recover is not a recovery from a failure.
   std::atomic<bool> rebuilding_{false};
   absl::Notification stop_;
+  // Held while the worker is taken down and its loss recorded (MarkDown,
+  // Rebuild, Retire), and by the recovery thread while it reads up_epoch_,
+  // so that it never recovers a worker whose loss is half recorded. Taken
+  // with no other lock held; mu_, session_mu_ and the coordinator's lock
+  // are taken under it.
+  absl::Mutex down_mu_;
   // threads_[0] is the recovery thread.
   std::vector<std::thread> threads_;
 
