@@ -222,8 +222,11 @@ void CoordinatorWorker::Process(std::shared_ptr<Closure> closure, int64_t epoch)
     return;
   }
   coord.retried_.fetch_add(1, std::memory_order_relaxed);
-  coord.queue_.PutBack(std::move(closure));
+  // Down before the closure is back in the queue: a thread of this worker
+  // that finds the worker still up takes a closure for it, and would wait a
+  // call deadline on a worker that just failed.
   if (failure.kind == FailureKind::kWorker) MarkDownFrom(epoch, result.status());
+  coord.queue_.PutBack(std::move(closure));
 }
 
 void CoordinatorWorker::Retire(const absl::Status& why) {
