@@ -1,20 +1,26 @@
 // Closures per second through the ClusterCoordinator, for a trivial function
 // (y = 2x on the worker) and for one that updates a variable on the ps, with
-// 1 and 2 `distflow server` workers; next to the floor of the same trivial
-// step run back to back from one thread through a plain session. Prints the
-// median of --reps runs.
+// 1 and 2 `distflow server` workers and 1, 4 and 16 closures in flight per
+// worker (CoordinatorOptions::max_inflight_closures; 1 is one closure at a
+// time, as before that option); next to the floor of the same trivial step
+// run back to back from one thread through a plain session. Prints the
+// median of --reps runs and the runs; each rep runs every row once.
 //
-//   coordinator_bench [--closures 2000] [--reps 3]
+//   coordinator_bench [--closures 2000] [--reps 3] [--inflight 1,4,16]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "distflow/common_runtime/session.h"
 #include "distflow/coordinator/cluster_coordinator.h"
 #include "distflow/distributed_runtime/cluster_spec.h"
@@ -113,8 +119,9 @@ double Median(std::vector<double> v) {
 
 Tensor Scalar(float v) { return Tensor::FromVector<float>({v}, TensorShape({})); }
 
-// Closures per second for `fn` with `num_workers` workers; -1 on error.
-double ClosuresPerSecond(int num_workers, bool update_ps, int closures) {
+// Closures per second with `num_workers` workers running `inflight`
+// closures each at once; -1 on error.
+double ClosuresPerSecond(int num_workers, int inflight, bool update_ps, int closures) {
   auto ps = ServerProcess::Start("ps=127.0.0.1:0", "ps", 0);
   std::string worker_flag = "worker=127.0.0.1:0";
   for (int i = 1; i < num_workers; ++i) worker_flag += ",127.0.0.1:0";
@@ -127,6 +134,7 @@ double ClosuresPerSecond(int num_workers, bool update_ps, int closures) {
   }
   CoordinatorOptions o;
   o.cluster = ClusterSpec::FromFlag(cluster)->def();
+  o.max_inflight_closures = inflight;
   auto coord = ClusterCoordinator::Create(o);
   if (!coord.ok()) return -1;
   WorkerFunction init;
@@ -182,26 +190,57 @@ double SequentialStepsPerSecond(int steps) {
 
 int main(int argc, char** argv) {
   int closures = 2000, reps = 3;
+  std::vector<int> inflight = {1, 4, 16};
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--closures") == 0) (void)absl::SimpleAtoi(argv[i + 1], &closures);
     if (std::strcmp(argv[i], "--reps") == 0) (void)absl::SimpleAtoi(argv[i + 1], &reps);
+    if (std::strcmp(argv[i], "--inflight") == 0) {
+      inflight.clear();
+      for (absl::string_view part : absl::StrSplit(argv[i + 1], ',')) {
+        int n = 0;
+        if (!absl::SimpleAtoi(part, &n) || n < 1 || n > distflow::kMaxInflightClosures) {
+          std::fprintf(stderr, "--inflight takes numbers in [1, %d], got '%s'\n",
+                       distflow::kMaxInflightClosures, argv[i + 1]);
+          return 2;
+        }
+        inflight.push_back(n);
+      }
+    }
   }
-  if (closures < 1 || reps < 1) {
+  if (closures < 1 || reps < 1 || inflight.empty()) {
     std::fprintf(stderr, "--closures and --reps must be positive\n");
     return 2;
   }
-  auto run = [&](auto&& fn) {
-    std::vector<double> v;
-    for (int r = 0; r < reps; ++r) v.push_back(fn());
-    return distflow::Median(v);
+  // Each rep runs every row once, so a change of load on the machine
+  // reaches every row alike, the in-flight-1 baseline included.
+  struct Row {
+    std::string name;
+    std::function<double()> fn;
+    std::vector<double> results;
   };
-  std::printf("floor: one session, trivial step back to back: %.0f steps/s\n",
-              run([&] { return distflow::SequentialStepsPerSecond(closures); }));
-  for (int workers : {1, 2}) {
-    std::printf("coordinator, %d worker(s), trivial function: %.0f closures/s\n", workers,
-                run([&] { return distflow::ClosuresPerSecond(workers, false, closures); }));
-    std::printf("coordinator, %d worker(s), variable update on the ps: %.0f closures/s\n", workers,
-                run([&] { return distflow::ClosuresPerSecond(workers, true, closures); }));
+  std::vector<Row> rows;
+  rows.push_back({"floor: one session, trivial step back to back, steps/s",
+                  [&] { return distflow::SequentialStepsPerSecond(closures); }});
+  for (bool update_ps : {false, true}) {
+    for (int workers : {1, 2}) {
+      for (int n : inflight) {
+        rows.push_back(
+            {absl::StrFormat("coordinator, %d worker(s), %2d in flight each, %s, closures/s",
+                             workers, n,
+                             update_ps ? "variable update on the ps" : "trivial function"),
+             [=] { return distflow::ClosuresPerSecond(workers, n, update_ps, closures); }});
+      }
+    }
+  }
+  for (int r = 0; r < reps; ++r) {
+    for (Row& row : rows) row.results.push_back(row.fn());
+  }
+  for (const Row& row : rows) {
+    std::string all;
+    for (double v : row.results)
+      absl::StrAppend(&all, all.empty() ? "" : " ", absl::StrFormat("%.0f", v));
+    std::printf("%s: %.0f (runs: %s)\n", row.name.c_str(), distflow::Median(row.results),
+                all.c_str());
   }
   return 0;
 }

@@ -15,11 +15,11 @@
 #include "distflow/cc/dataset.h"
 #include "distflow/cc/ops/dataset_ops.h"
 #include "distflow/cc/ops/standard_ops.h"
-#include "distflow/training/adam.h"
-#include "distflow/training/variable.h"
 #include "distflow/coordinator/failure.h"
 #include "distflow/core/logging.h"
 #include "distflow/core/status.h"
+#include "distflow/training/adam.h"
+#include "distflow/training/variable.h"
 #include "fashion_mnist/chief_session.h"
 #include "fashion_mnist/export.h"
 #include "fashion_mnist/model.h"
@@ -204,6 +204,10 @@ absl::Status CheckClusterOptions(const ClusterTrainOptions& o) {
     return errors::InvalidArgument("steps per execution must be in [1, ", kMaxStepsPerExecution,
                                    "], got ", o.steps_per_execution);
   }
+  if (o.max_inflight_closures < 1 || o.max_inflight_closures > kMaxInflightClosures) {
+    return errors::InvalidArgument("closures in flight per worker must be in [1, ",
+                                   kMaxInflightClosures, "], got ", o.max_inflight_closures);
+  }
   if (o.call_timeout <= absl::ZeroDuration() || o.worker_wait <= absl::ZeroDuration() ||
       o.startup_deadline <= absl::ZeroDuration()) {
     return errors::InvalidArgument(
@@ -264,6 +268,7 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
   const bool ps_recovery = co.ps_recovery_timeout > absl::ZeroDuration();
   CoordinatorOptions coord_options = strategy.MakeCoordinatorOptions();
   coord_options.call_timeout = co.call_timeout;
+  coord_options.max_inflight_closures = co.max_inflight_closures;
   coord_options.worker_wait = co.worker_wait;
   coord_options.startup_deadline = co.startup_deadline;
   if (ps_recovery) {

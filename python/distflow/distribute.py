@@ -206,11 +206,12 @@ def _as_scalar(array):
 
 
 class ClusterCoordinator:
-    def __init__(self, strategy, call_timeout=30.0, worker_wait=600.0):
+    def __init__(self, strategy, call_timeout=30.0, worker_wait=600.0,
+                 max_inflight_closures=_distflow.DEFAULT_INFLIGHT_CLOSURES):
         self.strategy = strategy
         self._graph = framework.get_default_graph()
         self._c = _distflow.ClusterCoordinator(strategy._c, float(call_timeout),
-                                               float(worker_wait))
+                                               float(worker_wait), int(max_inflight_closures))
         self._sent_id = 0
         self._initialized = set()
         self._traced = {}  # (function, signature) -> (id, rebuild)

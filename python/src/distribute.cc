@@ -104,10 +104,11 @@ struct PyPerWorkerValues {
 class PyCoordinator {
  public:
   PyCoordinator(const ParameterServerStrategy& strategy, double call_timeout_s,
-                double worker_wait_s) {
+                double worker_wait_s, int max_inflight_closures) {
     CoordinatorOptions options = strategy.MakeCoordinatorOptions();
     options.call_timeout = Seconds(call_timeout_s);
     options.worker_wait = Seconds(worker_wait_s);
+    options.max_inflight_closures = max_inflight_closures;
     coordinator_ = ValueOrThrow(ClusterCoordinator::Create(std::move(options)));
   }
 
@@ -240,8 +241,9 @@ void RegisterDistribute(py::module_& m) {
       .def("fetch", &PyRemoteValue::Fetch)
       .def_property_readonly("state", &PyRemoteValue::State);
   py::class_<PyPerWorkerValues>(m, "PerWorkerValues");
+  m.attr("DEFAULT_INFLIGHT_CLOSURES") = kDefaultInflightClosures;
   py::class_<PyCoordinator>(m, "ClusterCoordinator")
-      .def(py::init<const ParameterServerStrategy&, double, double>())
+      .def(py::init<const ParameterServerStrategy&, double, double, int>())
       .def("register_function", &PyCoordinator::RegisterFunction)
       .def("schedule", &PyCoordinator::Schedule)
       .def("run_on_worker", &PyCoordinator::RunOnWorker)

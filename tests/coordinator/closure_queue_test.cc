@@ -280,5 +280,49 @@ TEST(ClosureQueueTest, StopReleasesGettersAndRefusesPuts) {
   EXPECT_EQ(q.Put(Numbered(1), kShort).code(), absl::StatusCode::kFailedPrecondition);
 }
 
+// Many consumers at once, as the threads of workers with several closures
+// in flight each: every closure taken is run and finished, or put back once
+// (its first run "failed") and run again; each ends ready exactly once and
+// Wait returns once all have, with nothing left in flight.
+TEST(ClosureQueueTest, ManyConsumersFinishEachClosureOnceWithPutBacks) {
+  constexpr int kClosures = 2000;
+  constexpr int kConsumers = 16;
+  ClosureQueue q(64);
+  std::vector<std::atomic<int>> finished(kClosures);
+  std::vector<RemoteValue> values;
+  absl::Notification stop;
+  std::vector<std::thread> consumers;
+  for (int t = 0; t < kConsumers; ++t) {
+    consumers.emplace_back([&] {
+      while (!stop.HasBeenNotified()) {
+        std::shared_ptr<Closure> c = q.Get(kShort);
+        if (c == nullptr) continue;
+        const int n = RunNumber(*c);
+        if (n % 3 == 0 && c->attempts() == 1) {
+          q.PutBack(std::move(c));
+          continue;
+        }
+        finished[n].fetch_add(1);
+        c->output().SetReady({});
+        q.MarkFinished(*c);
+      }
+    });
+  }
+  for (int n = 0; n < kClosures; ++n) {
+    std::shared_ptr<Closure> c = Numbered(n);
+    values.push_back(c->output());
+    ASSERT_TRUE(q.Put(std::move(c), kLong).ok());
+  }
+  EXPECT_TRUE(q.Wait(kLong).ok());
+  EXPECT_EQ(q.in_flight(), 0);
+  EXPECT_EQ(q.queued(), 0u);
+  stop.Notify();
+  for (std::thread& t : consumers) t.join();
+  for (int n = 0; n < kClosures; ++n) {
+    EXPECT_EQ(finished[n].load(), 1) << n;
+    EXPECT_EQ(values[n].state(), RemoteValue::State::kReady) << n;
+  }
+}
+
 }  // namespace
 }  // namespace distflow

@@ -1,6 +1,8 @@
 // ClusterCoordinator against real `distflow server` processes on loopback:
 // one ps and two workers. Covers values and exactly-once effects without
-// failures, a function's error raised once with queued closures cancelled,
+// failures (one and many closures in flight per worker), a worker killed
+// with 16 closures in flight on it (each done once, the worker lost and
+// recovered once), a function's error raised once with queued closures cancelled,
 // workers killed and restarted or frozen while closures run (every value
 // ready, none lost), a worker added mid-run, per-worker resources rebuilt on
 // recovery, a lost ps raised as Unavailable, a server started with --join
@@ -297,6 +299,100 @@ TEST_F(CoordinatorProcessTest, RunsEveryClosureOnceAcrossWorkers) {
   EXPECT_EQ(c.done, 200);
   EXPECT_EQ(c.retried, 0);
   EXPECT_EQ(c.workers_up, 2);
+}
+
+TEST(CoordinatorOptionsTest, InflightClosuresOutOfRangeAreInvalidArgument) {
+  absl::StatusOr<ClusterSpec> spec = ClusterSpec::FromFlag("ps=127.0.0.1:1;worker=127.0.0.1:2");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  for (int n : {0, -1, kMaxInflightClosures + 1}) {
+    CoordinatorOptions o;
+    o.cluster = spec->def();
+    o.max_inflight_closures = n;
+    absl::StatusOr<std::unique_ptr<ClusterCoordinator>> coord = ClusterCoordinator::Create(o);
+    EXPECT_EQ(coord.status().code(), absl::StatusCode::kInvalidArgument) << n;
+    EXPECT_THAT(coord.status().message(), HasSubstr("max_inflight_closures")) << n;
+  }
+}
+
+TEST_F(CoordinatorProcessTest, ManyClosuresInFlightRunEachOnce) {
+  CoordinatorOptions o = Options();
+  o.max_inflight_closures = 16;
+  StartCoordinator(std::move(o));
+  std::vector<RemoteValue> values = ScheduleSteps(400);
+  ASSERT_TRUE(coord_->Join(absl::Seconds(60)).ok());
+  CoordinatorCounters c = coord_->counters();
+  EXPECT_TRUE(*coord_->Done());
+  ExpectAllReady(values);
+  EXPECT_EQ(ReadV(), 400.0f);  // no failure: each closure ran exactly once
+  EXPECT_EQ(c.scheduled, 400);
+  EXPECT_EQ(c.done, 400);
+  EXPECT_EQ(c.retried, 0);
+  EXPECT_EQ(c.failed, 0);
+  EXPECT_EQ(c.worker_failures, 0);
+  EXPECT_EQ(c.in_flight, 0);
+  EXPECT_EQ(c.queued, 0);
+  EXPECT_EQ(c.workers_up, 2);
+  int64_t done = 0;
+  for (const CoordinatorWorkerState& s : coord_->worker_states()) done += s.closures_done;
+  EXPECT_EQ(done, 400);
+}
+
+// Worker 1 is killed while the queue is full, so each of its 16 threads has
+// a closure in flight, and restarted. Every closure ends done exactly once;
+// the worker is lost once and recovered once, though 16 calls fail with it.
+// An update that reached the ps before the kill, from a closure whose
+// worker died before it answered, is applied again when the closure re-runs
+// elsewhere: v ends between 400 and 400 + 16 (one per closure in flight on
+// the killed worker).
+TEST_F(CoordinatorProcessTest, WorkerKilledWithClosuresInFlightLosesNoneAndDoublesNone) {
+  constexpr int kInflight = 16;
+  constexpr int kClosures = 400;
+  CoordinatorOptions o = Options();
+  o.max_inflight_closures = kInflight;
+  StartCoordinator(std::move(o));
+  std::vector<RemoteValue> values;
+  std::thread producer([&] { values = ScheduleSteps(kClosures); });
+  // Kill once closures run on both workers and more are queued.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (coord_->counters().done < 40 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const CoordinatorCounters at_kill = coord_->counters();
+  const int port = workers_[1]->port();
+  workers_[1]->Kill(SIGKILL);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  workers_[1] =
+      ServerProcess::Start(absl::StrCat("worker=127.0.0.1:0,127.0.0.1:", port), "worker", 1);
+  ASSERT_NE(workers_[1], nullptr);
+  producer.join();
+  ASSERT_TRUE(coord_->Join(absl::Seconds(120)).ok());
+  const CoordinatorCounters joined = coord_->counters();
+  ASSERT_EQ(values.size(), static_cast<size_t>(kClosures));
+  ExpectAllReady(values);
+  for (int i = 0; i < 100 && coord_->counters().workers_up < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const CoordinatorCounters c = coord_->counters();
+  const float v = ReadV();
+  std::cerr << "at the kill: done " << at_kill.done << " queued " << at_kill.queued << " in flight "
+            << at_kill.in_flight << "; after: done " << c.done << " retried " << c.retried
+            << " worker failures " << c.worker_failures << " recoveries " << c.recoveries << " v "
+            << v << "\n";
+  EXPECT_LT(at_kill.done, kClosures);
+  EXPECT_EQ(joined.done, kClosures);
+  EXPECT_EQ(c.done, kClosures);
+  EXPECT_EQ(c.failed, 0);
+  EXPECT_GE(c.retried, 1);
+  EXPECT_EQ(c.worker_failures, 1);
+  EXPECT_EQ(c.recoveries, 1);
+  EXPECT_EQ(c.workers_up, 2);
+  EXPECT_GE(v, static_cast<float>(kClosures));
+  EXPECT_LE(v, static_cast<float>(kClosures + kInflight));
+  std::vector<CoordinatorWorkerState> states = coord_->worker_states();
+  ASSERT_EQ(states.size(), 2u);
+  EXPECT_EQ(states[0].failures, 0);
+  EXPECT_EQ(states[1].failures, 1);
+  EXPECT_EQ(states[0].closures_done + states[1].closures_done, kClosures);
 }
 
 TEST_F(CoordinatorProcessTest, FunctionErrorIsRaisedOnceAndCancelsQueuedClosures) {

@@ -657,6 +657,18 @@ TEST_F(TrainTest, ClosuresRunSeveralStepsEach) {
   Outcome too_many = RunTrain({"--ps", "1", "--workers", "1", "--steps-per-execution", "65"});
   EXPECT_EQ(too_many.exit_code, 1);
   EXPECT_THAT(too_many.err, HasSubstr("steps per execution must be in [1, 64], got 65"));
+  // Several closures in flight per worker: each runs once all the same.
+  Outcome inflight = RunTrain({"--ps", "1", "--workers", "2", "--epochs", "1", "--train-limit",
+                               "2560", "--test-limit", "1500", "--steps-per-execution", "4",
+                               "--max-inflight-closures", "4", "--output", "json"});
+  ASSERT_EQ(inflight.exit_code, 0) << inflight.err;
+  const nlohmann::json ij = LastJson(inflight.out);
+  EXPECT_EQ(ij["steps"], 40);
+  EXPECT_EQ(ij["closures"], 12);
+  EXPECT_EQ(ij["retried_closures"], 0);
+  Outcome no_inflight = RunTrain({"--ps", "1", "--workers", "1", "--max-inflight-closures", "0"});
+  EXPECT_EQ(no_inflight.exit_code, 1);
+  EXPECT_THAT(no_inflight.err, HasSubstr("--max-inflight-closures must be in [1, 256], got 0"));
 }
 
 TEST_F(TrainTest, LargeWeightsAreSplitOverThePsTasks) {

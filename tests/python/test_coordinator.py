@@ -121,3 +121,10 @@ def test_per_worker_datasets_give_each_worker_its_own_iterator():
     coordinator.close()
     for s in servers:
         s.stop()
+
+
+def test_closures_in_flight_out_of_range_is_invalid_argument():
+    cluster = tf.distribute.ClusterSpec({"ps": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"]})
+    strategy = tf.distribute.experimental.ParameterServerStrategy(cluster)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="max_inflight_closures"):
+        tf.distribute.coordinator.ClusterCoordinator(strategy, max_inflight_closures=0)

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "distflow/coordinator/cluster_coordinator.h"
 #include "distflow/coordinator/parameter_server_strategy.h"
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/rpc/grpc_auth.h"
@@ -66,6 +67,9 @@ void AddTrainFlags(CLI::App* app, TrainFlags* flags) {
                   "train on these running servers: \"ps=host:port,...;worker=host:port,...\"");
   app->add_option("--steps-per-execution", flags->steps_per_execution,
                   "training steps one scheduled closure runs (cluster training)")
+      ->capture_default_str();
+  app->add_option("--max-inflight-closures", flags->max_inflight_closures,
+                  "closures each worker runs at once (cluster training)")
       ->capture_default_str();
   app->add_option("--min-shard-bytes", flags->min_shard_bytes,
                   "split weights over the ps tasks in shards of at least this many bytes "
@@ -164,6 +168,10 @@ absl::Status CheckClusterFlags(const TrainFlags& f) {
     return errors::InvalidArgument("--worker-wait must be in (0, 86400] seconds");
   }
   if (f.min_shard_bytes < 0) return errors::InvalidArgument("--min-shard-bytes must be >= 0");
+  if (f.max_inflight_closures < 1 || f.max_inflight_closures > kMaxInflightClosures) {
+    return errors::InvalidArgument("--max-inflight-closures must be in [1, ", kMaxInflightClosures,
+                                   "], got ", f.max_inflight_closures);
+  }
   if (f.checkpoint_every_steps < 0 || !(f.checkpoint_every_seconds >= 0) ||
       f.checkpoint_every_seconds > 86400) {
     return errors::InvalidArgument(
@@ -278,6 +286,7 @@ absl::Status RunClusterTraining(const TrainFlags& flags, const ParameterServerSt
     if (status != nullptr) status->ReportCheckpoint(prefix, step);
   };
   o.steps_per_execution = flags.steps_per_execution;
+  o.max_inflight_closures = flags.max_inflight_closures;
   o.call_timeout = absl::Seconds(flags.call_timeout);
   o.worker_wait = absl::Seconds(flags.worker_wait);
   o.startup_deadline = absl::Seconds(flags.startup_deadline);

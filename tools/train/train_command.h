@@ -40,6 +40,7 @@ struct TrainFlags {
   int workers = 0;
   std::string cluster;
   int64_t steps_per_execution = 1;
+  int max_inflight_closures = 1;  // ClusterTrainOptions' default
   int64_t min_shard_bytes = 0;
   double kill_worker_every = 0;  // seconds; 0: never
   std::string chaos;             // train/chaos.h's SPEC; empty: none

@@ -46,6 +46,10 @@ absl::StatusOr<std::unique_ptr<ClusterCoordinator>> ClusterCoordinator::Create(
         "positive, recovery_backoff_max >= the "
         "minimum");
   }
+  if (options.max_inflight_closures < 1 || options.max_inflight_closures > kMaxInflightClosures) {
+    return errors::InvalidArgument("coordinator options: max_inflight_closures must be in [1, ",
+                                   kMaxInflightClosures, "], got ", options.max_inflight_closures);
+  }
   if (options.ps_recovery_timeout < absl::ZeroDuration() ||
       (options.ps_recovery_timeout > absl::ZeroDuration() && !options.probe_ps)) {
     return errors::InvalidArgument(

@@ -38,12 +38,17 @@ CoordinatorWorker::Down CoordinatorWorker::down() const {
 CoordinatorWorker::~CoordinatorWorker() { Stop(); }
 
 void CoordinatorWorker::Start() {
-  thread_ = std::thread([this] { Loop(); });
+  const int threads = std::max(1, coordinator_->options_.max_inflight_closures);
+  threads_.reserve(threads);
+  threads_.emplace_back([this] { Loop(); });
+  for (int i = 1; i < threads; ++i) threads_.emplace_back([this] { RunClosures(); });
 }
 
 void CoordinatorWorker::Stop() {
   if (!stop_.HasBeenNotified()) stop_.Notify();
-  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+  for (std::thread& t : threads_) {
+    if (t.joinable() && t.get_id() != std::this_thread::get_id()) t.join();
+  }
 }
 
 bool CoordinatorWorker::SleepFor(absl::Duration d) {
@@ -53,8 +58,15 @@ bool CoordinatorWorker::SleepFor(absl::Duration d) {
 void CoordinatorWorker::Loop() {
   const CoordinatorOptions& opts = coordinator_->options_;
   absl::Duration backoff = opts.recovery_backoff_min;
-  while (!stop_.HasBeenNotified() && !retired_) {
-    if (!up()) {
+  while (!stop_.HasBeenNotified() && !retired_.load(std::memory_order_acquire)) {
+    int64_t epoch;
+    {
+      // A worker seen down here has its loss fully recorded (its session
+      // dropped, its resources aborted) before Recover makes them anew.
+      absl::MutexLock l(&down_mu_);
+      epoch = up_epoch_.load(std::memory_order_acquire);
+    }
+    if (!IsUp(epoch)) {
       absl::Status s = Recover();
       if (!s.ok()) {
         {
@@ -75,15 +87,42 @@ void CoordinatorWorker::Loop() {
       backoff = opts.recovery_backoff_min;
       {
         // Until MarkDown dates the next loss, a reader that sees the worker
-        // down already takes it as just lost.
+        // down already takes it as just lost. Only this thread brings the
+        // worker up, so the epoch is still the even one read above.
         absl::MutexLock l(&mu_);
+        if (retired_.load(std::memory_order_acquire)) continue;
         down_.since = absl::InfiniteFuture();
+        epoch = up_epoch_.fetch_add(1, std::memory_order_acq_rel) + 1;
       }
-      up_.store(true, std::memory_order_release);
     }
-    std::shared_ptr<Closure> closure = coordinator_->queue_.Get(kQueuePoll);
-    if (closure != nullptr) Process(std::move(closure));
+    TakeAndProcess(epoch);
   }
+}
+
+void CoordinatorWorker::RunClosures() {
+  auto up_or_retired = [this] { return up() || retired_.load(std::memory_order_acquire); };
+  while (!stop_.HasBeenNotified() && !retired_.load(std::memory_order_acquire)) {
+    const int64_t epoch = up_epoch_.load(std::memory_order_acquire);
+    if (!IsUp(epoch)) {
+      // The recovery thread brings the worker up under mu_, which wakes this.
+      absl::MutexLock l(&mu_);
+      mu_.AwaitWithTimeout(absl::Condition(&up_or_retired), kQueuePoll);
+      continue;
+    }
+    TakeAndProcess(epoch);
+  }
+}
+
+void CoordinatorWorker::TakeAndProcess(int64_t epoch) {
+  std::shared_ptr<Closure> closure = coordinator_->queue_.Get(kQueuePoll);
+  if (closure == nullptr) return;
+  if (up_epoch_.load(std::memory_order_acquire) != epoch) {
+    // The worker was lost (or is being rebuilt) since this thread looked:
+    // the closure has not run, and waits for a worker that is up.
+    coordinator_->queue_.PutBack(std::move(closure));
+    return;
+  }
+  Process(std::move(closure), epoch);
 }
 
 void CoordinatorWorker::WaitingAtStartup(const absl::Status& why) {
@@ -110,8 +149,17 @@ void CoordinatorWorker::WaitingAtStartup(const absl::Status& why) {
                    " of the startup deadline of ", absl::FormatDuration(opts.startup_deadline)));
 }
 
-void CoordinatorWorker::Process(std::shared_ptr<Closure> closure) {
+bool CoordinatorWorker::CountPsFailure(int ps_task, int64_t run) {
+  absl::MutexLock l(&ps_failure_mu_);
+  int64_t& counted_at = ps_failure_counted_at_[ps_task];
+  if (run < counted_at) return false;
+  counted_at = runs_started_.load(std::memory_order_relaxed);
+  return true;
+}
+
+void CoordinatorWorker::Process(std::shared_ptr<Closure> closure, int64_t epoch) {
   ClusterCoordinator& coord = *coordinator_;
+  const int64_t run = runs_started_.fetch_add(1, std::memory_order_relaxed);
   const int64_t ps_generation = coord.ps_generation();
   absl::StatusOr<std::vector<Tensor>> result = closure->Execute(task_);
   Failure failure = ClassifyFailure(result.status(), coord.options_.ps_job);
@@ -153,10 +201,11 @@ void CoordinatorWorker::Process(std::shared_ptr<Closure> closure) {
         coord.RecoverPs(failure.ps_task, ps_generation, result.status());
     // The chief reaches the ps with its state, this worker did not: the
     // worker is cut off from it, and is the one that failed.
-    if (found.ok() && *found == PsProbe::kIntact) MarkDown(result.status());
+    if (found.ok() && *found == PsProbe::kIntact) MarkDownFrom(epoch, result.status());
     return;
   }
-  const bool ps_gone = failure.kind == FailureKind::kPs && coord.ReportPsFailure(failure.ps_task);
+  const bool ps_gone = failure.kind == FailureKind::kPs && CountPsFailure(failure.ps_task, run) &&
+                       coord.ReportPsFailure(failure.ps_task);
   if (ps_gone || closure->attempts() >= coord.options_.max_attempts) {
     absl::Status fatal =
         ps_gone ? errors::Unavailable("parameter server /job:", coord.options_.ps_job,
@@ -173,13 +222,18 @@ void CoordinatorWorker::Process(std::shared_ptr<Closure> closure) {
     return;
   }
   coord.retried_.fetch_add(1, std::memory_order_relaxed);
+  // Down before the closure is back in the queue: a thread of this worker
+  // that finds the worker still up takes a closure for it, and would wait a
+  // call deadline on a worker that just failed.
+  if (failure.kind == FailureKind::kWorker) MarkDownFrom(epoch, result.status());
   coord.queue_.PutBack(std::move(closure));
-  if (failure.kind == FailureKind::kWorker) MarkDown(result.status());
 }
 
 void CoordinatorWorker::Retire(const absl::Status& why) {
-  retired_ = true;
-  up_.store(false, std::memory_order_release);
+  absl::MutexLock down(&down_mu_);
+  // Closures in flight on other threads may fail the same way: once.
+  if (retired_.exchange(true, std::memory_order_acq_rel)) return;
+  TakeDown();
   internal::LogLine('W', absl::StrCat("coordinator: worker task ", task_, " at ", address_,
                                       ", which joined, failed where its function should not: ",
                                       why.ToString(), "; it takes no more closures"));
@@ -196,9 +250,28 @@ void CoordinatorWorker::ResetSession() {
   functions_in_session_ = 0;
 }
 
+bool CoordinatorWorker::TakeDown() {
+  int64_t epoch = up_epoch_.load(std::memory_order_acquire);
+  while (IsUp(epoch)) {
+    if (up_epoch_.compare_exchange_weak(epoch, epoch + 1, std::memory_order_acq_rel)) return true;
+  }
+  return false;
+}
+
+void CoordinatorWorker::MarkDownFrom(int64_t epoch, const absl::Status& why) {
+  absl::MutexLock l(&down_mu_);
+  if (!up_epoch_.compare_exchange_strong(epoch, epoch + 1, std::memory_order_acq_rel)) return;
+  Lost(why);
+}
+
 void CoordinatorWorker::MarkDown(const absl::Status& why) {
-  // Once per failure, whichever of the thread and a chief's call saw it.
-  if (!up_.exchange(false, std::memory_order_acq_rel)) return;
+  // Once per failure, whichever of the worker's threads and a chief's call
+  // saw it.
+  absl::MutexLock l(&down_mu_);
+  if (TakeDown()) Lost(why);
+}
+
+void CoordinatorWorker::Lost(const absl::Status& why) {
   internal::LogLine('W', absl::StrCat("coordinator: worker task ", task_, " at ", address_,
                                       " failed: ", why.ToString(), "; recovering it"));
   coordinator_->worker_failures_.fetch_add(1, std::memory_order_relaxed);
@@ -214,8 +287,9 @@ void CoordinatorWorker::MarkDown(const absl::Status& why) {
 }
 
 void CoordinatorWorker::Rebuild() {
+  absl::MutexLock l(&down_mu_);
   rebuilding_.store(true, std::memory_order_release);
-  if (!up_.exchange(false, std::memory_order_acq_rel)) return;
+  if (!TakeDown()) return;
   for (const auto& resource : coordinator_->resources()) resource->values.Get(task_).SetAborted();
   {
     absl::MutexLock l(&mu_);
