@@ -1,5 +1,6 @@
 // Closure: one scheduled function call and the RemoteValue it fills
-// (seed 004's Closure). The coordinator runs it on some worker; when that
+// (as
+// TensorFlow's coordinator Closure). The coordinator runs it on some worker; when that
 // worker fails the closure is put back and runs again elsewhere, so a
 // closure may run more than once (at-least-once) and counts its attempts.
 //

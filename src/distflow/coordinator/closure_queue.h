@@ -1,8 +1,8 @@
 // ClosureQueue: the coordinator's bounded FIFO of scheduled closures, its
-// count of closures in flight, and the first error they raised (seed 004's
-// _CoordinatedClosureQueue).
+// count of closures in flight, and the first error they raised (as
+// TensorFlow's _CoordinatedClosureQueue).
 //
-// Error rule (seed 004): the first error a closure reports (MarkFailed) is
+// Error rule (TensorFlow's coordinator's): the first error a closure reports (MarkFailed) is
 // raised by the next Put, Wait or Done, exactly once. Raising it cancels
 // every queued closure (their values become kCancelled), cancels the
 // in-flight ones through their cancellation manager, and clears the error,

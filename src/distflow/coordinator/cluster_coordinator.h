@@ -1,4 +1,5 @@
-// ClusterCoordinator: parameter-server training from one client (seed 004).
+// ClusterCoordinator: parameter-server training from one client, as
+// tf.distribute.coordinator.ClusterCoordinator does it.
 //
 // The coordinator holds one session per worker task and
 // max_inflight_closures threads per worker. Schedule() puts a closure — a
@@ -7,7 +8,7 @@
 // at a time, on its worker, where the function's unplaced nodes run while
 // its variables live on the ps tasks.
 //
-// Failures (seed 004, bounded): a closure whose worker fails (Unavailable,
+// Failures (every wait bounded): a closure whose worker fails (Unavailable,
 // Aborted, a restarted incarnation, or a worker that stops answering, caught
 // by the deadline on every call) is put back and runs on another worker; the
 // lost worker's thread polls it with backoff, and when it answers again makes
@@ -122,7 +123,8 @@ struct CoordinatorOptions {
 // A function the coordinator runs on workers: a graph built with the client
 // API. Each worker's session is on that worker's own master, whose task is
 // the client device, so nodes with no device run on the worker that runs
-// the closure (seed 004's "with ops.device(worker)"), while nodes that use a
+// the closure (as TensorFlow's coordinator runs a
+// function under "with ops.device(worker)"), while nodes that use a
 // variable sit with the variable on its ps task. `args`
 // name the tensors fed (in Schedule's order), `results` the tensors fetched,
 // `targets` nodes run for their effect.
@@ -217,7 +219,7 @@ class ClusterCoordinator {
   // it runs again on a worker that recovers (its value is aborted between).
   // Typical use: an iterator over a per-worker dataset.
   absl::StatusOr<PerWorkerValues> CreatePerWorkerResource(FunctionId fn);
-  // seed 004's create_per_worker_dataset: CreatePerWorkerResource for a
+  // As TensorFlow's create_per_worker_dataset: CreatePerWorkerResource for a
   // function that makes the worker's iterator and returns its string handle
   // (IteratorToStringHandle); a closure takes the values as an argument and
   // reads through IteratorFromStringHandleV2 on the worker that runs it.

@@ -1,6 +1,6 @@
 // CoordinatorWorker: the coordinator's side of one worker task — its
-// session, its thread, and whether it is up (seed 004's Worker plus its
-// share of the failure handler).
+// session, its thread, and whether it is up (TensorFlow's coordinator Worker plus
+// its share of the failure handler).
 //
 // The worker has CoordinatorOptions::max_inflight_closures threads, each
 // taking closures from the coordinator's queue while the worker is up and

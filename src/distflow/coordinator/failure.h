@@ -1,4 +1,5 @@
-// How the coordinator reads a closure's error (seed 004's failure rules):
+// How the coordinator reads a closure's error (TensorFlow's coordinator's
+// failure rules):
 // whose fault it is decides whether the closure runs again.
 //
 //   kNone        the closure succeeded

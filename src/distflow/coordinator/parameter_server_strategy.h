@@ -1,5 +1,5 @@
 // ParameterServerStrategy: the cluster a coordinator trains on and where its
-// variables live (seed 004's ParameterServerStrategy). The cluster comes from
+// variables live (as tf.distribute's ParameterServerStrategy). The cluster comes from
 // a ClusterDef, the `--cluster "ps=h:p;worker=h:p,h:p"` flag or the chief's
 // TF_CONFIG; only its "ps" and "worker" jobs are kept (the chief is the
 // process holding the coordinator and serves nothing).

@@ -1,5 +1,5 @@
-// PerWorkerValues: one RemoteValue per worker task (seed 004's
-// PerWorkerValues), e.g. one iterator per worker over a per-worker dataset.
+// PerWorkerValues: one RemoteValue per worker task (as
+// tf.distribute's PerWorkerValues), e.g. one iterator per worker over a per-worker dataset.
 // A closure given a PerWorkerValues argument gets the value of the worker
 // that runs it. A copy shares the values. Thread-safe.
 #ifndef DISTFLOW_COORDINATOR_PER_WORKER_VALUES_H_

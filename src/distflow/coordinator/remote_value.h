@@ -1,5 +1,5 @@
 // RemoteValue: the result of a function scheduled on a ClusterCoordinator,
-// which becomes known when some worker has run it (seed 004's RemoteValue).
+// which becomes known when some worker has run it (as tf.distribute's RemoteValue).
 //
 // A value starts kPending and moves once to kReady (tensors), kError (the
 // function's own error), or kCancelled (thrown away after another closure's
@@ -70,7 +70,7 @@ class RemoteValue {
   std::shared_ptr<Shared> shared_;
 };
 
-// Fetches a structure of values (seed 004's fetch of a nest): the tensors
+// Fetches a structure of values (as the coordinator's fetch of a nest): the tensors
 // of every value in order, all waits together bounded by `timeout`; the
 // first value's error (or DeadlineExceeded naming its index) otherwise.
 absl::StatusOr<std::vector<std::vector<Tensor>>> FetchAll(const std::vector<RemoteValue>& values,
