@@ -22,15 +22,33 @@ for i in $(seq "$runs"); do
   "$bin" train --ps 1 --workers 2 --epochs 1 --output json --status-port 0 \
     >"$dir/out" 2>"$dir/err" &
   job=$!
-  port=""
-  while kill -0 "$job" 2>/dev/null; do
-    [ -z "$port" ] && port=$(sed -n 's|.*status page on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$dir/err")
-    if [ -n "$port" ]; then
-      curl -s -o /dev/null "http://127.0.0.1:$port/api/status" || true
-      curl -s -o /dev/null "http://127.0.0.1:$port/metrics" || true
-    fi
-    sleep 0.1
-  done
+  # One poller on one kept-alive connection, as a page or Prometheus polls
+  # (a curl process per request would cost the 2-core machine more than
+  # the pages do).
+  python3 - "$dir/err" "$job" <<'PY'
+import http.client, os, re, sys, time
+err, job = sys.argv[1], int(sys.argv[2])
+def alive():
+    try:
+        os.kill(job, 0)
+        return True
+    except OSError:
+        return False
+port, conn = None, None
+while alive():
+    if port is None:
+        m = re.search(r"status page on http://127\.0\.0\.1:(\d+)/", open(err).read())
+        port = int(m.group(1)) if m else None
+    if port is not None:
+        try:
+            conn = conn or http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            for path in ("/api/status", "/metrics"):
+                conn.request("GET", path)
+                conn.getresponse().read()
+        except (OSError, http.client.HTTPException):
+            conn = None
+    time.sleep(0.1)
+PY
   wait "$job"
   on+=("$(eps <"$dir/out")")
 done
