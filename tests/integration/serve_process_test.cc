@@ -60,7 +60,7 @@ TEST(ServeProcessTest, HalfPlusTwoPredictsAsTensorFlowServingDocuments) {
                            kModels + "/serving_half_plus_two_tf2"});
   ASSERT_NE(serve, nullptr);
   const int port = serve->port();
-  // Row format, the README's curl line.
+  // Row format, the curl line of docs/serving.md.
   EXPECT_EQ(Post(port, "/v1/models/half_plus_two:predict", R"({"instances": [1.0, 2.0, 5.0]})"),
             json::parse(R"({"predictions": [2.5, 3.0, 4.5]})"));
   // Columnar, bare and named; a version in the path; named instances.
@@ -718,7 +718,7 @@ TEST(ServeProcessTest, TokenDeadlineAndPort) {
 }
 
 TEST(ServeProcessTest, AModelExportedByTrainIsServedAndClassifiesATestImage) {
-  // The README's path: distflow train --export-saved-model DIR/1, then
+  // The path docs/serving.md gives: distflow train --export-saved-model DIR/1, then
   // distflow serve --model_base_path DIR, then classify a test image.
   const std::string base = ::testing::TempDir() + "/serve_fashion";
   std::filesystem::remove_all(base);
