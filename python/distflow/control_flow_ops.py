@@ -79,7 +79,6 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     tensors = [framework.convert_to_tensor(leaf) for leaf in leaves]
     for t in tensors:
         graph._check_own(t)
-    structure_of = {}
 
     def as_tensors(refs):
         graph._register_new_nodes()
@@ -108,13 +107,12 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
             out = _call(body, args)
             if len(leaves) == 1 and not isinstance(out, (list, tuple, dict)):
                 out = [out]
-            out_leaves, out_rebuild = nest.flatten(out)
+            out_leaves, _ = nest.flatten(out)
             if len(out_leaves) != len(leaves):
                 raise ValueError("while_loop: body returned %d values for %d loop variables"
                                  % (len(out_leaves), len(leaves)))
             outputs = [array_ops.identity(framework.convert_to_tensor(leaf, dtype=t.dtype))
                        for leaf, t in zip(out_leaves, tensors)]
-        structure_of["body"] = out_rebuild
         return [t._ref() for t in outputs]
 
     prefix = graph._builder_prefix(name or "while")

@@ -66,8 +66,7 @@ class TracedFunction:
         self.name = name
         graph = _FuncGraph(outer)
         with graph.as_default():
-            args = [framework.convert_to_tensor(ph) for ph in
-                    (_placeholder(s, "arg%d" % i) for i, s in enumerate(specs))]
+            args = [_placeholder(s, "arg%d" % i) for i, s in enumerate(specs)]
             out = fn(*args)
             leaves, self.rebuild = nest.flatten(out)
             if not leaves:

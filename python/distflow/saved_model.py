@@ -14,7 +14,6 @@ graph are the C++ loader's (saved_model/loader.h); errors are its errors
 file that is not a SavedModel)."""
 
 import collections
-import os
 import types
 
 from distflow import _distflow
@@ -72,8 +71,7 @@ def load(sess, tags, export_dir, import_scope=None, **saver_kwargs):
 
 def maybe_saved_model_directory(export_dir):
     """True when `export_dir` holds saved_model.pb or saved_model.pbtxt."""
-    return any(os.path.exists(os.path.join(str(export_dir), name))
-               for name in ("saved_model.pb", "saved_model.pbtxt"))
+    return _distflow.has_saved_model_proto(str(export_dir))
 
 
 loader = types.SimpleNamespace(load=load, maybe_saved_model_directory=maybe_saved_model_directory)

@@ -186,7 +186,7 @@ nlohmann::ordered_json TrainStatus::Json() const {
          coordinator_ != nullptr ? coordinator_->ps_states() : last_ps_) {
       const auto load = loads.find(p.task);
       const bool polled = load != loads.end() && load->second.polled;
-      const bool answered = polled && load->second.ever_answered;
+      const bool has_load = polled && load->second.ever_answered;
       const bool unavailable = polled && !load->second.answered;
       const char* state = p.lost ? "lost" : (unavailable ? "unavailable" : "up");
       ps_list.push_back({{"task", p.task},
@@ -195,11 +195,11 @@ nlohmann::ordered_json TrainStatus::Json() const {
                          {"failures", p.failures},
                          // -1 until the task first answers its status call;
                          // then its last answer's.
-                         {"variables", answered ? load->second.variables : -1},
-                         {"variable_bytes", answered ? load->second.variable_bytes : -1},
-                         {"tensor_bytes_sent", answered ? load->second.bytes_sent : -1},
-                         {"tensor_bytes_received", answered ? load->second.bytes_received : -1},
-                         {"bytes_per_second", answered ? load->second.bytes_per_second : -1.0},
+                         {"variables", has_load ? load->second.variables : -1},
+                         {"variable_bytes", has_load ? load->second.variable_bytes : -1},
+                         {"tensor_bytes_sent", has_load ? load->second.bytes_sent : -1},
+                         {"tensor_bytes_received", has_load ? load->second.bytes_received : -1},
+                         {"bytes_per_second", has_load ? load->second.bytes_per_second : -1.0},
                          {"error", polled ? load->second.error : ""}});
     }
   }

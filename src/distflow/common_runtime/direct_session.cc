@@ -114,19 +114,21 @@ absl::Status DirectSession::CancelRunningSteps() {
   {
     absl::MutexLock l(&run_mu_);
     if (closed_) return SessionClosedError();
-    running = std::exchange(interrupt_, std::make_shared<CancellationManager>());
+    running = std::exchange(running_cancellation_, std::make_shared<CancellationManager>());
   }
   running->StartCancel();
   return absl::OkStatus();
 }
 
 absl::Status DirectSession::Close() {
+  std::shared_ptr<CancellationManager> running;
   {
     absl::MutexLock l(&run_mu_);
     if (closed_) return absl::OkStatus();
     closed_ = true;
+    running = running_cancellation_;
   }
-  session_cancellation_.StartCancel();
+  running->StartCancel();
   return absl::OkStatus();
 }
 
@@ -217,27 +219,22 @@ absl::Status DirectSession::RunStep(const RunOptions& run_options, const Executa
   CallFrame call_frame(std::move(args), signature.fetches.size());
 
   CancellationManager step_cancellation;
-  const CancellationToken token = session_cancellation_.get_cancellation_token();
-  if (!session_cancellation_.RegisterCallback(
-          token, [&step_cancellation] { step_cancellation.StartCancel(); })) {
-    return SessionClosedError();
-  }
-  absl::Cleanup unlink = [this, token] { session_cancellation_.DeregisterCallback(token); };
-  std::shared_ptr<CancellationManager> interrupt;
+  // The step is linked to the running steps' manager, which Close and
+  // CancelRunningSteps cancel.
+  std::shared_ptr<CancellationManager> running;
   {
     absl::MutexLock l(&run_mu_);
-    interrupt = interrupt_;
+    if (closed_) return SessionClosedError();
+    running = running_cancellation_;
   }
-  const CancellationToken interrupt_token = interrupt->get_cancellation_token();
-  if (!interrupt->RegisterCallback(interrupt_token, [&step_cancellation, &rendezvous, step_id] {
+  const CancellationToken token = running->get_cancellation_token();
+  if (!running->RegisterCallback(token, [&step_cancellation, &rendezvous, step_id] {
         step_cancellation.StartCancel();
         rendezvous->StartAbort(errors::Cancelled("Step ", step_id, " was cancelled"));
       })) {
     return errors::Cancelled("Step ", step_id, " was cancelled");
   }
-  absl::Cleanup unlink_interrupt = [&interrupt, interrupt_token] {
-    interrupt->DeregisterCallback(interrupt_token);
-  };
+  absl::Cleanup unlink = [&running, token] { running->DeregisterCallback(token); };
 
   std::unique_ptr<StepStatsCollector> collector;
   if (run_options.trace_level() != RunOptions::NO_TRACE && run_metadata != nullptr) {

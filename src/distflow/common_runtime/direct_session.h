@@ -90,14 +90,13 @@ class DirectSession : public Session {
       ABSL_GUARDED_BY(executables_mu_);
 
   std::atomic<int64_t> next_step_id_{1};
-  // Cancelled by Close; every step is linked to it.
-  CancellationManager session_cancellation_;
   absl::Mutex run_mu_;
   bool closed_ ABSL_GUARDED_BY(run_mu_) = false;
   int running_steps_ ABSL_GUARDED_BY(run_mu_) = 0;
-  // Every step running is linked to it; CancelRunningSteps cancels it and
-  // puts a fresh one in its place for the steps after.
-  std::shared_ptr<CancellationManager> interrupt_ ABSL_GUARDED_BY(run_mu_) =
+  // Every running step is linked to it. Close cancels it for good;
+  // CancelRunningSteps cancels it and puts a fresh one in its place for the
+  // steps after.
+  std::shared_ptr<CancellationManager> running_cancellation_ ABSL_GUARDED_BY(run_mu_) =
       std::make_shared<CancellationManager>();
 };
 

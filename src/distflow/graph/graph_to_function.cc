@@ -45,17 +45,13 @@ absl::StatusOr<FunctionDef> GraphToFunctionDef(const Graph& graph, const std::st
     in->set_name(arg_names[n]);
     in->set_type(n->output_type(0));
   }
-  // Op nodes in id order: a graph built front to back lists producers first.
-  std::vector<const Node*> nodes;
-  for (const Node* n : graph.op_nodes()) nodes.push_back(n);
-  std::sort(nodes.begin(), nodes.end(),
-            [](const Node* a, const Node* b) { return a->id() < b->id(); });
   auto tensor_name = [&](const Node* n, int index) -> absl::StatusOr<std::string> {
     auto arg = arg_names.find(n);
     if (arg != arg_names.end()) return arg->second;
     return OutputName(*n, index);
   };
-  for (const Node* n : nodes) {
+  // Op nodes in id order: a graph built front to back lists producers first.
+  for (const Node* n : graph.op_nodes()) {
     if (arg_names.contains(n)) continue;
     if (n->type_string() == "Placeholder") {
       return errors::InvalidArgument("function '", name, "': placeholder '", n->name(),
