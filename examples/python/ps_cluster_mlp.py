@@ -67,7 +67,9 @@ def train(cluster, args, servers):
     resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(
         tf.distribute.ClusterSpec(cluster))
     strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)
-    coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
+    # One training closure at a time per worker, as `distflow train` runs:
+    # closures in flight together compute gradients from the same weights.
+    coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy, max_inflight_closures=1)
 
     # The model: its variables live on the ps.
     with strategy.scope():
