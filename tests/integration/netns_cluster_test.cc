@@ -399,7 +399,9 @@ TEST_F(NetnsClusterTest, WorkerCutOffFromThePsIsAFailedWorker) {
   EXPECT_GE(j["worker_failures"].get<int>(), 1);
   EXPECT_EQ(j["ps_recoveries"], 0);
   EXPECT_EQ(j["steps_lost"], 0);
-  EXPECT_EQ(j["steps"], 3 * 938);
+  // A closure whose update reached the ps before the cut is run again.
+  EXPECT_GE(j["steps"].get<int>(), 3 * 938);
+  EXPECT_LE(j["steps"].get<int>(), 3 * 938 + j["retried_closures"].get<int>());
   EXPECT_GE(j["test_accuracy"].get<double>(), 0.85);
   EXPECT_THAT(o.err, HasSubstr("coordinator: worker task 1 at " + Entry(kWorker1) + " failed"));
   StopServersAndCheckNothingIsLeft();
