@@ -16,9 +16,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "bench_util.h"
-#include "demo/local_cluster.h"
 #include "demo/trainer.h"
 #include "distflow/common_runtime/session.h"
+#include "launcher/local_servers.h"
 
 namespace distflow {
 namespace {
@@ -43,11 +43,11 @@ double TrainStepsPerSecond(const ClusterDef& cluster, int64_t steps) {
 
 // Steps per second of two clients, one per worker, each running `steps`
 // one-Const steps on its own task.
-double EmptyStepsPerSecond(const LocalCluster& cluster, int64_t steps) {
+double EmptyStepsPerSecond(const LocalServers& cluster, int64_t steps) {
   std::vector<std::unique_ptr<Session>> sessions;
   for (int w = 0; w < 2; ++w) {
     SessionOptions opts;
-    opts.target = absl::StrCat("grpc://", cluster.worker(w).address());
+    opts.target = absl::StrCat("grpc://", cluster.cluster_def().job(1).tasks().at(w));
     *opts.config.mutable_cluster_def() = cluster.cluster_def();
     absl::StatusOr<std::unique_ptr<Session>> s = NewSession(opts);
     if (!s.ok()) return -1;
@@ -79,8 +79,8 @@ int Main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--steps") == 0) steps = std::atoll(argv[i + 1]);
     if (std::strcmp(argv[i], "--reps") == 0) reps = std::atoi(argv[i + 1]);
   }
-  // Forks the servers before this process starts any thread.
-  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(1, 2);
+  absl::StatusOr<std::unique_ptr<LocalServers>> cluster =
+      LocalServers::Start(DISTFLOW_BINARY, 1, 2);
   if (!cluster.ok()) {
     std::fprintf(stderr, "%s\n", cluster.status().ToString().c_str());
     return 1;

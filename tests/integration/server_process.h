@@ -1,11 +1,11 @@
 // ServerProcess: a `distflow server` (or `distflow serve`) child process for
-// integration tests. Start() forks and execs DISTFLOW_BINARY, waits for its
-// "listening on HOST:PORT" line, and returns the process; the destructor
-// ends it with SIGTERM. Not thread-safe.
+// integration tests. Start() starts DISTFLOW_BINARY through SpawnServer
+// (tools/launcher/server_child.h, as the program's own launchers do), which
+// waits for its "listening on HOST:PORT" line, and returns the process; the
+// destructor ends it with SIGTERM. Not thread-safe.
 #ifndef DISTFLOW_TESTS_INTEGRATION_SERVER_PROCESS_H_
 #define DISTFLOW_TESTS_INTEGRATION_SERVER_PROCESS_H_
 
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -16,10 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
+#include "launcher/server_child.h"
 
 namespace distflow {
 
@@ -42,37 +40,18 @@ class ServerProcess {
   // start or prints no address.
   static std::unique_ptr<ServerProcess> StartCommand(std::vector<std::string> args,
                                                      const std::string& stderr_path = "") {
-    int fds[2];
-    if (pipe(fds) != 0) return nullptr;
-    const pid_t pid = fork();
-    if (pid == 0) {
-      dup2(fds[1], STDOUT_FILENO);
-      if (!stderr_path.empty()) {
-        const int err = open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (err >= 0) dup2(err, STDERR_FILENO);
-      }
-      close(fds[0]);
-      close(fds[1]);
-      args.insert(args.begin(), DISTFLOW_BINARY);
-      std::vector<char*> argv;
-      for (std::string& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(DISTFLOW_BINARY, argv.data());
-      _exit(127);
+    SpawnOptions options;
+    options.stderr_path = stderr_path;
+    // As a test always did: the child stays in the test's process group.
+    options.own_group_and_die_with_parent = false;
+    absl::StatusOr<ServerChild> child = SpawnServer(DISTFLOW_BINARY, args, options);
+    if (!child.ok()) {
+      std::fprintf(stderr, "%s\n", child.status().ToString().c_str());
+      return nullptr;
     }
-    close(fds[1]);
     auto p = std::unique_ptr<ServerProcess>(new ServerProcess);
-    p->pid_ = pid;
-    FILE* f = fdopen(fds[0], "r");
-    char line[256] = {0};
-    const bool got_line = fgets(line, sizeof(line), f) != nullptr;
-    fclose(f);
-    std::string s(line);
-    const size_t colon = s.rfind(':');
-    if (!got_line || !absl::StartsWith(s, "listening on ") || colon == std::string::npos ||
-        !absl::SimpleAtoi(absl::StripAsciiWhitespace(s.substr(colon + 1)), &p->port_)) {
-      return nullptr;  // the destructor ends the child
-    }
+    p->pid_ = child->pid;
+    p->port_ = child->port;
     return p;
   }
   ~ServerProcess() { Kill(SIGTERM); }

@@ -802,6 +802,11 @@ TEST_F(TrainTest, ClusterFlagsAreChecked) {
     EXPECT_EQ(o.exit_code, 1) << error;
     EXPECT_THAT(o.err, HasSubstr(error));
   }
+  // Refused before any server starts.
+  Outcome no_epochs = RunTrain({"--ps", "1", "--workers", "2", "--epochs", "0"});
+  EXPECT_EQ(no_epochs.exit_code, 1);
+  EXPECT_THAT(no_epochs.err, HasSubstr("epochs must be >= 1, got 0"));
+  EXPECT_THAT(no_epochs.out, Not(HasSubstr("training on")));
 }
 
 // --chaos on the local launcher: workers killed and cut off, the ps killed

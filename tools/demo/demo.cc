@@ -13,9 +13,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "demo/local_cluster.h"
 #include "distflow/core/status.h"
 #include "distflow/training/saver.h"
+#include "launcher/local_servers.h"
 #include "nlohmann/json.hpp"
 
 namespace distflow {
@@ -110,8 +110,10 @@ int DemoStopSignal() { return g_stop_signal.load(); }
 absl::Status RunDemo(const DemoFlags& flags, std::ostream& out, std::ostream& err) {
   DF_RETURN_IF_ERROR(ValidateDemoFlags(flags));
   const TrainerOptions& o = flags.trainer;
-  DF_ASSIGN_OR_RETURN(std::unique_ptr<LocalCluster> cluster, LocalCluster::Start(o.ps, o.workers));
-  for (const LocalCluster::Task& t : cluster->tasks()) {
+  DF_ASSIGN_OR_RETURN(std::string binary, SelfExecutable());
+  DF_ASSIGN_OR_RETURN(std::unique_ptr<LocalServers> cluster,
+                      LocalServers::Start(binary, o.ps, o.workers));
+  for (const LocalServers::TaskInfo& t : cluster->tasks()) {
     err << "started " << t.name() << " (pid " << t.pid << ") on " << t.address() << std::endl;
   }
   struct sigaction sa {};
@@ -155,7 +157,7 @@ absl::Status RunDemo(const DemoFlags& flags, std::ostream& out, std::ostream& er
       absl::Status s = cluster->CheckTasks();
       if (!s.ok()) {
         lost_task = s;
-        cluster->Kill();
+        cluster->KillAll();
         return;
       }
     }

@@ -31,8 +31,9 @@ struct DemoFlags {
 // --allow-nonfinite and the training knobs on `app`, writing into `flags`.
 void AddDemoFlags(CLI::App* app, DemoFlags* flags);
 
-// REQUIRES: called before the process starts any thread (it forks the
-// cluster's server processes first).
+// Starts the cluster's tasks as `distflow server` processes of this
+// program's own binary (launcher/local_servers.h): call it from the
+// `distflow` program.
 absl::Status RunDemo(const DemoFlags& flags, std::ostream& out, std::ostream& err);
 
 // The signal (SIGINT, SIGTERM) that stopped the last RunDemo early, or 0.

@@ -29,7 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "train/local_servers.h"
+#include "launcher/local_servers.h"
 
 namespace distflow {
 

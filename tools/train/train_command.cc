@@ -23,7 +23,7 @@
 #include "fashion_mnist/idx_files.h"
 #include "nlohmann/json.hpp"
 #include "train/chaos.h"
-#include "train/local_servers.h"
+#include "launcher/local_servers.h"
 #include "train/progress_line.h"
 #include "train/train_status.h"
 
@@ -419,6 +419,8 @@ absl::Status RunTrainCommand(const TrainFlags& flags, std::ostream& out, std::os
     return errors::InvalidArgument("--output must be text or json, got '", flags.output, "'");
   }
   DF_RETURN_IF_ERROR(CheckClusterFlags(flags));
+  // Before any server starts: options the trainer would refuse cost nothing.
+  DF_RETURN_IF_ERROR(fashion_mnist::CheckTrainOptions(flags.options));
   const bool json = flags.output == "json";
   std::ostream& progress_out = json ? err : out;
   // Before any server starts: a bad --logdir costs nothing.

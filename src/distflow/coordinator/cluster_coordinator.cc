@@ -59,8 +59,8 @@ absl::StatusOr<std::unique_ptr<ClusterCoordinator>> ClusterCoordinator::Create(
   std::unique_ptr<ClusterCoordinator> coord(new ClusterCoordinator(std::move(options)));
   absl::MutexLock l(&coord->mu_);
   for (const auto& [task, address] : workers->tasks()) {
-    auto w =
-        std::make_shared<CoordinatorWorker>(coord.get(), task, address, WorkerOrigin::kCluster);
+    auto w = std::make_shared<CoordinatorWorker>(static_cast<WorkerHost*>(coord.get()), task,
+                                                 address, WorkerOrigin::kCluster);
     w->Start();
     coord->workers_.push_back(std::move(w));
   }
@@ -103,28 +103,25 @@ ClusterCoordinator::~ClusterCoordinator() {
 absl::StatusOr<ClusterCoordinator::FunctionId> ClusterCoordinator::RegisterFunction(
     WorkerFunction fn) {
   absl::MutexLock l(&mu_);
-  auto f = std::make_shared<Function>();
+  auto f = std::make_shared<RegisteredFunction>();
   f->id = static_cast<FunctionId>(functions_.size());
   f->spec = std::move(fn);
   functions_.push_back(std::move(f));
   return functions_.back()->id;
 }
 
-std::shared_ptr<const ClusterCoordinator::Function> ClusterCoordinator::function(
-    FunctionId id) const {
+std::shared_ptr<const RegisteredFunction> ClusterCoordinator::function(int id) const {
   absl::MutexLock l(&mu_);
   if (id < 0 || static_cast<size_t>(id) >= functions_.size()) return nullptr;
   return functions_[id];
 }
 
-std::vector<std::shared_ptr<const ClusterCoordinator::Function>> ClusterCoordinator::functions()
-    const {
+std::vector<std::shared_ptr<const RegisteredFunction>> ClusterCoordinator::functions() const {
   absl::MutexLock l(&mu_);
   return functions_;
 }
 
-std::vector<std::shared_ptr<ClusterCoordinator::PerWorkerResource>> ClusterCoordinator::resources()
-    const {
+std::vector<std::shared_ptr<PerWorkerResource>> ClusterCoordinator::resources() const {
   absl::MutexLock l(&mu_);
   return resources_;
 }
@@ -161,7 +158,7 @@ absl::StatusOr<std::vector<Tensor>> ClusterCoordinator::RunClosureOn(
 
 absl::StatusOr<RemoteValue> ClusterCoordinator::Schedule(FunctionId fn,
                                                          std::vector<ClosureArg> args) {
-  std::shared_ptr<const Function> f = function(fn);
+  std::shared_ptr<const RegisteredFunction> f = function(fn);
   if (f == nullptr) return errors::NotFound("no registered function ", fn);
   if (args.size() != f->spec.args.size()) {
     return errors::InvalidArgument("function ", fn, " takes ", f->spec.args.size(),
@@ -192,7 +189,7 @@ absl::StatusOr<RemoteValue> ClusterCoordinator::Schedule(FunctionId fn,
       });
   RemoteValue value = closure->output();
   DF_RETURN_IF_ERROR(queue_.Put(std::move(closure), options_.schedule_timeout));
-  scheduled_.fetch_add(1, std::memory_order_relaxed);
+  CoordinatorTally::Add(tally_.scheduled);
   return value;
 }
 
@@ -201,7 +198,7 @@ absl::Status ClusterCoordinator::Join(absl::Duration timeout) { return queue_.Wa
 absl::StatusOr<bool> ClusterCoordinator::Done() { return queue_.Done(); }
 
 absl::StatusOr<PerWorkerValues> ClusterCoordinator::CreatePerWorkerResource(FunctionId fn) {
-  std::shared_ptr<const Function> f = function(fn);
+  std::shared_ptr<const RegisteredFunction> f = function(fn);
   if (f == nullptr) return errors::NotFound("no registered function ", fn);
   if (!f->spec.args.empty()) {
     return errors::InvalidArgument("a per-worker resource function takes no arguments; function ",
@@ -236,7 +233,8 @@ absl::Status ClusterCoordinator::AddWorker(int task_index, const std::string& ad
 
 absl::Status ClusterCoordinator::AddWorker(int task_index, const std::string& address,
                                            WorkerOrigin origin) {
-  auto w = std::make_shared<CoordinatorWorker>(this, task_index, address, origin);
+  auto w = std::make_shared<CoordinatorWorker>(static_cast<WorkerHost*>(this), task_index, address,
+                                               origin);
   {
     absl::MutexLock l(&mu_);
     for (const auto& existing : workers_) {
@@ -382,14 +380,14 @@ ClusterDef ClusterCoordinator::ClusterFor(int task_index, const std::string& add
 
 CoordinatorCounters ClusterCoordinator::counters() const {
   CoordinatorCounters c;
-  c.scheduled = scheduled_.load(std::memory_order_relaxed);
+  c.scheduled = tally_.scheduled.load(std::memory_order_relaxed);
   c.queued = static_cast<int64_t>(queue_.queued());
   c.in_flight = queue_.in_flight();
-  c.done = done_.load(std::memory_order_relaxed);
-  c.retried = retried_.load(std::memory_order_relaxed);
-  c.failed = failed_.load(std::memory_order_relaxed);
-  c.worker_failures = worker_failures_.load(std::memory_order_relaxed);
-  c.recoveries = recoveries_.load(std::memory_order_relaxed);
+  c.done = tally_.done.load(std::memory_order_relaxed);
+  c.retried = tally_.retried.load(std::memory_order_relaxed);
+  c.failed = tally_.failed.load(std::memory_order_relaxed);
+  c.worker_failures = tally_.worker_failures.load(std::memory_order_relaxed);
+  c.recoveries = tally_.recoveries.load(std::memory_order_relaxed);
   if (ps_recovery_ != nullptr) {
     c.ps_failures = ps_recovery_->failures();
     c.ps_recoveries = ps_recovery_->restores();

@@ -46,9 +46,11 @@
 #include "distflow/cluster.pb.h"
 #include "distflow/config.pb.h"
 #include "distflow/coordinator/closure_queue.h"
+#include "distflow/coordinator/coordinator_options.h"
 #include "distflow/coordinator/per_worker_values.h"
 #include "distflow/coordinator/ps_recovery.h"
 #include "distflow/coordinator/remote_value.h"
+#include "distflow/coordinator/worker_host.h"
 #include "distflow/framework/tensor.h"
 #include "distflow/graph.pb.h"
 
@@ -57,129 +59,11 @@ namespace distflow {
 class CoordinatorWorker;
 enum class WorkerOrigin;
 
-// CoordinatorOptions::max_inflight_closures: its default, and the most it
-// lets one worker run at once (each closure in flight takes a thread).
-// The default is measured (bench/coordinator_bench, 1 ps and 2 workers on
-// one 2-core machine shared with builds, medians of 5 runs): closures/s
-// with 1 / 4 / 8 / 16 in flight per worker were 5153 / 7704 / 10576 /
-// 11236 for a trivial function and 2056 / 3108 / 4137 / 3793 for one that
-// updates a variable on the ps: 8 has about all the gain of 16 with half
-// the threads.
-inline constexpr int kDefaultInflightClosures = 8;
-inline constexpr int kMaxInflightClosures = 256;
-
-struct CoordinatorOptions {
-  // The whole cluster: a "ps" job and a "worker" job (job names below).
-  ClusterDef cluster;
-  std::string ps_job = "ps";
-  std::string worker_job = "worker";
-  // Schedule blocks while this many closures are queued, at most
-  // schedule_timeout.
-  size_t max_queued_closures = 256;
-  absl::Duration schedule_timeout = absl::Minutes(5);
-  // Closures in flight per worker, each on a thread of its own through the
-  // worker's one session: a closure's run is mostly waiting on RPCs, so
-  // several at once keep a worker busy. In [1, kMaxInflightClosures].
-  int max_inflight_closures = kDefaultInflightClosures;
-  // Deadline of every call to a worker, a closure's run included: a worker
-  // that answers nothing for this long is taken as failed.
-  absl::Duration call_timeout = absl::Seconds(30);
-  // A lost worker is polled every recovery_backoff_min at first, doubling up
-  // to recovery_backoff_max.
-  absl::Duration recovery_backoff_min = absl::Milliseconds(100);
-  absl::Duration recovery_backoff_max = absl::Seconds(2);
-  // A closure that failed with its worker this many times fails for good.
-  int max_attempts = 20;
-  // The worker wait: once no worker has been usable for this long, the job
-  // fails with Unavailable naming every worker (raised by Schedule, Join or
-  // Done as a closure's error is), rather than waiting for them forever.
-  absl::Duration worker_wait = absl::Minutes(10);
-  // The startup deadline: a worker of the cluster that has never answered
-  // is awaited this long from its start; then the job fails with
-  // Unavailable naming its task, address and why it does not answer (a
-  // mistyped address fails fast). Meanwhile a line every
-  // startup_report_every says what is awaited and why.
-  absl::Duration startup_deadline = absl::Seconds(60);
-  absl::Duration startup_report_every = absl::Seconds(5);
-  // AddWorker refuses a worker beyond this many (each has a thread).
-  int max_workers = 256;
-  // Transient ps failures ignored per ps task; -1 reads
-  // TF_COORDINATOR_IGNORE_TRANSIENT_PS_FAILURES (default 3).
-  int transient_ps_failures = -1;
-  // Parameter-server recovery: off while zero. When on, `probe_ps` must be
-  // set; it is called with the failed ps task (PsRecovery::Probe) until it
-  // answers or this much time has passed.
-  absl::Duration ps_recovery_timeout = absl::ZeroDuration();
-  PsRecovery::Probe probe_ps;
-  // Seeing where closures run (off by default): every run on a worker uses
-  // `run_options` (trace_level, output_partition_graphs; its timeout is
-  // call_timeout's), and when `on_run_metadata` is set it gets the worker
-  // task and the RunMetadata of each run that succeeded, on one of that
-  // worker's threads (so it must be thread-safe).
-  RunOptions run_options;
-  std::function<void(int worker_task, const RunMetadata&)> on_run_metadata;
-};
-
-// A function the coordinator runs on workers: a graph built with the client
-// API. Each worker's session is on that worker's own master, whose task is
-// the client device, so nodes with no device run on the worker that runs
-// the closure (as TensorFlow's coordinator runs a
-// function under "with ops.device(worker)"), while nodes that use a
-// variable sit with the variable on its ps task. `args`
-// name the tensors fed (in Schedule's order), `results` the tensors fetched,
-// `targets` nodes run for their effect.
-struct WorkerFunction {
-  GraphDef graph;
-  std::vector<std::string> args;
-  std::vector<std::string> results;
-  std::vector<std::string> targets;
-};
-
 // An argument of a scheduled closure: a tensor for every worker, or a
 // per-worker value resolved on the worker that runs the closure.
 using ClosureArg = std::variant<Tensor, PerWorkerValues>;
 
-struct CoordinatorCounters {
-  int64_t scheduled = 0;
-  int64_t queued = 0;
-  int64_t in_flight = 0;
-  int64_t done = 0;     // closures that ran to the end on a worker
-  int64_t retried = 0;  // closures put back after a worker or ps failure
-  int64_t failed = 0;   // closures whose own error was raised
-  int64_t worker_failures = 0;
-  int64_t recoveries = 0;
-  int workers_up = 0;
-  // Parameter-server recovery: times a ps was awaited (it did not answer at
-  // once or had lost its state) and times it was restored.
-  int64_t ps_failures = 0;
-  int64_t ps_recoveries = 0;
-};
-
-// One parameter server task as the coordinator sees it
-// (ClusterCoordinator::ps_states).
-struct CoordinatorPsState {
-  int task = 0;
-  std::string address;
-  // Closures put back because this task failed them (Unavailable or
-  // DeadlineExceeded from it), closures in flight together on one worker
-  // counted once; past CoordinatorOptions' transient_ps_failures the job
-  // ends with Unavailable naming it.
-  int64_t failures = 0;
-  bool lost = false;  // failures passed the threshold
-};
-
-// One worker as the coordinator sees it (ClusterCoordinator::worker_states).
-struct CoordinatorWorkerState {
-  int task = 0;
-  std::string address;
-  bool up = false;
-  int64_t closures_done = 0;      // closures that ran to the end on this worker
-  int64_t failures = 0;           // times it was found lost
-  std::string last_error;         // why it was last lost; empty if never
-  int64_t last_error_micros = 0;  // when (NowMicros); 0 if never
-};
-
-class ClusterCoordinator {
+class ClusterCoordinator : private WorkerHost {
  public:
   using FunctionId = int;
 
@@ -189,7 +73,7 @@ class ClusterCoordinator {
   // a worker that is down at the start is recovered like a lost one.
   static absl::StatusOr<std::unique_ptr<ClusterCoordinator>> Create(CoordinatorOptions options);
   // Stops the worker threads; closures still queued are cancelled.
-  ~ClusterCoordinator();
+  ~ClusterCoordinator() override;
   ClusterCoordinator(const ClusterCoordinator&) = delete;
   ClusterCoordinator& operator=(const ClusterCoordinator&) = delete;
 
@@ -247,8 +131,9 @@ class ClusterCoordinator {
   // as a failed closure would (at once when a recovery ended since). OK once
   // it answers (what PsRecovery::Recover found); its error, which also ends
   // the job, otherwise. FailedPrecondition when recovery is off.
-  int64_t ps_generation() const;
-  absl::StatusOr<PsProbe> RecoverPs(int ps_task, int64_t seen_generation, const absl::Status& why);
+  int64_t ps_generation() const override;
+  absl::StatusOr<PsProbe> RecoverPs(int ps_task, int64_t seen_generation,
+                                    const absl::Status& why) override;
 
   CoordinatorCounters counters() const;
   int num_workers() const;
@@ -260,16 +145,6 @@ class ClusterCoordinator {
   const std::string& ps_job() const { return options_.ps_job; }
 
  private:
-  friend class CoordinatorWorker;
-  struct Function {
-    FunctionId id;
-    WorkerFunction spec;
-  };
-  struct PerWorkerResource {
-    FunctionId fn;
-    PerWorkerValues values;
-  };
-
   explicit ClusterCoordinator(CoordinatorOptions options);
   absl::Status AddWorker(int task_index, const std::string& address, WorkerOrigin origin);
 
@@ -277,32 +152,32 @@ class ClusterCoordinator {
   // by the worker's thread.
   absl::StatusOr<std::vector<Tensor>> RunClosureOn(FunctionId fn, int worker_index,
                                                    const std::vector<Tensor>& args);
-  // Called by worker threads.
-  std::shared_ptr<const Function> function(FunctionId id) const;
-  std::vector<std::shared_ptr<const Function>> functions() const;
-  std::vector<std::shared_ptr<PerWorkerResource>> resources() const;
-  // A ps failure report; true iff the threshold for that task is passed.
-  bool ReportPsFailure(int ps_task);
-  // Called by a worker thread whose worker is still down: fails the queue
-  // when no worker has been up for the worker wait.
-  void FailIfEveryWorkerLost();
-  // The cluster a worker's session sees: the ps job and the worker job with
-  // that worker at `task_index`.
-  ClusterDef ClusterFor(int task_index, const std::string& address) const;
   std::shared_ptr<CoordinatorWorker> FindWorker(int task) const;
+
+  // WorkerHost: what the workers use.
+  const CoordinatorOptions& options() const override { return options_; }
+  ClosureQueue& queue() override { return queue_; }
+  CoordinatorTally& tally() override { return tally_; }
+  std::shared_ptr<const RegisteredFunction> function(int id) const override;
+  std::vector<std::shared_ptr<const RegisteredFunction>> functions() const override;
+  std::vector<std::shared_ptr<PerWorkerResource>> resources() const override;
+  ClusterDef ClusterFor(int task_index, const std::string& address) const override;
+  void FailIfEveryWorkerLost() override;
+  bool ps_recovery_on() const override { return ps_recovery_ != nullptr; }
+  bool ReportPsFailure(int ps_task) override;
+  int ps_failure_threshold() const override { return ps_failure_threshold_; }
 
   const CoordinatorOptions options_;
   const int ps_failure_threshold_;
   ClosureQueue queue_;
+  CoordinatorTally tally_;
 
   mutable absl::Mutex mu_;
-  std::vector<std::shared_ptr<const Function>> functions_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<const RegisteredFunction>> functions_ ABSL_GUARDED_BY(mu_);
   std::vector<std::shared_ptr<PerWorkerResource>> resources_ ABSL_GUARDED_BY(mu_);
   std::vector<std::shared_ptr<CoordinatorWorker>> workers_ ABSL_GUARDED_BY(mu_);
   std::vector<int> ps_failures_ ABSL_GUARDED_BY(mu_);
 
-  std::atomic<int64_t> scheduled_{0}, done_{0}, retried_{0}, failed_{0};
-  std::atomic<int64_t> worker_failures_{0}, recoveries_{0};
   // Null while parameter-server recovery is off.
   std::unique_ptr<PsRecovery> ps_recovery_;
 };

@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "distflow/coordinator/cluster_coordinator.h"
 #include "distflow/coordinator/failure.h"
 #include "distflow/core/env.h"
 #include "distflow/core/logging.h"
@@ -21,9 +20,9 @@ int64_t ToMillis(absl::Duration d) { return std::max<int64_t>(1, absl::ToInt64Mi
 
 }  // namespace
 
-CoordinatorWorker::CoordinatorWorker(ClusterCoordinator* coordinator, int task, std::string address,
+CoordinatorWorker::CoordinatorWorker(WorkerHost* host, int task, std::string address,
                                      WorkerOrigin origin)
-    : coordinator_(coordinator),
+    : host_(host),
       task_(task),
       address_(std::move(address)),
       origin_(origin),
@@ -38,7 +37,7 @@ CoordinatorWorker::Down CoordinatorWorker::down() const {
 CoordinatorWorker::~CoordinatorWorker() { Stop(); }
 
 void CoordinatorWorker::Start() {
-  const int threads = std::max(1, coordinator_->options_.max_inflight_closures);
+  const int threads = std::max(1, host_->options().max_inflight_closures);
   threads_.reserve(threads);
   threads_.emplace_back([this] { Loop(); });
   for (int i = 1; i < threads; ++i) threads_.emplace_back([this] { RunClosures(); });
@@ -56,7 +55,7 @@ bool CoordinatorWorker::SleepFor(absl::Duration d) {
 }
 
 void CoordinatorWorker::Loop() {
-  const CoordinatorOptions& opts = coordinator_->options_;
+  const CoordinatorOptions& opts = host_->options();
   absl::Duration backoff = opts.recovery_backoff_min;
   while (!stop_.HasBeenNotified() && !retired_.load(std::memory_order_acquire)) {
     int64_t epoch;
@@ -73,7 +72,17 @@ void CoordinatorWorker::Loop() {
           absl::MutexLock l(&mu_);
           down_.why = s;
         }
-        coordinator_->FailIfEveryWorkerLost();
+        host_->FailIfEveryWorkerLost();
+        const bool refused = s.code() == absl::StatusCode::kInvalidArgument ||
+                             s.code() == absl::StatusCode::kUnimplemented;
+        if (refused && origin_ == WorkerOrigin::kCluster && !function_refused_) {
+          // The worker refuses a registered function's graph (an unknown op,
+          // a name that clashes): no wait makes it run, here or elsewhere.
+          function_refused_ = true;
+          host_->queue().Fail(absl::Status(
+              s.code(), absl::StrCat("worker task ", task_, " at ", address_,
+                                     " refuses a registered function: ", s.message())));
+        }
         const bool starting = !ever_up_ && origin_ == WorkerOrigin::kCluster;
         if (starting) WaitingAtStartup(s);
         if (!starting && backoff == opts.recovery_backoff_min) {
@@ -114,26 +123,26 @@ void CoordinatorWorker::RunClosures() {
 }
 
 void CoordinatorWorker::TakeAndProcess(int64_t epoch) {
-  std::shared_ptr<Closure> closure = coordinator_->queue_.Get(kQueuePoll);
+  std::shared_ptr<Closure> closure = host_->queue().Get(kQueuePoll);
   if (closure == nullptr) return;
   if (up_epoch_.load(std::memory_order_acquire) != epoch) {
     // The worker was lost (or is being rebuilt) since this thread looked:
     // the closure has not run, and waits for a worker that is up.
-    coordinator_->queue_.PutBack(std::move(closure));
+    host_->queue().PutBack(std::move(closure));
     return;
   }
   Process(std::move(closure), epoch);
 }
 
 void CoordinatorWorker::WaitingAtStartup(const absl::Status& why) {
-  const CoordinatorOptions& opts = coordinator_->options_;
+  const CoordinatorOptions& opts = host_->options();
   const absl::Time now = absl::Now();
   const absl::Duration waited = now - started_;
   const std::string task = absl::StrCat("/job:", opts.worker_job, "/replica:0/task:", task_);
   if (waited >= opts.startup_deadline) {
     if (startup_failed_) return;
     startup_failed_ = true;
-    coordinator_->queue_.Fail(errors::Unavailable(
+    host_->queue().Fail(errors::Unavailable(
         "worker ", task, " at ", address_, " never answered within the startup deadline of ",
         absl::FormatDuration(opts.startup_deadline), ": ", UnreachableReason(why),
         "; check its address in the cluster (last error: ", why.message().substr(0, 300), ")"));
@@ -158,19 +167,19 @@ bool CoordinatorWorker::CountPsFailure(int ps_task, int64_t run) {
 }
 
 void CoordinatorWorker::Process(std::shared_ptr<Closure> closure, int64_t epoch) {
-  ClusterCoordinator& coord = *coordinator_;
+  WorkerHost& host = *host_;
   const int64_t run = runs_started_.fetch_add(1, std::memory_order_relaxed);
-  const int64_t ps_generation = coord.ps_generation();
+  const int64_t ps_generation = host.ps_generation();
   absl::StatusOr<std::vector<Tensor>> result = closure->Execute(task_);
-  Failure failure = ClassifyFailure(result.status(), coord.options_.ps_job);
-  if (failure.kind == FailureKind::kFunction && coord.ps_recovery_ != nullptr) {
+  Failure failure = ClassifyFailure(result.status(), host.options().ps_job);
+  if (failure.kind == FailureKind::kFunction && host.ps_recovery_on()) {
     // A ps task that restarted answers without its variables: recover it.
-    const int lost = LostPsStateTask(result.status(), coord.options_.ps_job);
+    const int lost = LostPsStateTask(result.status(), host.options().ps_job);
     if (lost >= 0) failure = Failure{FailureKind::kPs, lost};
   }
   if (failure.kind == FailureKind::kFunction && origin_ == WorkerOrigin::kJoined) {
-    coord.retried_.fetch_add(1, std::memory_order_relaxed);
-    coord.queue_.PutBack(std::move(closure));
+    CoordinatorTally::Add(host.tally().retried);
+    host.queue().PutBack(std::move(closure));
     Retire(result.status());
     return;
   }
@@ -178,55 +187,54 @@ void CoordinatorWorker::Process(std::shared_ptr<Closure> closure, int64_t epoch)
     case FailureKind::kNone:
       // Counted before the closure is marked done: whoever Joins and then
       // reads the counters must find it there.
-      coord.done_.fetch_add(1, std::memory_order_relaxed);
+      CoordinatorTally::Add(host.tally().done);
       closures_done_.fetch_add(1, std::memory_order_relaxed);
       closure->output().SetReady(*std::move(result), ps_generation);
-      coord.queue_.MarkFinished(*closure);
+      host.queue().MarkFinished(*closure);
       return;
     case FailureKind::kFunction:
-      coord.failed_.fetch_add(1, std::memory_order_relaxed);
+      CoordinatorTally::Add(host.tally().failed);
       closure->output().SetError(result.status());
-      coord.queue_.MarkFailed(*closure, result.status());
+      host.queue().MarkFailed(*closure, result.status());
       return;
     case FailureKind::kPs:
     case FailureKind::kWorker:
       break;
   }
-  if (failure.kind == FailureKind::kPs && coord.ps_recovery_ != nullptr) {
+  if (failure.kind == FailureKind::kPs && host.ps_recovery_on()) {
     // The closure waits in the queue while this thread waits for the ps;
     // a recovery that fails ends the job.
-    coord.retried_.fetch_add(1, std::memory_order_relaxed);
-    coord.queue_.PutBack(std::move(closure));
-    absl::StatusOr<PsProbe> found =
-        coord.RecoverPs(failure.ps_task, ps_generation, result.status());
+    CoordinatorTally::Add(host.tally().retried);
+    host.queue().PutBack(std::move(closure));
+    absl::StatusOr<PsProbe> found = host.RecoverPs(failure.ps_task, ps_generation, result.status());
     // The chief reaches the ps with its state, this worker did not: the
     // worker is cut off from it, and is the one that failed.
     if (found.ok() && *found == PsProbe::kIntact) MarkDownFrom(epoch, result.status());
     return;
   }
   const bool ps_gone = failure.kind == FailureKind::kPs && CountPsFailure(failure.ps_task, run) &&
-                       coord.ReportPsFailure(failure.ps_task);
-  if (ps_gone || closure->attempts() >= coord.options_.max_attempts) {
+                       host.ReportPsFailure(failure.ps_task);
+  if (ps_gone || closure->attempts() >= host.options().max_attempts) {
     absl::Status fatal =
-        ps_gone ? errors::Unavailable("parameter server /job:", coord.options_.ps_job,
+        ps_gone ? errors::Unavailable("parameter server /job:", host.options().ps_job,
                                       "/replica:0/task:", failure.ps_task,
                                       " failed more often than the transient threshold (",
-                                      coord.ps_failure_threshold_,
+                                      host.ps_failure_threshold(),
                                       "); last error: ", result.status().ToString())
                 : errors::Unavailable("a closure failed on its worker ", closure->attempts(),
                                       " times; last error on worker task ", task_, ": ",
                                       result.status().ToString());
     closure->output().SetError(fatal);
-    coord.queue_.MarkFailed(*closure, fatal);
-    coord.failed_.fetch_add(1, std::memory_order_relaxed);
+    host.queue().MarkFailed(*closure, fatal);
+    CoordinatorTally::Add(host.tally().failed);
     return;
   }
-  coord.retried_.fetch_add(1, std::memory_order_relaxed);
+  CoordinatorTally::Add(host.tally().retried);
   // Down before the closure is back in the queue: a thread of this worker
   // that finds the worker still up takes a closure for it, and would wait a
   // call deadline on a worker that just failed.
   if (failure.kind == FailureKind::kWorker) MarkDownFrom(epoch, result.status());
-  coord.queue_.PutBack(std::move(closure));
+  host.queue().PutBack(std::move(closure));
 }
 
 void CoordinatorWorker::Retire(const absl::Status& why) {
@@ -274,9 +282,9 @@ void CoordinatorWorker::MarkDown(const absl::Status& why) {
 void CoordinatorWorker::Lost(const absl::Status& why) {
   internal::LogLine('W', absl::StrCat("coordinator: worker task ", task_, " at ", address_,
                                       " failed: ", why.ToString(), "; recovering it"));
-  coordinator_->worker_failures_.fetch_add(1, std::memory_order_relaxed);
+  CoordinatorTally::Add(host_->tally().worker_failures);
   failures_.fetch_add(1, std::memory_order_relaxed);
-  for (const auto& resource : coordinator_->resources()) resource->values.Get(task_).SetAborted();
+  for (const auto& resource : host_->resources()) resource->values.Get(task_).SetAborted();
   {
     absl::MutexLock l(&mu_);
     down_ = Down{absl::Now(), why};
@@ -290,7 +298,7 @@ void CoordinatorWorker::Rebuild() {
   absl::MutexLock l(&down_mu_);
   rebuilding_.store(true, std::memory_order_release);
   if (!TakeDown()) return;
-  for (const auto& resource : coordinator_->resources()) resource->values.Get(task_).SetAborted();
+  for (const auto& resource : host_->resources()) resource->values.Get(task_).SetAborted();
   {
     absl::MutexLock l(&mu_);
     down_ = Down{absl::Now(), errors::Unavailable("rebuilding after a parameter server restore")};
@@ -312,13 +320,13 @@ CoordinatorWorkerState CoordinatorWorker::state() const {
 }
 
 absl::StatusOr<std::shared_ptr<Session>> CoordinatorWorker::SessionWithFunctions() {
-  const CoordinatorOptions& opts = coordinator_->options_;
-  std::vector<std::shared_ptr<const ClusterCoordinator::Function>> fns = coordinator_->functions();
+  const CoordinatorOptions& opts = host_->options();
+  std::vector<std::shared_ptr<const RegisteredFunction>> fns = host_->functions();
   absl::MutexLock l(&session_mu_);
   if (session_ == nullptr) {
     SessionOptions so;
     so.target = absl::StrCat("grpc://", address_);
-    *so.config.mutable_cluster_def() = coordinator_->ClusterFor(task_, address_);
+    *so.config.mutable_cluster_def() = host_->ClusterFor(task_, address_);
     so.config.set_operation_timeout_in_ms(ToMillis(opts.call_timeout));
     absl::StatusOr<std::unique_ptr<Session>> made = NewSession(so);
     if (!made.ok()) return made.status();
@@ -335,7 +343,7 @@ absl::StatusOr<std::shared_ptr<Session>> CoordinatorWorker::SessionWithFunctions
 
 absl::StatusOr<std::vector<Tensor>> CoordinatorWorker::Run(int fn,
                                                            const std::vector<Tensor>& args) {
-  std::shared_ptr<const ClusterCoordinator::Function> f = coordinator_->function(fn);
+  std::shared_ptr<const RegisteredFunction> f = host_->function(fn);
   if (f == nullptr) return errors::NotFound("no registered function ", fn);
   if (args.size() != f->spec.args.size()) {
     return errors::InvalidArgument("function ", fn, " takes ", f->spec.args.size(),
@@ -349,7 +357,7 @@ absl::StatusOr<std::vector<Tensor>> CoordinatorWorker::Run(int fn,
   std::vector<std::pair<std::string, Tensor>> feeds;
   feeds.reserve(args.size());
   for (size_t i = 0; i < args.size(); ++i) feeds.emplace_back(f->spec.args[i], args[i]);
-  const CoordinatorOptions& opts = coordinator_->options_;
+  const CoordinatorOptions& opts = host_->options();
   RunOptions ro = opts.run_options;
   ro.set_timeout_in_ms(ToMillis(opts.call_timeout));
   std::vector<Tensor> out;
@@ -366,12 +374,11 @@ absl::Status CoordinatorWorker::Recover() {
   // lists their devices), which is the health check.
   absl::StatusOr<std::shared_ptr<Session>> session = SessionWithFunctions();
   if (!session.ok()) return session.status();
-  for (const auto& resource : coordinator_->resources()) {
+  for (const auto& resource : host_->resources()) {
     RemoteValue value = resource->values.Get(task_);
     absl::StatusOr<std::vector<Tensor>> built = Run(resource->fn, {});
     if (!built.ok()) {
-      if (ClassifyFailure(built.status(), coordinator_->options_.ps_job).kind ==
-          FailureKind::kFunction) {
+      if (ClassifyFailure(built.status(), host_->options().ps_job).kind == FailureKind::kFunction) {
         if (origin_ == WorkerOrigin::kJoined) {
           Retire(built.status());
           return built.status();
@@ -385,7 +392,7 @@ absl::Status CoordinatorWorker::Recover() {
     value.SetReady(*std::move(built));
   }
   if (ever_up_ && !rebuilding_.exchange(false, std::memory_order_acq_rel)) {
-    coordinator_->recoveries_.fetch_add(1, std::memory_order_relaxed);
+    CoordinatorTally::Add(host_->tally().recoveries);
   }
   ever_up_ = true;
   return absl::OkStatus();

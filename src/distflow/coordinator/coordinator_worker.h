@@ -49,19 +49,18 @@
 #include "absl/time/time.h"
 #include "distflow/common_runtime/session.h"
 #include "distflow/coordinator/closure.h"
-#include "distflow/coordinator/cluster_coordinator.h"
+#include "distflow/coordinator/coordinator_options.h"
+#include "distflow/coordinator/worker_host.h"
 #include "distflow/framework/tensor.h"
 
 namespace distflow {
-
-class ClusterCoordinator;
 
 enum class WorkerOrigin { kCluster, kJoined };
 
 class CoordinatorWorker {
  public:
-  CoordinatorWorker(ClusterCoordinator* coordinator, int task, std::string address,
-                    WorkerOrigin origin);
+  // `host` outlives the worker.
+  CoordinatorWorker(WorkerHost* host, int task, std::string address, WorkerOrigin origin);
   // Stops and joins the thread.
   ~CoordinatorWorker();
   CoordinatorWorker(const CoordinatorWorker&) = delete;
@@ -135,7 +134,7 @@ class CoordinatorWorker {
   // Drops the session; the next call makes a new one.
   void ResetSession();
 
-  ClusterCoordinator* const coordinator_;
+  WorkerHost* const host_;
   const int task_;
   const std::string address_;
   const WorkerOrigin origin_;
@@ -150,6 +149,8 @@ class CoordinatorWorker {
   // Only the recovery thread touches these.
   absl::Time next_startup_report_ = absl::InfinitePast();
   bool startup_failed_ = false;
+  // Whether the job was failed because the worker refused a function.
+  bool function_refused_ = false;
   // Set by Rebuild: the next Recover is not a recovery from a failure.
   std::atomic<bool> rebuilding_{false};
   absl::Notification stop_;

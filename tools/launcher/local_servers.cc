@@ -1,70 +1,23 @@
-#include "train/local_servers.h"
+#include "launcher/local_servers.h"
 
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <thread>
 
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/strip.h"
 #include "distflow/core/status.h"
 
 namespace distflow {
-namespace {
 
-std::string TaskName(const std::string& job, int index) {
+std::string LocalServers::TaskName(const std::string& job, int index) {
   return absl::StrCat("/job:", job, "/replica:0/task:", index);
 }
 
-// Reads one line from `fd` within `timeout`; false on timeout, EOF or error.
-bool ReadLine(int fd, absl::Duration timeout, std::string* line) {
-  const absl::Time deadline = absl::Now() + timeout;
-  char c;
-  while (true) {
-    const int64_t left = absl::ToInt64Milliseconds(deadline - absl::Now());
-    if (left <= 0) return false;
-    pollfd p{fd, POLLIN, 0};
-    const int ready = poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 1000)));
-    if (ready < 0 && errno != EINTR) return false;
-    if (ready <= 0) continue;
-    const ssize_t n = read(fd, &c, 1);
-    if (n <= 0) return false;
-    if (c == '\n') return true;
-    if (line->size() > 256) return false;
-    line->push_back(c);
-  }
-}
+std::string LocalServers::TaskInfo::name() const { return TaskName(job, index); }
 
-// Waits for `pid` to exit, at most `timeout`; true when reaped.
-bool ReapWithin(pid_t pid, absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (true) {
-    int status = 0;
-    const pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid || (r < 0 && errno == ECHILD)) return true;
-    if (absl::Now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-}
-
-}  // namespace
-
-absl::StatusOr<std::string> SelfExecutable() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return errors::Internal("cannot read /proc/self/exe to find the distflow program");
-  return std::string(buf, n);
-}
+std::string LocalServers::TaskInfo::address() const { return absl::StrCat("127.0.0.1:", port); }
 
 absl::StatusOr<std::unique_ptr<LocalServers>> LocalServers::Start(const std::string& binary,
                                                                   int num_ps, int num_workers,
@@ -84,58 +37,26 @@ absl::StatusOr<std::unique_ptr<LocalServers>> LocalServers::Start(const std::str
 LocalServers::~LocalServers() { Stop(); }
 
 absl::Status LocalServers::StartLocked(Task& task) {
-  // Everything the child needs is made before fork: after it, only
-  // async-signal-safe calls.
   std::vector<std::string> entries;
   for (int i = 0; i < task.count; ++i) {
     entries.push_back(absl::StrCat("127.0.0.1:", i == task.index ? task.port : 0));
   }
-  std::vector<std::string> args = {
-      binary_, "server", "--cluster", absl::StrCat(task.job, "=", absl::StrJoin(entries, ",")),
-      "--job", task.job, "--task",    std::to_string(task.index)};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const int err_fd = log_path_.empty()
-                         ? open("/dev/null", O_WRONLY | O_CLOEXEC)
-                         : open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) {
-    if (err_fd >= 0) close(err_fd);
-    return errors::Internal("pipe failed starting ", TaskName(task.job, task.index));
+  SpawnOptions options;
+  options.stderr_path = log_path_.empty() ? "/dev/null" : log_path_;
+  options.append_stderr = true;
+  options.start_timeout = kStartTimeout;
+  absl::StatusOr<ServerChild> child =
+      SpawnServer(binary_,
+                  {"server", "--cluster", absl::StrCat(task.job, "=", absl::StrJoin(entries, ",")),
+                   "--job", task.job, "--task", std::to_string(task.index)},
+                  options);
+  if (!child.ok()) {
+    return errors::Unavailable("task ", TaskName(task.job, task.index), " did not start",
+                               task.port != 0 ? absl::StrCat(" on port ", task.port) : "", ": ",
+                               child.status().message());
   }
-  const pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    dup2(fds[1], STDOUT_FILENO);
-    if (err_fd >= 0) dup2(err_fd, STDERR_FILENO);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  close(fds[1]);
-  if (err_fd >= 0) close(err_fd);
-  if (pid < 0) {
-    close(fds[0]);
-    return errors::Internal("fork failed starting ", TaskName(task.job, task.index));
-  }
-  std::string line;
-  const bool got = ReadLine(fds[0], kStartTimeout, &line);
-  // The server prints nothing else on stdout; a later write would only
-  // fail, not block.
-  close(fds[0]);
-  const size_t colon = line.rfind(':');
-  int port = 0;
-  if (!got || !absl::StartsWith(line, "listening on ") || colon == std::string::npos ||
-      !absl::SimpleAtoi(absl::StripAsciiWhitespace(line.substr(colon + 1)), &port) || port <= 0) {
-    kill(pid, SIGKILL);
-    ReapWithin(pid, kStopGrace);
-    return errors::Unavailable("task ", TaskName(task.job, task.index), " (", binary_,
-                               " server) did not start",
-                               task.port != 0 ? absl::StrCat(" on port ", task.port) : "");
-  }
-  task.pid = pid;
-  task.port = port;
+  task.pid = child->pid;
+  task.port = child->port;
   return absl::OkStatus();
 }
 
@@ -150,6 +71,37 @@ ClusterDef LocalServers::cluster_def() const {
     }
   }
   return def;
+}
+
+std::vector<LocalServers::TaskInfo> LocalServers::tasks() const {
+  absl::MutexLock l(&mu_);
+  std::vector<TaskInfo> infos;
+  for (const Task& t : tasks_) infos.push_back(TaskInfo{t.job, t.index, t.pid, t.port});
+  return infos;
+}
+
+absl::Status LocalServers::CheckTasks() {
+  absl::MutexLock l(&mu_);
+  for (Task& t : tasks_) {
+    if (!failure_.ok()) break;
+    if (t.pid <= 0) continue;
+    int status = 0;
+    if (waitpid(t.pid, &status, WNOHANG | WUNTRACED) != t.pid) continue;
+    failure_ = errors::Unavailable("task ", TaskName(t.job, t.index), " (pid ", t.pid, ") ",
+                                   DescribeWaitStatus(status));
+    if (!WIFSTOPPED(status)) t.pid = -1;
+  }
+  return failure_;
+}
+
+void LocalServers::KillAll() {
+  absl::MutexLock l(&mu_);
+  for (Task& t : tasks_) {
+    if (t.pid <= 0) continue;
+    kill(t.pid, SIGKILL);
+    ReapWithin(t.pid, kStopGrace);
+    t.pid = -1;
+  }
 }
 
 int LocalServers::num_workers() const { return num_tasks("worker"); }

@@ -5,14 +5,15 @@
 // back at the same address, as a restarted machine of a real cluster does,
 // with a new incarnation.
 //
-// Children are started by fork + exec (nothing but async-signal-safe calls
-// in between), so any thread may start them; each runs in its own process
-// group (a terminal's Ctrl-C reaches only this process) and is killed when
-// the thread that started it ends (PR_SET_PDEATHSIG). Their stderr is kept
-// in `log_path` when given, else discarded. Every wait is bounded. All
-// methods are thread-safe; the destructor stops every task.
-#ifndef DISTFLOW_TOOLS_TRAIN_LOCAL_SERVERS_H_
-#define DISTFLOW_TOOLS_TRAIN_LOCAL_SERVERS_H_
+// The `train` and `demo` commands' local clusters and the benchmarks start
+// their tasks here. Each task is started by SpawnServer
+// (launcher/server_child.h), so any thread may start them; each runs in
+// its own process group (a terminal's Ctrl-C reaches only this process) and
+// is killed when the thread that started it ends (PR_SET_PDEATHSIG). Their
+// stderr is kept in `log_path` when given, else discarded. Every wait is
+// bounded. All methods are thread-safe; the destructor stops every task.
+#ifndef DISTFLOW_TOOLS_LAUNCHER_LOCAL_SERVERS_H_
+#define DISTFLOW_TOOLS_LAUNCHER_LOCAL_SERVERS_H_
 
 #include <sys/types.h>
 
@@ -24,6 +25,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "distflow/cluster.pb.h"
+#include "launcher/server_child.h"
 
 namespace distflow {
 
@@ -41,6 +43,24 @@ class LocalServers {
 
   // The "ps" and "worker" jobs with every task's address.
   ClusterDef cluster_def() const;
+
+  struct TaskInfo {
+    std::string job;
+    int index = 0;
+    pid_t pid = -1;  // -1 while not running
+    int port = 0;
+    std::string name() const;     // "/job:J/replica:0/task:T"
+    std::string address() const;  // "127.0.0.1:PORT"
+  };
+  // Every task, ps tasks first, each job by index.
+  std::vector<TaskInfo> tasks() const;
+  // OK while every task runs (or was stopped by Kill); once one has exited,
+  // been killed by someone else or been frozen (SIGSTOP, a debugger),
+  // Unavailable naming the task, its pid and what happened — the same
+  // status on every later call.
+  absl::Status CheckTasks();
+  // Kills every task (SIGKILL) and reaps it.
+  void KillAll();
   int num_workers() const;
 
   // The tasks of `job` ("ps" or "worker").
@@ -70,6 +90,7 @@ class LocalServers {
     int port = 0;   // 0 until first started
     pid_t pid = -1;
   };
+  static std::string TaskName(const std::string& job, int index);
 
   LocalServers(std::string binary, std::string log_path)
       : binary_(std::move(binary)), log_path_(std::move(log_path)) {}
@@ -81,11 +102,9 @@ class LocalServers {
   const std::string log_path_;
   mutable absl::Mutex mu_;
   std::vector<Task> tasks_ ABSL_GUARDED_BY(mu_);
+  absl::Status failure_ ABSL_GUARDED_BY(mu_);
 };
-
-// The path of the running program (/proc/self/exe).
-absl::StatusOr<std::string> SelfExecutable();
 
 }  // namespace distflow
 
-#endif  // DISTFLOW_TOOLS_TRAIN_LOCAL_SERVERS_H_
+#endif  // DISTFLOW_TOOLS_LAUNCHER_LOCAL_SERVERS_H_
