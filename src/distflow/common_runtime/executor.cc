@@ -122,6 +122,14 @@ void Executor::StepState::Process(TaggedNodeSeq nodes, int64_t scheduled_micros)
   TaggedNodeSeq ready;
   ReadyQueue inline_ready;
   InputVector inputs;
+  // What every kernel of the step shares is set once; the rest per node.
+  OpKernelContext::Params params;
+  params.step_id = step_id_;
+  params.device = exec_->device_;
+  params.rendezvous = rendezvous_;
+  params.call_frame = call_frame_;
+  params.cancellation_manager = cancellation_manager_;
+  params.runner = &runner_;
   inline_ready.TakeAll(&nodes);
   bool completed = false;
   while (!inline_ready.empty()) {
@@ -149,9 +157,9 @@ void Executor::StepState::Process(TaggedNodeSeq nodes, int64_t scheduled_micros)
       completed = NodeDone(absl::OkStatus(), &ready, &inline_ready);
       continue;
     }
-    if (item.has_const_output && stats_ == nullptr) {
+    if (item.const_output != nullptr && stats_ == nullptr) {
       ActivateEdges(item, false, tagged.frame, iter, &ready, [&item](const OutEdge&, Entry* dst) {
-        dst->const_value = &item.const_output;
+        dst->const_value = item.const_output;
         return false;
       });
       completed = NodeDone(absl::OkStatus(), &ready, &inline_ready);
@@ -167,18 +175,11 @@ void Executor::StepState::Process(TaggedNodeSeq nodes, int64_t scheduled_micros)
       completed = NodeDone(s, &ready, &inline_ready);
       continue;
     }
-    OpKernelContext::Params params;
-    params.step_id = step_id_;
     params.op_kernel = item.kernel;
-    params.device = exec_->device_;
     params.inputs = inputs.data();
     params.num_inputs = item.num_inputs;
     params.is_input_dead = is_input_dead;
-    params.rendezvous = rendezvous_;
-    params.call_frame = call_frame_;
-    params.cancellation_manager = cancellation_manager_;
     params.frame_iter = FrameAndIter{tagged.frame->frame_id, iter->iter};
-    params.runner = &runner_;
     if (item.is_async) {
       // The callback may run before ComputeAsync returns, even finish the
       // step: nothing below touches `this` unless inline_ready holds nodes,
@@ -279,7 +280,21 @@ absl::Status Executor::StepState::PrepareInputs(const NodeItem& item, IterationS
     }
     return absl::OkStatus();
   }
-  for (int i = 0; i < item.num_inputs; ++i) {
+  int i = 0;
+  if (!item.has_ref_input) {
+    // Values only, until a slot holds a ref (a value consumer of a
+    // variable), which the general loop below snapshots.
+    for (; i < item.num_inputs; ++i) {
+      Entry& e = entries[i];
+      if (e.ref_mu != nullptr) break;
+      *is_input_dead |= e.is_dead;
+      // A Const's output is never dead and never forwarded (see
+      // NodeItem::const_output).
+      (*inputs)[i] =
+          TensorValue(e.const_value != nullptr ? const_cast<Tensor*>(e.const_value) : &e.value);
+    }
+  }
+  for (; i < item.num_inputs; ++i) {
     Entry& e = entries[i];
     if (e.const_value != nullptr) {
       // Never a ref, never dead, never forwarded (see const_output).
@@ -351,10 +366,10 @@ absl::Status Executor::StepState::ProcessOutputs(const TaggedNode& tagged, OpKer
       return errors::Internal(NodePrefix(*item.node), "the kernel set no value", " for output ", i);
     }
     const TensorValue v = ctx->output_value(i);
-    if (!v.is_ref() && v.tensor->dtype() != item.kernel->output_type(i)) {
+    if (!v.is_ref() && v.tensor->dtype() != item.output_types[i]) {
       return errors::Internal(NodePrefix(*item.node), "output ", i, " is ",
                               DataTypeString(v.tensor->dtype()), " but the op declares ",
-                              DataTypeString(item.kernel->output_type(i)));
+                              DataTypeString(item.output_types[i]));
     }
   }
   PropagateOutputs(tagged, ctx, ready);

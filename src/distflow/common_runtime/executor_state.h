@@ -27,11 +27,13 @@
 
 namespace distflow {
 
-// Everything about a node that the hot path needs, computed once.
+// Everything about a node that the hot path needs, computed once. The fields
+// a trivial node reads while it runs come first, within one cache line.
 struct Executor::NodeItem {
   OpKernel* kernel = nullptr;
-  const Node* node = nullptr;
-  const DataType* input_types = nullptr;  // kernel->input_types().data()
+  // Into Executor::dtypes_: num_inputs, then num_outputs types.
+  const DataType* input_types = nullptr;
+  const DataType* output_types = nullptr;
   int32_t num_inputs = 0;
   int32_t num_outputs = 0;
   // Index of input 0 in an iteration's input slots of the node's frame;
@@ -44,15 +46,7 @@ struct Executor::NodeItem {
   // [begin, end) ranges in out_edges_ and control_out_.
   int32_t out_edge_begin = 0, out_edge_end = 0;
   int32_t control_begin = 0, control_end = 0;
-  // The frame the node runs in (an Enter runs in the frame around the one it
-  // enters), and for an Enter the frame it enters.
-  int32_t frame = 0;
-  int32_t child_frame = -1;
-  // Dead data inputs that make a Merge dead: all of them, or one for a loop's
-  // Merge (fed by a NextIteration), which gets one input per iteration.
-  int32_t merge_dead_needed = 0;
   LoopRole loop_role = LoopRole::kNone;
-  bool is_constant_enter = false;
   bool is_async = false;
   // The kernel's hint (OpKernel::IsExpensive): a node without it always runs
   // inline; one with it is timed and runs inline once it proves cheap (see
@@ -66,12 +60,22 @@ struct Executor::NodeItem {
   // A Merge waits for its control inputs and then for the first live data
   // input, or for every data input to be dead (see kMergeLiveShift).
   bool is_merge = false;
+  // Some input is a ref type (its slot may hold a ref into a variable).
+  bool has_ref_input = false;
+  bool is_constant_enter = false;
+  const Node* node = nullptr;
   // A Const in a graph without loops: its output, computed once when the
   // executor is built (sharing the kernel's buffer, so the buffer's count
   // stays above one and no consumer writes into it). Consumers read it in
-  // place and the kernel does not run again.
-  bool has_const_output = false;
-  Tensor const_output;
+  // place and the kernel does not run again. Null otherwise.
+  const Tensor* const_output = nullptr;
+  // The frame the node runs in (an Enter runs in the frame around the one it
+  // enters), and for an Enter the frame it enters.
+  int32_t frame = 0;
+  int32_t child_frame = -1;
+  // Dead data inputs that make a Merge dead: all of them, or one for a loop's
+  // Merge (fed by a NextIteration), which gets one input per iteration.
+  int32_t merge_dead_needed = 0;
 };
 
 struct Executor::OutEdge {
@@ -241,7 +245,12 @@ class Executor::StepState {
     // Takes every node of `ready` without copying them one by one.
     // REQUIRES: empty().
     void TakeAll(TaggedNodeSeq* ready) {
-      nodes_.swap(*ready);
+      // One node (a chain) is copied: cheaper than swapping inline storage.
+      if (ready->size() == 1) {
+        nodes_.push_back(ready->front());
+      } else {
+        nodes_.swap(*ready);
+      }
       ready->clear();
       head_ = 0;
     }
