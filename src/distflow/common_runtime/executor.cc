@@ -119,7 +119,6 @@ void Executor::StepState::RunAsync() {
 void Executor::StepState::Process(TaggedNodeSeq nodes, int64_t scheduled_micros) {
   ++process_depth_;
   absl::Cleanup leave = [] { --process_depth_; };
-  TaggedNodeSeq ready;
   ReadyQueue inline_ready;
   InputVector inputs;
   // What every kernel of the step shares is set once; the rest per node.
@@ -133,11 +132,12 @@ void Executor::StepState::Process(TaggedNodeSeq nodes, int64_t scheduled_micros)
   inline_ready.TakeAll(&nodes);
   bool completed = false;
   while (!inline_ready.empty()) {
-    TaggedNode tagged = inline_ready.pop_front();
+    const TaggedNode& tagged = inline_ready.pop_front();
+    TaggedNodeSeq* ready = inline_ready.output();
     const NodeItem& item = *tagged.item;
     IterationState* iter = tagged.iter;
     if (ShouldStop()) {
-      completed = NodeDone(absl::OkStatus(), &ready, &inline_ready);
+      completed = NodeDone(absl::OkStatus(), ready, &inline_ready);
       continue;
     }
     // Every iteration of a loop passes a NextIteration: there an endless
@@ -147,22 +147,22 @@ void Executor::StepState::Process(TaggedNodeSeq nodes, int64_t scheduled_micros)
       completed = NodeDone(
           errors::DeadlineExceeded("Step ", step_id_, " passed its deadline in iteration ",
                                    iter->iter, " of frame '", tagged.frame->info->name, "'"),
-          &ready, &inline_ready);
+          ready, &inline_ready);
       continue;
     }
     if (tagged.is_dead && !item.is_transfer) {
       // A dead node does not run; its outputs are all dead.
       ClearInputs(item, iter);
-      PropagateOutputs(tagged, nullptr, &ready);
-      completed = NodeDone(absl::OkStatus(), &ready, &inline_ready);
+      PropagateOutputs(tagged, nullptr, ready);
+      completed = NodeDone(absl::OkStatus(), ready, &inline_ready);
       continue;
     }
     if (item.const_output != nullptr && stats_ == nullptr) {
-      ActivateEdges(item, false, tagged.frame, iter, &ready, [&item](const OutEdge&, Entry* dst) {
+      ActivateEdges(item, false, tagged.frame, iter, ready, [&item](const OutEdge&, Entry* dst) {
         dst->const_value = item.const_output;
         return false;
       });
-      completed = NodeDone(absl::OkStatus(), &ready, &inline_ready);
+      completed = NodeDone(absl::OkStatus(), ready, &inline_ready);
       continue;
     }
     std::unique_ptr<NodeStatsRecorder> rec;
@@ -172,7 +172,7 @@ void Executor::StepState::Process(TaggedNodeSeq nodes, int64_t scheduled_micros)
     bool is_input_dead = false;
     absl::Status s = PrepareInputs(item, iter, &inputs, &is_input_dead);
     if (!s.ok()) {
-      completed = NodeDone(s, &ready, &inline_ready);
+      completed = NodeDone(s, ready, &inline_ready);
       continue;
     }
     PrefetchConsumers(item);
@@ -224,9 +224,9 @@ void Executor::StepState::Process(TaggedNodeSeq nodes, int64_t scheduled_micros)
     }
     if (rec != nullptr) rec->OpEnd();
     ClearInputs(item, iter);
-    s = ProcessOutputs(tagged, &ctx, &ready);
+    s = ProcessOutputs(tagged, &ctx, ready);
     if (rec != nullptr) rec->Finish(&ctx, exec_->device_->name(), stats_);
-    completed = NodeDone(s, &ready, &inline_ready);
+    completed = NodeDone(s, ready, &inline_ready);
   }
   if (completed) Finish();
 }
@@ -518,6 +518,14 @@ bool Executor::StepState::NodeDone(const absl::Status& s, TaggedNodeSeq* ready,
 
 void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline_ready,
                                         TaggedNodeSeq* cheap_out) {
+  if (inline_ready != nullptr && inline_ready->empty() &&
+      std::none_of(ready->begin(), ready->end(), [this](const TaggedNode& t) {
+        return !t.is_dead && exec_->IsExpensive(*t.item);
+      })) {
+    // The common case (a chain, a fan-out of cheap nodes): run them all here.
+    inline_ready->TakeAll(ready);
+    return;
+  }
   const int64_t scheduled = stats_ != nullptr ? NowMicros() : 0;
   auto dispatch = [this, scheduled](const TaggedNode& t) {
     runner_([this, nodes = TaggedNodeSeq{t}, scheduled]() mutable {
@@ -536,14 +544,6 @@ void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline
         Process(std::move(nodes), scheduled);
       });
     }
-    return;
-  }
-  if (inline_ready->empty() &&
-      std::none_of(ready->begin(), ready->end(), [this](const TaggedNode& t) {
-        return !t.is_dead && exec_->IsExpensive(*t.item);
-      })) {
-    // The common case (a chain, a fan-out of cheap nodes): run them all here.
-    inline_ready->TakeAll(ready);
     return;
   }
   const TaggedNode* expensive = nullptr;

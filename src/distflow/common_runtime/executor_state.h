@@ -229,45 +229,38 @@ class Executor::StepState {
     bool is_dead;
   };
   using TaggedNodeSeq = absl::InlinedVector<TaggedNode, 8>;
-  // A node just made ready is copied field by field on its way to running,
-  // as PushReady wrote it: one wide load over separate narrower stores waits
-  // for them to reach the cache (a store-forwarding stall, a third of a
-  // trivial node's time).
-  static void CopyTagged(const TaggedNode& from, TaggedNode* to) {
-    to->item = from.item;
-    to->frame = from.frame;
-    to->iter = from.iter;
-    to->is_dead = from.is_dead;
-  }
-  // FIFO of nodes this thread runs next.
+  // FIFO of nodes this thread runs next. The nodes the running node makes
+  // ready are collected in output(); when the queue is empty they become the
+  // queue by switching buffers, so a chain's nodes are never copied.
   class ReadyQueue {
    public:
-    bool empty() const { return head_ == nodes_.size(); }
-    void push_back(const TaggedNode& t) { nodes_.push_back(t); }
-    TaggedNode pop_front() {
-      TaggedNode t;
-      CopyTagged(nodes_[head_++], &t);
-      if (head_ == nodes_.size()) {
-        nodes_.clear();
-        head_ = 0;
-      }
-      return t;
+    bool empty() const { return head_ == bufs_[cur_].size(); }
+    TaggedNodeSeq* output() { return &bufs_[1 - cur_]; }
+    void push_back(const TaggedNode& t) {
+      if (empty()) Reset();
+      bufs_[cur_].push_back(t);
     }
-    // Takes every node of `ready` without copying them one by one.
-    // REQUIRES: empty().
+    // Valid until the next push_back or TakeAll.
+    const TaggedNode& pop_front() { return bufs_[cur_][head_++]; }
+    // Takes every node of `ready`: output()'s by switching buffers, another
+    // sequence's by swapping. REQUIRES: empty().
     void TakeAll(TaggedNodeSeq* ready) {
-      // One node (a chain) is copied: cheaper than swapping inline storage.
-      if (ready->size() == 1) {
-        CopyTagged(ready->front(), &nodes_.emplace_back());
-      } else {
-        nodes_.swap(*ready);
+      Reset();
+      if (ready == output()) {
+        cur_ = 1 - cur_;
+        return;
       }
+      bufs_[cur_].swap(*ready);
       ready->clear();
-      head_ = 0;
     }
 
    private:
-    TaggedNodeSeq nodes_;
+    void Reset() {
+      bufs_[cur_].clear();
+      head_ = 0;
+    }
+    TaggedNodeSeq bufs_[2];
+    int cur_ = 0;
     size_t head_ = 0;
   };
   using InputVector = absl::InlinedVector<TensorValue, 8>;
