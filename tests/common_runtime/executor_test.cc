@@ -207,6 +207,46 @@ TEST_F(ExecutorTest, AsyncKernels) {
   EXPECT_EQ(*v, 200);
 }
 
+// With a runner that runs closures at once, an async kernel's callback runs
+// inside its ComputeAsync and an expensive node in a nested loop: the nodes
+// they make ready join the queue of the loop that is still running a node.
+TEST_F(ExecutorTest, InlineRunnerRunsAsyncCallbacksAndFanOutsInPlace) {
+  GraphDef g;
+  AddConst(&g, "c", 0);
+  std::string prev = "c";
+  for (int i = 0; i < 100; ++i) {
+    std::string name = absl::StrCat("n", i);
+    if (i % 2 == 0) {
+      AddNode(&g, name, "TestAsyncAddOne", {prev});
+    } else {
+      AddOne(&g, name, prev, /*expensive=*/i % 7 == 0);
+    }
+    prev = name;
+  }
+  std::vector<std::string> names;
+  for (int i = 0; i < 20; ++i) {
+    names.push_back(absl::StrCat("f", i));
+    AddOne(&g, names.back(), prev, /*expensive=*/i % 3 == 0);
+  }
+  NodeDef* sum = AddNode(&g, "sum", "TestSum", names);
+  AddNodeAttr("N", int64_t{20}, sum);
+  AddSend(&g, "send", "sum", "out");
+  auto exec = Build(g);
+  ASSERT_TRUE(exec.ok()) << exec.status();
+  for (int step = 0; step < 3; ++step) {
+    RefPtr<Rendezvous> rendez = NewRendezvous();
+    CancellationManager cm;
+    Executor::Args args = MakeArgs(rendez.get(), &cm);
+    args.runner = [](Executor::Closure c) { c(); };
+    ASSERT_TRUE((*exec)->Run(args).ok());
+    Tensor v;
+    bool dead = false;
+    ASSERT_TRUE(rendez->Recv(ClientKey("out"), {}, &v, &dead).ok());
+    ASSERT_FALSE(dead);
+    EXPECT_EQ(v.scalar<int64_t>(), 20 * 101);
+  }
+}
+
 TEST_F(ExecutorTest, RecvAndSendThroughTheRendezvous) {
   GraphDef g;
   AddRecv(&g, "recv", "in");

@@ -311,8 +311,6 @@ class Executor::StepState {
   // Every out edge of `item` (a one-output loop node) carries `value`.
   void ActivateFromEntry(const NodeItem& item, const Entry& value, FrameState* frame,
                          IterationState* iter, TaggedNodeSeq* ready);
-  // `slot` is the input slot a data edge feeds, -1 for a control edge (only
-  // a Merge needs to know which input it is).
   // Memory the next nodes will touch, requested while this one runs: the
   // consumers' items, and the kernel of a node that became ready (its vtable
   // and the output types its context is sized by).
@@ -329,6 +327,8 @@ class Executor::StepState {
     t.iter = iter;
     t.is_dead = dead;
   }
+  // `slot` is the input slot a data edge feeds, -1 for a control edge (only
+  // a Merge needs to know which input it is).
   void ActivateNode(int32_t dst, int32_t slot, bool dead, FrameState* frame, IterationState* iter,
                     TaggedNodeSeq* ready);
   void ActivateMerge(int32_t dst, int32_t slot, bool dead, FrameState* frame, IterationState* iter,
