@@ -119,7 +119,7 @@ void Executor::StepState::RunAsync() {
 void Executor::StepState::Process(TaggedNodeSeq nodes, int64_t scheduled_micros) {
   ++process_depth_;
   absl::Cleanup leave = [] { --process_depth_; };
-  ReadyQueue inline_ready;
+  ReadyQueue inline_ready(&nodes);
   InputVector inputs;
   // What every kernel of the step shares is set once; the rest per node.
   OpKernelContext::Params params;
@@ -129,7 +129,6 @@ void Executor::StepState::Process(TaggedNodeSeq nodes, int64_t scheduled_micros)
   params.call_frame = call_frame_;
   params.cancellation_manager = cancellation_manager_;
   params.runner = &runner_;
-  inline_ready.TakeAll(&nodes);
   bool completed = false;
   while (!inline_ready.empty()) {
     const TaggedNode& tagged = inline_ready.pop_front();

@@ -234,6 +234,7 @@ class Executor::StepState {
   // queue by switching buffers, so a chain's nodes are never copied.
   class ReadyQueue {
    public:
+    explicit ReadyQueue(TaggedNodeSeq* nodes) { bufs_[cur_].swap(*nodes); }
     bool empty() const { return head_ == bufs_[cur_].size(); }
     TaggedNodeSeq* output() { return &bufs_[1 - cur_]; }
     void push_back(const TaggedNode& t) {
