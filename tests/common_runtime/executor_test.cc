@@ -66,6 +66,23 @@ NodeDef* AddOne(GraphDef* g, const std::string& name, const std::string& input,
   return n;
 }
 
+// A chain of `length` nodes after `input` that each add one, alternately
+// TestAsyncAddOne and TestAddOne (expensive where its index is a multiple of
+// `expensive_every`, never for 0); returns the last node's name.
+std::string AddAsyncChain(GraphDef* g, const std::string& input, int length, int expensive_every) {
+  std::string prev = input;
+  for (int i = 0; i < length; ++i) {
+    std::string name = absl::StrCat("n", i);
+    if (i % 2 == 0) {
+      AddNode(g, name, "TestAsyncAddOne", {prev});
+    } else {
+      AddOne(g, name, prev, /*expensive=*/expensive_every != 0 && i % expensive_every == 0);
+    }
+    prev = name;
+  }
+  return prev;
+}
+
 class ExecutorTest : public ::testing::Test {
  protected:
   ExecutorTest() : pool_("inter_op", 4) {
@@ -191,20 +208,42 @@ TEST_F(ExecutorTest, WideFanOut) {
 TEST_F(ExecutorTest, AsyncKernels) {
   GraphDef g;
   AddConst(&g, "c", 0);
-  std::string prev = "c";
-  for (int i = 0; i < 200; ++i) {
-    std::string name = absl::StrCat("n", i);
-    if (i % 2 == 0) {
-      AddNode(&g, name, "TestAsyncAddOne", {prev});
-    } else {
-      AddOne(&g, name, prev);
-    }
-    prev = name;
-  }
+  const std::string prev = AddAsyncChain(&g, "c", 200, /*expensive_every=*/0);
   AddSend(&g, "send", prev, "out");
   auto v = RunAndFetch(g);
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_EQ(*v, 200);
+}
+
+// With a runner that runs closures at once, an async kernel's callback runs
+// inside its ComputeAsync and an expensive node in a nested loop: the nodes
+// they make ready join the queue of the loop that is still running a node.
+TEST_F(ExecutorTest, InlineRunnerRunsAsyncCallbacksAndFanOutsInPlace) {
+  GraphDef g;
+  AddConst(&g, "c", 0);
+  const std::string prev = AddAsyncChain(&g, "c", 100, /*expensive_every=*/7);
+  std::vector<std::string> names;
+  for (int i = 0; i < 20; ++i) {
+    names.push_back(absl::StrCat("f", i));
+    AddOne(&g, names.back(), prev, /*expensive=*/i % 3 == 0);
+  }
+  NodeDef* sum = AddNode(&g, "sum", "TestSum", names);
+  AddNodeAttr("N", int64_t{20}, sum);
+  AddSend(&g, "send", "sum", "out");
+  auto exec = Build(g);
+  ASSERT_TRUE(exec.ok()) << exec.status();
+  for (int step = 0; step < 3; ++step) {
+    RefPtr<Rendezvous> rendez = NewRendezvous();
+    CancellationManager cm;
+    Executor::Args args = MakeArgs(rendez.get(), &cm);
+    args.runner = [](Executor::Closure c) { c(); };
+    ASSERT_TRUE((*exec)->Run(args).ok());
+    Tensor v;
+    bool dead = false;
+    ASSERT_TRUE(rendez->Recv(ClientKey("out"), {}, &v, &dead).ok());
+    ASSERT_FALSE(dead);
+    EXPECT_EQ(v.scalar<int64_t>(), 20 * 101);
+  }
 }
 
 TEST_F(ExecutorTest, RecvAndSendThroughTheRendezvous) {

@@ -119,17 +119,24 @@ void Executor::StepState::RunAsync() {
 void Executor::StepState::Process(TaggedNodeSeq nodes, int64_t scheduled_micros) {
   ++process_depth_;
   absl::Cleanup leave = [] { --process_depth_; };
-  TaggedNodeSeq ready;
-  ReadyQueue inline_ready;
+  ReadyQueue inline_ready(&nodes);
   InputVector inputs;
-  inline_ready.TakeAll(&nodes);
+  // What every kernel of the step shares is set once; the rest per node.
+  OpKernelContext::Params params;
+  params.step_id = step_id_;
+  params.device = exec_->device_;
+  params.rendezvous = rendezvous_;
+  params.call_frame = call_frame_;
+  params.cancellation_manager = cancellation_manager_;
+  params.runner = &runner_;
   bool completed = false;
   while (!inline_ready.empty()) {
-    TaggedNode tagged = inline_ready.pop_front();
+    const TaggedNode& tagged = inline_ready.pop_front();
+    TaggedNodeSeq* ready = inline_ready.output();
     const NodeItem& item = *tagged.item;
     IterationState* iter = tagged.iter;
     if (ShouldStop()) {
-      completed = NodeDone(absl::OkStatus(), &ready, &inline_ready);
+      completed = NodeDone(absl::OkStatus(), ready, &inline_ready);
       continue;
     }
     // Every iteration of a loop passes a NextIteration: there an endless
@@ -139,22 +146,22 @@ void Executor::StepState::Process(TaggedNodeSeq nodes, int64_t scheduled_micros)
       completed = NodeDone(
           errors::DeadlineExceeded("Step ", step_id_, " passed its deadline in iteration ",
                                    iter->iter, " of frame '", tagged.frame->info->name, "'"),
-          &ready, &inline_ready);
+          ready, &inline_ready);
       continue;
     }
     if (tagged.is_dead && !item.is_transfer) {
       // A dead node does not run; its outputs are all dead.
       ClearInputs(item, iter);
-      PropagateOutputs(tagged, nullptr, &ready);
-      completed = NodeDone(absl::OkStatus(), &ready, &inline_ready);
+      PropagateOutputs(tagged, nullptr, ready);
+      completed = NodeDone(absl::OkStatus(), ready, &inline_ready);
       continue;
     }
-    if (item.has_const_output && stats_ == nullptr) {
-      ActivateEdges(item, false, tagged.frame, iter, &ready, [&item](const OutEdge&, Entry* dst) {
-        dst->const_value = &item.const_output;
+    if (item.const_output != nullptr && stats_ == nullptr) {
+      ActivateEdges(item, false, tagged.frame, iter, ready, [&item](const OutEdge&, Entry* dst) {
+        dst->const_value = item.const_output;
         return false;
       });
-      completed = NodeDone(absl::OkStatus(), &ready, &inline_ready);
+      completed = NodeDone(absl::OkStatus(), ready, &inline_ready);
       continue;
     }
     std::unique_ptr<NodeStatsRecorder> rec;
@@ -164,21 +171,15 @@ void Executor::StepState::Process(TaggedNodeSeq nodes, int64_t scheduled_micros)
     bool is_input_dead = false;
     absl::Status s = PrepareInputs(item, iter, &inputs, &is_input_dead);
     if (!s.ok()) {
-      completed = NodeDone(s, &ready, &inline_ready);
+      completed = NodeDone(s, ready, &inline_ready);
       continue;
     }
-    OpKernelContext::Params params;
-    params.step_id = step_id_;
+    PrefetchConsumers(item);
     params.op_kernel = item.kernel;
-    params.device = exec_->device_;
     params.inputs = inputs.data();
     params.num_inputs = item.num_inputs;
     params.is_input_dead = is_input_dead;
-    params.rendezvous = rendezvous_;
-    params.call_frame = call_frame_;
-    params.cancellation_manager = cancellation_manager_;
     params.frame_iter = FrameAndIter{tagged.frame->frame_id, iter->iter};
-    params.runner = &runner_;
     if (item.is_async) {
       // The callback may run before ComputeAsync returns, even finish the
       // step: nothing below touches `this` unless inline_ready holds nodes,
@@ -222,9 +223,9 @@ void Executor::StepState::Process(TaggedNodeSeq nodes, int64_t scheduled_micros)
     }
     if (rec != nullptr) rec->OpEnd();
     ClearInputs(item, iter);
-    s = ProcessOutputs(tagged, &ctx, &ready);
+    s = ProcessOutputs(tagged, &ctx, ready);
     if (rec != nullptr) rec->Finish(&ctx, exec_->device_->name(), stats_);
-    completed = NodeDone(s, &ready, &inline_ready);
+    completed = NodeDone(s, ready, &inline_ready);
   }
   if (completed) Finish();
 }
@@ -279,7 +280,21 @@ absl::Status Executor::StepState::PrepareInputs(const NodeItem& item, IterationS
     }
     return absl::OkStatus();
   }
-  for (int i = 0; i < item.num_inputs; ++i) {
+  int i = 0;
+  if (!item.has_ref_input) {
+    // Values only, until a slot holds a ref (a value consumer of a
+    // variable), which the general loop below snapshots.
+    for (; i < item.num_inputs; ++i) {
+      Entry& e = entries[i];
+      if (e.ref_mu != nullptr) break;
+      *is_input_dead |= e.is_dead;
+      // A Const's output is never dead and never forwarded (see
+      // NodeItem::const_output).
+      (*inputs)[i] =
+          TensorValue(e.const_value != nullptr ? const_cast<Tensor*>(e.const_value) : &e.value);
+    }
+  }
+  for (; i < item.num_inputs; ++i) {
     Entry& e = entries[i];
     if (e.const_value != nullptr) {
       // Never a ref, never dead, never forwarded (see const_output).
@@ -351,10 +366,10 @@ absl::Status Executor::StepState::ProcessOutputs(const TaggedNode& tagged, OpKer
       return errors::Internal(NodePrefix(*item.node), "the kernel set no value", " for output ", i);
     }
     const TensorValue v = ctx->output_value(i);
-    if (!v.is_ref() && v.tensor->dtype() != item.kernel->output_type(i)) {
+    if (!v.is_ref() && v.tensor->dtype() != item.output_types[i]) {
       return errors::Internal(NodePrefix(*item.node), "output ", i, " is ",
                               DataTypeString(v.tensor->dtype()), " but the op declares ",
-                              DataTypeString(item.kernel->output_type(i)));
+                              DataTypeString(item.output_types[i]));
     }
   }
   PropagateOutputs(tagged, ctx, ready);
@@ -418,6 +433,17 @@ void Executor::StepState::ActivateFromEntry(const NodeItem& item, const Entry& v
   });
 }
 
+void Executor::StepState::PrefetchConsumers(const NodeItem& item) const {
+  // A few are enough for a chain or a short fan-out; a wide fan-out streams
+  // through items_ in order, which the hardware prefetches on its own.
+  constexpr int32_t kMaxPrefetched = 2;
+  const OutEdge* edges = exec_->out_edges_.data();
+  const int32_t end = std::min(item.out_edge_end, item.out_edge_begin + kMaxPrefetched);
+  for (int32_t k = item.out_edge_begin; k < end; ++k) {
+    __builtin_prefetch(&exec_->items_[edges[k].dst]);
+  }
+}
+
 void Executor::StepState::ActivateNode(int32_t dst, int32_t slot, bool dead, FrameState* frame,
                                        IterationState* iter, TaggedNodeSeq* ready) {
   const NodeItem& item = exec_->items_[dst];
@@ -427,7 +453,7 @@ void Executor::StepState::ActivateNode(int32_t dst, int32_t slot, bool dead, Fra
   }
   if (item.num_pending == 1) {
     // The only producer: no one else touches the count.
-    ready->push_back(TaggedNode{&item, frame, iter, dead});
+    PushReady(item, frame, iter, dead, ready);
     return;
   }
   // acq_rel: the thread that sees the count reach zero sees every input
@@ -436,7 +462,7 @@ void Executor::StepState::ActivateNode(int32_t dst, int32_t slot, bool dead, Fra
   const uint64_t now =
       iter->pending[item.pending_index].fetch_add(delta, std::memory_order_acq_rel) + delta;
   if ((now & kPendingMask) == 0) {
-    ready->push_back(TaggedNode{&item, frame, iter, (now >> 32) != 0});
+    PushReady(item, frame, iter, (now >> 32) != 0, ready);
   }
 }
 
@@ -467,7 +493,7 @@ void Executor::StepState::ActivateMerge(int32_t dst, int32_t slot, bool dead, Fr
     now = pending.fetch_sub(1, std::memory_order_acq_rel) - 1;
   }
   if ((now & kPendingMask) == 0) {
-    ready->push_back(TaggedNode{&item, frame, iter, MergeLiveInput(now) < 0});
+    PushReady(item, frame, iter, MergeLiveInput(now) < 0, ready);
   }
 }
 
@@ -491,6 +517,14 @@ bool Executor::StepState::NodeDone(const absl::Status& s, TaggedNodeSeq* ready,
 
 void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline_ready,
                                         TaggedNodeSeq* cheap_out) {
+  if (inline_ready != nullptr && inline_ready->empty() &&
+      std::none_of(ready->begin(), ready->end(), [this](const TaggedNode& t) {
+        return !t.is_dead && exec_->IsExpensive(*t.item);
+      })) {
+    // The common case (a chain, a fan-out of cheap nodes): run them all here.
+    inline_ready->TakeAll(ready);
+    return;
+  }
   const int64_t scheduled = stats_ != nullptr ? NowMicros() : 0;
   auto dispatch = [this, scheduled](const TaggedNode& t) {
     runner_([this, nodes = TaggedNodeSeq{t}, scheduled]() mutable {
@@ -509,14 +543,6 @@ void Executor::StepState::ScheduleReady(TaggedNodeSeq* ready, ReadyQueue* inline
         Process(std::move(nodes), scheduled);
       });
     }
-    return;
-  }
-  if (inline_ready->empty() &&
-      std::none_of(ready->begin(), ready->end(), [this](const TaggedNode& t) {
-        return !t.is_dead && exec_->IsExpensive(*t.item);
-      })) {
-    // The common case (a chain, a fan-out of cheap nodes): run them all here.
-    inline_ready->TakeAll(ready);
     return;
   }
   const TaggedNode* expensive = nullptr;

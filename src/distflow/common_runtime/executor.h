@@ -157,6 +157,12 @@ class Executor {
   std::unique_ptr<const Graph> graph_;
   std::vector<std::shared_ptr<OpKernel>> kernels_;
   std::vector<NodeItem> items_;
+  // Every node's input then output types, copied out of the kernels so the
+  // per-node path reads them from one array (NodeItem points into it).
+  std::vector<DataType> dtypes_;
+  // The outputs of the Consts computed when the executor was built
+  // (NodeItem::const_output points into it; reserved, never reallocated).
+  std::vector<Tensor> const_outputs_;
   std::vector<OutEdge> out_edges_;
   std::vector<int32_t> control_out_;
   std::vector<int32_t> roots_;

@@ -1,6 +1,7 @@
 // Building an Executor: a kernel per node, and the flat tables the step
 // runner reads (node items in topological order, out edges, roots, the
 // layout and initial pending counts of every loop frame's iterations).
+#include <algorithm>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -65,6 +66,7 @@ absl::Status Executor::Initialize(const CreateKernelFn& create_kernel) {
   cost_nanos_ = std::make_unique<std::atomic<int64_t>[]>(order.size());
   for (size_t i = 0; i < order.size(); ++i) cost_nanos_[i].store(kUnmeasured);
   kernels_.reserve(order.size());
+  const_outputs_.reserve(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
     const Node* n = order[i];
     absl::StatusOr<std::shared_ptr<OpKernel>> kernel = create_kernel(n->def());
@@ -76,7 +78,6 @@ absl::Status Executor::Initialize(const CreateKernelFn& create_kernel) {
     NodeItem& item = items_[i];
     item.kernel = kernels_.back().get();
     item.node = n;
-    item.input_types = item.kernel->input_types().data();
     item.num_inputs = item.kernel->num_inputs();
     item.num_outputs = item.kernel->num_outputs();
     if (item.num_inputs != n->num_inputs() || item.num_outputs != n->num_outputs()) {
@@ -103,8 +104,8 @@ absl::Status Executor::Initialize(const CreateKernelFn& create_kernel) {
       item.kernel->Compute(&ctx);
       DF_RETURN_IF_ERROR(errors::Annotate(ctx.status(), NodePrefix(*n)));
       if (item.num_outputs == 1 && ctx.output_is_set(0) && !ctx.output_value(0).is_ref()) {
-        item.const_output = *ctx.mutable_output(0);
-        item.has_const_output = true;
+        const_outputs_.push_back(*ctx.mutable_output(0));
+        item.const_output = &const_outputs_.back();
       }
     }
     if (IsEnter(n)) {
@@ -122,6 +123,19 @@ absl::Status Executor::Initialize(const CreateKernelFn& create_kernel) {
     if (has_loops_ && item.num_outputs != 1 && item.loop_role != LoopRole::kNone) {
       return errors::InvalidArgument(NodePrefix(*n), "a loop node must have one output");
     }
+  }
+
+  size_t num_dtypes = 0;
+  for (const NodeItem& item : items_) num_dtypes += item.num_inputs + item.num_outputs;
+  dtypes_.reserve(num_dtypes);
+  for (NodeItem& item : items_) {
+    const DataTypeVector& in = item.kernel->input_types();
+    const DataTypeVector& out = item.kernel->output_types();
+    item.input_types = dtypes_.data() + dtypes_.size();
+    dtypes_.insert(dtypes_.end(), in.begin(), in.end());
+    item.output_types = dtypes_.data() + dtypes_.size();
+    dtypes_.insert(dtypes_.end(), out.begin(), out.end());
+    item.has_ref_input = std::any_of(in.begin(), in.end(), IsRefType);
   }
 
   std::vector<bool> has_input;

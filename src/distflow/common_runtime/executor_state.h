@@ -27,11 +27,13 @@
 
 namespace distflow {
 
-// Everything about a node that the hot path needs, computed once.
+// Everything about a node that the hot path needs, computed once. The fields
+// a trivial node reads while it runs come first, within one cache line.
 struct Executor::NodeItem {
   OpKernel* kernel = nullptr;
-  const Node* node = nullptr;
-  const DataType* input_types = nullptr;  // kernel->input_types().data()
+  // Into Executor::dtypes_: num_inputs, then num_outputs types.
+  const DataType* input_types = nullptr;
+  const DataType* output_types = nullptr;
   int32_t num_inputs = 0;
   int32_t num_outputs = 0;
   // Index of input 0 in an iteration's input slots of the node's frame;
@@ -44,15 +46,7 @@ struct Executor::NodeItem {
   // [begin, end) ranges in out_edges_ and control_out_.
   int32_t out_edge_begin = 0, out_edge_end = 0;
   int32_t control_begin = 0, control_end = 0;
-  // The frame the node runs in (an Enter runs in the frame around the one it
-  // enters), and for an Enter the frame it enters.
-  int32_t frame = 0;
-  int32_t child_frame = -1;
-  // Dead data inputs that make a Merge dead: all of them, or one for a loop's
-  // Merge (fed by a NextIteration), which gets one input per iteration.
-  int32_t merge_dead_needed = 0;
   LoopRole loop_role = LoopRole::kNone;
-  bool is_constant_enter = false;
   bool is_async = false;
   // The kernel's hint (OpKernel::IsExpensive): a node without it always runs
   // inline; one with it is timed and runs inline once it proves cheap (see
@@ -66,12 +60,22 @@ struct Executor::NodeItem {
   // A Merge waits for its control inputs and then for the first live data
   // input, or for every data input to be dead (see kMergeLiveShift).
   bool is_merge = false;
+  // Some input is a ref type (its slot may hold a ref into a variable).
+  bool has_ref_input = false;
+  bool is_constant_enter = false;
+  const Node* node = nullptr;
   // A Const in a graph without loops: its output, computed once when the
   // executor is built (sharing the kernel's buffer, so the buffer's count
   // stays above one and no consumer writes into it). Consumers read it in
-  // place and the kernel does not run again.
-  bool has_const_output = false;
-  Tensor const_output;
+  // place and the kernel does not run again. Null otherwise.
+  const Tensor* const_output = nullptr;
+  // The frame the node runs in (an Enter runs in the frame around the one it
+  // enters), and for an Enter the frame it enters.
+  int32_t frame = 0;
+  int32_t child_frame = -1;
+  // Dead data inputs that make a Merge dead: all of them, or one for a loop's
+  // Merge (fed by a NextIteration), which gets one input per iteration.
+  int32_t merge_dead_needed = 0;
 };
 
 struct Executor::OutEdge {
@@ -225,29 +229,39 @@ class Executor::StepState {
     bool is_dead;
   };
   using TaggedNodeSeq = absl::InlinedVector<TaggedNode, 8>;
-  // FIFO of nodes this thread runs next.
+  // FIFO of nodes this thread runs next. The nodes the running node makes
+  // ready are collected in output(); when the queue is empty they become the
+  // queue by switching buffers, so a chain's nodes are never copied.
   class ReadyQueue {
    public:
-    bool empty() const { return head_ == nodes_.size(); }
-    void push_back(const TaggedNode& t) { nodes_.push_back(t); }
-    TaggedNode pop_front() {
-      TaggedNode t = nodes_[head_++];
-      if (head_ == nodes_.size()) {
-        nodes_.clear();
-        head_ = 0;
-      }
-      return t;
+    explicit ReadyQueue(TaggedNodeSeq* nodes) { bufs_[cur_].swap(*nodes); }
+    bool empty() const { return head_ == bufs_[cur_].size(); }
+    TaggedNodeSeq* output() { return &bufs_[1 - cur_]; }
+    void push_back(const TaggedNode& t) {
+      if (empty()) Reset();
+      bufs_[cur_].push_back(t);
     }
-    // Takes every node of `ready` without copying them one by one.
-    // REQUIRES: empty().
+    // Valid until the next push_back or TakeAll.
+    const TaggedNode& pop_front() { return bufs_[cur_][head_++]; }
+    // Takes every node of `ready`: output()'s by switching buffers, another
+    // sequence's by swapping. REQUIRES: empty().
     void TakeAll(TaggedNodeSeq* ready) {
-      nodes_.swap(*ready);
+      Reset();
+      if (ready == output()) {
+        cur_ = 1 - cur_;
+        return;
+      }
+      bufs_[cur_].swap(*ready);
       ready->clear();
-      head_ = 0;
     }
 
    private:
-    TaggedNodeSeq nodes_;
+    void Reset() {
+      bufs_[cur_].clear();
+      head_ = 0;
+    }
+    TaggedNodeSeq bufs_[2];
+    int cur_ = 0;
     size_t head_ = 0;
   };
   using InputVector = absl::InlinedVector<TensorValue, 8>;
@@ -298,6 +312,22 @@ class Executor::StepState {
   // Every out edge of `item` (a one-output loop node) carries `value`.
   void ActivateFromEntry(const NodeItem& item, const Entry& value, FrameState* frame,
                          IterationState* iter, TaggedNodeSeq* ready);
+  // Memory the next nodes will touch, requested while this one runs: the
+  // consumers' items, and the kernel of a node that became ready (its vtable
+  // and the output types its context is sized by).
+  void PrefetchConsumers(const NodeItem& item) const;
+  static void PushReady(const NodeItem& item, FrameState* frame, IterationState* iter, bool dead,
+                        TaggedNodeSeq* ready) {
+    __builtin_prefetch(item.kernel);
+    __builtin_prefetch(&item.kernel->output_types());
+    // Field by field: a TaggedNode built whole on the stack and copied in
+    // makes the CPU wait for its partial stores (a store-forwarding stall).
+    TaggedNode& t = ready->emplace_back();
+    t.item = &item;
+    t.frame = frame;
+    t.iter = iter;
+    t.is_dead = dead;
+  }
   // `slot` is the input slot a data edge feeds, -1 for a control edge (only
   // a Merge needs to know which input it is).
   void ActivateNode(int32_t dst, int32_t slot, bool dead, FrameState* frame, IterationState* iter,
