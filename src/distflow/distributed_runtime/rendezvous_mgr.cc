@@ -1,12 +1,8 @@
 #include "distflow/distributed_runtime/rendezvous_mgr.h"
 
-#include <optional>
-
 #include "absl/cleanup/cleanup.h"
 #include "distflow/core/logging.h"
 #include "distflow/core/status.h"
-#include "distflow/distributed_runtime/transfer_stats.h"
-#include "distflow/framework/tensor_proto.h"
 
 namespace distflow {
 
@@ -39,54 +35,7 @@ absl::Status RemoteRendezvous::Send(const ParsedKey& key, const Args& args, cons
     return errors::InvalidArgument("step ", step_id_, ": cannot send tensor '", key.edge_name,
                                    "' from device ", key.src_device, " on task ", task_name_);
   }
-  DF_RETURN_IF_ERROR(local_.Send(key, args, value, is_dead));
-  if (!IsLocal(key.dst)) MaybePush(key, value, is_dead);
-  return absl::OkStatus();
-}
-
-void RemoteRendezvous::MaybePush(const ParsedKey& key, const Tensor& value, bool is_dead) {
-  if (!is_dead && (IsRefType(value.dtype()) || DataTypeSize(value.dtype()) == 0 ||
-                   value.TotalBytes() > kMaxPushBytes)) {
-    return;
-  }
-  std::shared_ptr<WorkerCache> cache;
-  {
-    absl::MutexLock lock(&mu_);
-    if (!status_.ok() || worker_cache_ == nullptr || asked_.contains(key.FullKey())) return;
-    cache = worker_cache_;
-  }
-  absl::StatusOr<WorkerInterface*> worker = cache->GetWorker(key.dst_device);
-  if (!worker.ok() || !(*worker)->CanPushTensor()) return;
-  struct PushCall {
-    PushTensorRequest req;
-    PushTensorResponse resp;
-    CallOptions opts;
-  };
-  auto call = std::make_shared<PushCall>();
-  call->req.set_step_id(step_id_);
-  call->req.set_rendezvous_key(std::string(key.FullKey()));
-  call->req.set_is_dead(is_dead);
-  if (!is_dead) TensorToProto(value, call->req.mutable_tensor());
-  call->opts.set_timeout_ms(kPushTimeoutMs);
-  CountTensorTransfer(true, TensorTransport::kGrpc, (*worker)->task(),
-                      is_dead ? 0 : static_cast<int64_t>(value.TotalBytes()));
-  // Nothing to do with the outcome: the receiver asks for what it has not got.
-  (*worker)->PushTensorAsync(&call->req, &call->resp, &call->opts, [call](const absl::Status&) {});
-}
-
-absl::Status RemoteRendezvous::AcceptPush(const ParsedKey& key, const Tensor& value, bool is_dead) {
-  const int64_t bytes = static_cast<int64_t>(value.TotalBytes());
-  absl::MutexLock lock(&mu_);
-  DF_RETURN_IF_ERROR(status_);
-  if (pushed_bytes_ + bytes > kMaxPushedBytesPerStep) {
-    return errors::ResourceExhausted(
-        "step ", step_id_, " on ", task_name_, " holds ", pushed_bytes_,
-        " bytes of pushed tensors, the most it keeps; '", key.edge_name, "' is left to RecvTensor");
-  }
-  if (pushed_.try_emplace(std::string(key.FullKey()), Pushed{value, is_dead}).second) {
-    pushed_bytes_ += bytes;
-  }
-  return absl::OkStatus();
+  return local_.Send(key, args, value, is_dead);
 }
 
 void RemoteRendezvous::RecvAsync(const ParsedKey& key, const Args& args, DoneCallback done) {
@@ -111,10 +60,6 @@ void RemoteRendezvous::RecvAsync(const ParsedKey& key, const Args& args, DoneCal
 }
 
 void RemoteRendezvous::RecvLocalAsync(const ParsedKey& key, const Args& args, DoneCallback done) {
-  {
-    absl::MutexLock lock(&mu_);
-    if (status_.ok()) asked_.emplace(key.FullKey());
-  }
   local_.RecvAsync(key, args, std::move(done));
 }
 
@@ -122,29 +67,14 @@ void RemoteRendezvous::RecvFromRemote(const ParsedKey& key, const Args& args, Do
   std::shared_ptr<WorkerCache> cache;
   auto opts = std::make_shared<CallOptions>();
   absl::Status aborted;
-  std::optional<Pushed> pushed;
   {
     absl::MutexLock lock(&mu_);
     aborted = status_;
     cache = worker_cache_;
-    if (aborted.ok()) {
-      if (auto it = pushed_.find(key.FullKey()); it != pushed_.end()) {
-        pushed = std::move(it->second);
-        pushed_.erase(it);
-        pushed_bytes_ -= static_cast<int64_t>(pushed->value.TotalBytes());
-      } else {
-        active_calls_[opts.get()] = ActiveCall{opts, std::string(key.FullKey())};
-      }
-    }
+    if (aborted.ok()) active_calls_[opts.get()] = ActiveCall{opts, std::string(key.FullKey())};
   }
   if (!aborted.ok()) {
     done(aborted, Args(), args, Tensor(), false);
-    return;
-  }
-  if (pushed.has_value()) {
-    CountTensorTransfer(false, TensorTransport::kGrpc, TaskOfDevice(key.src_device),
-                        static_cast<int64_t>(pushed->value.TotalBytes()));
-    done(absl::OkStatus(), Args(), args, pushed->value, pushed->is_dead);
     return;
   }
   absl::StatusOr<WorkerInterface*> worker = cache->GetWorker(key.src_device);
@@ -204,9 +134,6 @@ void RemoteRendezvous::StartAbort(const absl::Status& cause) {
     absl::MutexLock lock(&mu_);
     if (status_.ok()) status_ = status;
     deferred.swap(deferred_);
-    pushed_.clear();
-    pushed_bytes_ = 0;
-    asked_.clear();
     for (auto& [raw, call] : active_calls_) calls.push_back(call.opts);
   }
   // Outside the lock: a cancelled call's completion takes the lock.
@@ -265,30 +192,6 @@ absl::StatusOr<RefPtr<RemoteRendezvous>> RendezvousMgr::FindForReceive(int64_t s
   RefPtr<RemoteRendezvous>& slot = table_[step_id];
   slot.reset(new RemoteRendezvous(task_name_, step_id));
   unclaimed_[step_id] = Unclaimed{absl::Now(), 1};
-  return slot;
-}
-
-absl::StatusOr<RefPtr<RemoteRendezvous>> RendezvousMgr::FindForPush(int64_t step_id) {
-  std::vector<RefPtr<RemoteRendezvous>> expired;
-  absl::Cleanup abort_expired = [&expired] {
-    for (const auto& r : expired) {
-      r->StartAbort(errors::DeadlineExceeded("step ", r->step_id(), " was not run within ",
-                                             absl::FormatDuration(kUnclaimedStepLifetime),
-                                             " of a tensor pushed for it"));
-    }
-  };
-  absl::MutexLock lock(&mu_);
-  auto it = table_.find(step_id);
-  if (it != table_.end()) return it->second;
-  expired = TakeExpiredLocked();
-  if (unclaimed_.size() >= kMaxUnclaimedSteps / 2) {
-    return errors::ResourceExhausted(
-        "task ", task_name_, " holds tensors for ", unclaimed_.size(),
-        " steps it was not asked to run yet; a tensor pushed for step ", step_id, " is refused");
-  }
-  RefPtr<RemoteRendezvous>& slot = table_[step_id];
-  slot.reset(new RemoteRendezvous(task_name_, step_id));
-  unclaimed_[step_id] = Unclaimed{absl::Now(), 0};
   return slot;
 }
 

@@ -17,17 +17,6 @@
 // worker. Remote receives issued before Initialize() (which binds the worker
 // cache) are deferred until then. StartAbort fails local waiters and
 // cancels every in-flight RPC. All methods are thread-safe.
-//
-// Push: a Send of a small tensor (at most kMaxPushBytes, fixed-size
-// elements, or a dead one) for another task's device also pushes it to that
-// task (PushTensor), unless that task's RecvTensor for it came first. The
-// consumer keeps what is pushed (at most kMaxPushedBytesPerStep per step)
-// and a remote receive that finds its tensor there completes without an
-// RPC; one that does not asks with RecvTensor, which the producer answers
-// from its own table as ever. A push is only an offer: refused, failed or
-// late, it changes nothing but the receive's latency. A pushed key carries
-// the producer's incarnation, so a restarted producer's push never matches
-// a receive of the old one.
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RENDEZVOUS_MGR_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_RENDEZVOUS_MGR_H_
 
@@ -37,7 +26,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -66,20 +54,8 @@ class RemoteRendezvous : public Rendezvous {
   std::vector<std::string> PendingReceives() const override;
 
   // Serves a peer's RecvTensor: waits for the local producer of `key`, or
-  // until args.cancellation_manager (may be null) is cancelled. A Send of
-  // `key` after this does not push it.
+  // until args.cancellation_manager (may be null) is cancelled.
   void RecvLocalAsync(const ParsedKey& key, const Args& args, DoneCallback done);
-
-  // Keeps a tensor a peer pushed for a receive of this task's device (see
-  // Push above). ResourceExhausted when the step holds
-  // kMaxPushedBytesPerStep of pushed tensors already; the status of the
-  // abort once aborted. A second push of a key is ignored.
-  absl::Status AcceptPush(const ParsedKey& key, const Tensor& value, bool is_dead);
-
-  static constexpr uint64_t kMaxPushBytes = 64 << 10;
-  static constexpr int64_t kMaxPushedBytesPerStep = 4 << 20;
-  // How long a push may take before it is given up (the receive then asks).
-  static constexpr int64_t kPushTimeoutMs = 10000;
 
   int64_t step_id() const { return step_id_; }
 
@@ -87,8 +63,6 @@ class RemoteRendezvous : public Rendezvous {
   ~RemoteRendezvous() override;
   bool IsLocal(const ParsedDeviceName& device) const;
   void RecvFromRemote(const ParsedKey& key, const Args& args, DoneCallback done);
-  // Pushes a sent tensor to its remote consumer when it qualifies.
-  void MaybePush(const ParsedKey& key, const Tensor& value, bool is_dead);
 
   struct Deferred {
     ParsedKey key;
@@ -112,16 +86,6 @@ class RemoteRendezvous : public Rendezvous {
   absl::Status status_ ABSL_GUARDED_BY(mu_);
   std::vector<Deferred> deferred_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<CallOptions*, ActiveCall> active_calls_ ABSL_GUARDED_BY(mu_);
-  // Tensors peers pushed, by full key, until a receive takes them.
-  struct Pushed {
-    Tensor value;
-    bool is_dead = false;
-  };
-  absl::flat_hash_map<std::string, Pushed> pushed_ ABSL_GUARDED_BY(mu_);
-  int64_t pushed_bytes_ ABSL_GUARDED_BY(mu_) = 0;
-  // Keys of this task's tensors a peer asked for with RecvTensor: not
-  // pushed.
-  absl::flat_hash_set<std::string> asked_ ABSL_GUARDED_BY(mu_);
 };
 
 class RendezvousMgr {
@@ -142,11 +106,6 @@ class RendezvousMgr {
   // A receive FindForReceive counted is over: an unclaimed step whose last
   // receive it was is dropped.
   void EndReceive(int64_t step_id);
-  // The rendezvous of `step_id` to keep a tensor a peer pushed, created
-  // (unclaimed, so it lapses like the others when no RunGraph comes) when
-  // new. ResourceExhausted when half of kMaxUnclaimedSteps are there: the
-  // rest stay for receives, which cannot do without.
-  absl::StatusOr<RefPtr<RemoteRendezvous>> FindForPush(int64_t step_id);
   // Aborts and forgets the step's rendezvous (if any).
   void Cleanup(int64_t step_id);
   // Aborts and forgets every step.

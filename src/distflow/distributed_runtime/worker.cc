@@ -408,32 +408,6 @@ void Worker::RecvTensorAsync(CancellationManager* call_cm, const RecvTensorReque
           });
 }
 
-absl::Status Worker::PushTensor(const PushTensorRequest& req) {
-  Rendezvous::ParsedKey key;
-  DF_RETURN_IF_ERROR(Rendezvous::ParseKey(req.rendezvous_key(), &key));
-  ParsedDeviceName task;
-  device_name::Parse(env_->task_name, &task);
-  const auto on_this_task = [&task](const ParsedDeviceName& d) {
-    return d.has_job && d.job == task.job && d.has_task && d.task == task.task;
-  };
-  if (!on_this_task(key.dst) || on_this_task(key.src)) {
-    return errors::InvalidArgument("PushTensor of '", key.edge_name, "' to ", env_->task_name,
-                                   " is for ", key.dst_device, " from ", key.src_device);
-  }
-  Tensor value;
-  if (!req.is_dead()) {
-    DF_RETURN_IF_ERROR(TensorFromProto(req.tensor(), &value));
-    if (value.TotalBytes() > RemoteRendezvous::kMaxPushBytes) {
-      return errors::InvalidArgument("PushTensor of '", key.edge_name, "' carries ",
-                                     value.TotalBytes(), " bytes; a push carries at most ",
-                                     RemoteRendezvous::kMaxPushBytes);
-    }
-  }
-  DF_ASSIGN_OR_RETURN(RefPtr<RemoteRendezvous> rendezvous,
-                      env_->rendezvous_mgr->FindForPush(req.step_id()));
-  return rendezvous->AcceptPush(key, value, req.is_dead());
-}
-
 std::vector<Worker::RunningStep> Worker::RunningSteps() {
   std::vector<Running> running;
   {

@@ -74,14 +74,6 @@ class Worker {
   void RecvTensorAsync(CancellationManager* call_cm, const RecvTensorRequest& req,
                        RecvTensorDone done);
 
-  // Keeps a tensor a peer pushed for a receive of this task in step
-  // req.step_id (RemoteRendezvous::AcceptPush). InvalidArgument when the
-  // key does not name a receiving device of this task and a producer of
-  // another, or the tensor is malformed or larger than a push may be;
-  // ResourceExhausted when the step (or the steps not yet run here) hold
-  // as much as they keep. Never waits.
-  absl::Status PushTensor(const PushTensorRequest& req);
-
  private:
   // The peers a session's steps talk to: the session's own cluster when
   // CreateWorkerSession gave one, else the server's.

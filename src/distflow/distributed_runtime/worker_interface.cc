@@ -2,8 +2,6 @@
 
 #include <utility>
 
-#include "distflow/core/status.h"
-
 namespace distflow {
 
 void CallOptions::StartCancel() {
@@ -28,12 +26,6 @@ bool CallOptions::SetCancelCallback(std::function<void()> cancel) {
 void CallOptions::ClearCancelCallback() {
   absl::MutexLock lock(&mu_);
   cancel_ = nullptr;
-}
-
-void WorkerInterface::PushTensorAsync(const PushTensorRequest* /*req*/,
-                                      PushTensorResponse* /*resp*/, CallOptions* /*opts*/,
-                                      StatusCallback done) {
-  done(errors::Unimplemented("PushTensor is not supported by the transport to ", task()));
 }
 
 }  // namespace distflow

@@ -3,10 +3,8 @@
 // it returns at once and runs `done` exactly once, on some thread, when the
 // reply (or an error) is in. Request and response objects and `opts` are
 // borrowed and must stay valid until `done` runs. Implementations: the gRPC
-// client (rpc/grpc_worker_client.h), LocalWorker (local_worker.h, calls
-// into a Worker of this process without serialization) and VerbsWorker
-// (verbs/verbs_worker.h: RecvTensor over the verbs channel, the rest over
-// gRPC). Only the gRPC client carries PushTensor.
+// client (rpc/grpc_worker_client.h) and LocalWorker (local_worker.h, calls
+// into a Worker of this process without serialization).
 // Implementations are thread-safe.
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_WORKER_INTERFACE_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_WORKER_INTERFACE_H_
@@ -86,14 +84,6 @@ class WorkerInterface {
   // can avoid.
   virtual void RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key, Tensor* tensor,
                                bool* is_dead, CallOptions* opts, StatusCallback done) = 0;
-
-  // Offers the worker a small tensor of one of its steps' receives before
-  // it asks (PushTensorRequest in worker.proto). Unimplemented by default:
-  // a transport without it leaves every receive to RecvTensor, and says so
-  // in CanPushTensor, so that nothing is encoded for it.
-  virtual bool CanPushTensor() const { return false; }
-  virtual void PushTensorAsync(const PushTensorRequest* req, PushTensorResponse* resp,
-                               CallOptions* opts, StatusCallback done);
 };
 
 }  // namespace distflow

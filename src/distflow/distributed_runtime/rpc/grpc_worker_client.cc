@@ -170,13 +170,6 @@ void GrpcWorkerClient::CleanupAllAsync(const CleanupAllRequest* req, CleanupAllR
         &WorkerService::StubInterface::async_interface::CleanupAll);
 }
 
-void GrpcWorkerClient::PushTensorAsync(const PushTensorRequest* req, PushTensorResponse* resp,
-                                       CallOptions* opts, StatusCallback done) {
-  Unary("PushTensor", req, resp, opts, std::move(done),
-        &WorkerService::Stub::PrepareAsyncPushTensor,
-        &WorkerService::StubInterface::async_interface::PushTensor);
-}
-
 void GrpcWorkerClient::RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key,
                                        Tensor* tensor, bool* is_dead, CallOptions* opts,
                                        StatusCallback done) {

@@ -60,10 +60,6 @@ class GrpcWorkerClient : public WorkerInterface {
   void RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key, Tensor* tensor,
                        bool* is_dead, CallOptions* opts, StatusCallback done) override;
 
-  bool CanPushTensor() const override { return true; }
-  void PushTensorAsync(const PushTensorRequest* req, PushTensorResponse* resp, CallOptions* opts,
-                       StatusCallback done) override;
-
  private:
   using Invoker = std::function<void(WorkerService::StubInterface::async_interface*,
                                      grpc::ClientContext*, std::function<void(grpc::Status)>)>;

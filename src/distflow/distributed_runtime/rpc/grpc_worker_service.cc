@@ -100,15 +100,6 @@ void GrpcWorkerService::ServeOn(ServerCallQueue* queue, ThreadPool* pool) {
           done(ToGrpcStatus(s));
         });
       });
-  // A push never waits: served on the polling thread, as it arrives.
-  queue->Add<PushTensorRequest, PushTensorResponse>(
-      [this](auto... args) { RequestPushTensor(args...); },
-      [this](grpc::ServerContext* ctx, const PushTensorRequest* req, PushTensorResponse* /*resp*/,
-             CancellationManager* /*cm*/, Done done) {
-        grpc::Status auth = CheckToken(ctx, token_);
-        done(auth.ok() ? ToGrpcStatus(worker_->PushTensor(*req)) : auth);
-      },
-      8);
   queue->Add<grpc::ByteBuffer, grpc::ByteBuffer>(
       [this](auto... args) { RequestRecvTensor(args...); },
       [this](grpc::ServerContext* ctx, const grpc::ByteBuffer* req, grpc::ByteBuffer* resp,

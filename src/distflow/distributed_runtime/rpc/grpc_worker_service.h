@@ -32,10 +32,9 @@ using WorkerServiceBase =
                         WorkerService::WithAsyncMethod_CleanupGraph<
                             WorkerService::WithAsyncMethod_CleanupAll<
                                 WorkerService::WithRawMethod_RecvTensor<
-                                    WorkerService::WithAsyncMethod_PushTensor<
-                                        WorkerService::WithAsyncMethod_Logging<
-                                            WorkerService::WithAsyncMethod_Tracing<
-                                                WorkerService::Service>>>>>>>>>>>>;
+                                    WorkerService::WithAsyncMethod_Logging<
+                                        WorkerService::WithAsyncMethod_Tracing<
+                                            WorkerService::Service>>>>>>>>>>>;
 
 class GrpcWorkerService final : public WorkerServiceBase {
  public:
