@@ -768,14 +768,30 @@ std::unique_ptr<FakeProducer> SilentProducer(absl::Notification* connected) {
   });
 }
 
+// Options for a client with one fetcher thread, which a silent producer
+// keeps busy for as long as the test needs.
+SideChannelClient::Options OneThread(absl::Duration max_wait_to_start, int max_waiting = 256) {
+  SideChannelClient::Options options;
+  options.fetch_threads = 1;
+  options.max_waiting_fetches = max_waiting;
+  options.stall_timeout = absl::Hours(1);
+  options.max_wait_to_start = max_wait_to_start;
+  return options;
+}
+
+// Starts a fetch from `producer` on the client's one thread and returns
+// once the producer has its request.
+void OccupyTheThread(SideChannelClient* client, FakeProducer* producer,
+                     absl::Notification* connected, std::vector<char>* dst, Outcomes* outcomes) {
+  client->FetchAsync(FetchArgsFor(producer->port(), SideChannelTicket{1}, dst->data(), dst->size()),
+                     outcomes->Next());
+  connected->WaitForNotification();
+}
+
 TEST(SideChannelFetchPoolTest, ShutdownCutsRunningAndWaitingFetches) {
   absl::Notification connected;
   std::unique_ptr<FakeProducer> producer = SilentProducer(&connected);
-  SideChannelClient::Options options;
-  options.fetch_threads = 1;
-  options.stall_timeout = absl::Hours(1);
-  options.max_wait_to_start = absl::Hours(1);
-  SideChannelClient client(options);
+  SideChannelClient client(OneThread(absl::Hours(1)));
   constexpr int kFetches = 4;
   std::vector<std::vector<char>> dst(kFetches, std::vector<char>(kFakeBytes));
   Outcomes outcomes;
@@ -799,63 +815,47 @@ TEST(SideChannelFetchPoolTest, ShutdownCutsRunningAndWaitingFetches) {
   EXPECT_THAT(status[0].message(), HasSubstr("shut down"));
 }
 
-TEST(SideChannelFetchPoolTest, FetchesThatCannotStartFailClearly) {
+TEST(SideChannelFetchPoolTest, FullQueueRefusesAndCancelledWaiterEnds) {
   std::vector<char> dst(kFakeBytes);
-  {
-    // The one thread is busy and the one waiting place taken: refused.
-    absl::Notification connected;
-    std::unique_ptr<FakeProducer> producer = SilentProducer(&connected);
-    SideChannelClient::Options options;
-    options.fetch_threads = 1;
-    options.max_waiting_fetches = 1;
-    options.stall_timeout = absl::Hours(1);
-    options.max_wait_to_start = absl::Hours(1);
-    SideChannelClient client(options);
-    Outcomes outcomes;
-    client.FetchAsync(FetchArgsFor(producer->port(), SideChannelTicket{1}, dst.data(), dst.size()),
-                      outcomes.Next());
-    connected.WaitForNotification();
-    CallOptions opts;
-    client.FetchAsync(
-        FetchArgsFor(producer->port(), SideChannelTicket{2}, dst.data(), dst.size(), &opts),
-        outcomes.Next());
-    client.FetchAsync(FetchArgsFor(producer->port(), SideChannelTicket{3}, dst.data(), dst.size()),
-                      outcomes.Next());
-    EXPECT_TRUE(outcomes.Ran(2));
-    EXPECT_FALSE(outcomes.Ran(1));
-    // Cancelling the waiting one ends it at once.
-    opts.StartCancel();
-    EXPECT_TRUE(outcomes.Ran(1));
-    client.Shutdown();
-    std::vector<absl::Status> status = outcomes.WaitAll();
-    EXPECT_TRUE(absl::IsCancelled(status[0])) << status[0];
-    EXPECT_TRUE(absl::IsCancelled(status[1])) << status[1];
-    EXPECT_TRUE(absl::IsResourceExhausted(status[2])) << status[2];
-    EXPECT_THAT(status[2].message(), HasSubstr("wait for a thread already"));
-  }
-  {
-    // Waiting longer than max_wait_to_start: DeadlineExceeded.
-    absl::Notification connected;
-    std::unique_ptr<FakeProducer> producer = SilentProducer(&connected);
-    SideChannelClient::Options options;
-    options.fetch_threads = 1;
-    options.stall_timeout = absl::Hours(1);
-    options.max_wait_to_start = absl::Milliseconds(50);
-    SideChannelClient client(options);
-    Outcomes outcomes;
-    client.FetchAsync(FetchArgsFor(producer->port(), SideChannelTicket{1}, dst.data(), dst.size()),
-                      outcomes.Next());
-    connected.WaitForNotification();
-    Outcomes waiting;
-    client.FetchAsync(FetchArgsFor(producer->port(), SideChannelTicket{2}, dst.data(), dst.size()),
-                      waiting.Next());
-    std::vector<absl::Status> status = waiting.WaitAll();
-    EXPECT_TRUE(absl::IsDeadlineExceeded(status[0])) << status[0];
-    EXPECT_THAT(status[0].message(), HasSubstr("no tensor side channel fetcher was free"));
-    EXPECT_THAT(status[0].message(), HasSubstr(kTask));
-    client.Shutdown();
-    outcomes.WaitAll();
-  }
+  absl::Notification connected;
+  std::unique_ptr<FakeProducer> producer = SilentProducer(&connected);
+  SideChannelClient client(OneThread(absl::Hours(1), /*max_waiting=*/1));
+  Outcomes outcomes;
+  OccupyTheThread(&client, producer.get(), &connected, &dst, &outcomes);
+  CallOptions opts;
+  client.FetchAsync(
+      FetchArgsFor(producer->port(), SideChannelTicket{2}, dst.data(), dst.size(), &opts),
+      outcomes.Next());
+  client.FetchAsync(FetchArgsFor(producer->port(), SideChannelTicket{3}, dst.data(), dst.size()),
+                    outcomes.Next());
+  EXPECT_TRUE(outcomes.Ran(2));  // refused at once
+  EXPECT_FALSE(outcomes.Ran(1));
+  opts.StartCancel();
+  EXPECT_TRUE(outcomes.Ran(1));  // a cancelled waiter ends at once
+  client.Shutdown();
+  std::vector<absl::Status> status = outcomes.WaitAll();
+  EXPECT_TRUE(absl::IsCancelled(status[0])) << status[0];
+  EXPECT_TRUE(absl::IsCancelled(status[1])) << status[1];
+  EXPECT_TRUE(absl::IsResourceExhausted(status[2])) << status[2];
+  EXPECT_THAT(status[2].message(), HasSubstr("wait for a thread already"));
+}
+
+TEST(SideChannelFetchPoolTest, WaiterThatNoThreadTakesInTimeFails) {
+  std::vector<char> dst(kFakeBytes);
+  absl::Notification connected;
+  std::unique_ptr<FakeProducer> producer = SilentProducer(&connected);
+  SideChannelClient client(OneThread(absl::Milliseconds(50)));
+  Outcomes outcomes;
+  OccupyTheThread(&client, producer.get(), &connected, &dst, &outcomes);
+  Outcomes waiting;
+  client.FetchAsync(FetchArgsFor(producer->port(), SideChannelTicket{2}, dst.data(), dst.size()),
+                    waiting.Next());
+  std::vector<absl::Status> status = waiting.WaitAll();
+  EXPECT_TRUE(absl::IsDeadlineExceeded(status[0])) << status[0];
+  EXPECT_THAT(status[0].message(), HasSubstr("no tensor side channel fetcher was free"));
+  EXPECT_THAT(status[0].message(), HasSubstr(kTask));
+  client.Shutdown();
+  outcomes.WaitAll();
 }
 
 // ---------------------------------------------------- RecvTensor reply
