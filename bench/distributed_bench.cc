@@ -4,7 +4,10 @@
 // round-trip latency of a one-node RunStep. Prints medians.
 //
 //   distributed_bench [--protocol grpc,grpc+verbs] [--side-channel on,off] [--min-kib 1]
-//                     [--max-mib 256] [--reps 7] [--rtt-steps 200]
+//                     [--max-mib 256] [--max-kib N] [--reps 7] [--rtt-steps 200]
+//
+// --max-kib, when given, bounds the sizes in KiB instead of --max-mib (one
+// size alone: --min-kib 64 --max-kib 64, e.g. under a profiler).
 //
 // grpc runs once per --side-channel value: with the tensor side channel (the
 // servers' default: large payloads over a TCP stream beside gRPC) and with
@@ -427,6 +430,7 @@ double TimeGetStatus(int port, int reps) {
 int Main(int argc, char** argv) {
   int min_kib = 1;
   int max_mib = 256;
+  int max_kib = 0;
   int reps = 7;
   int rtt_steps = 200;
   std::vector<std::string> protocols = {"grpc", "grpc+verbs"};
@@ -437,6 +441,7 @@ int Main(int argc, char** argv) {
     }
     if (std::strcmp(argv[i], "--min-kib") == 0) min_kib = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--max-mib") == 0) max_mib = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--max-kib") == 0) max_kib = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--reps") == 0) reps = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--rtt-steps") == 0) rtt_steps = std::max(1, std::atoi(argv[i + 1]));
     if (std::strcmp(argv[i], "--protocol") == 0) protocols = absl::StrSplit(argv[i + 1], ',');
@@ -488,7 +493,9 @@ int Main(int argc, char** argv) {
         protocol.c_str(), side.c_str(), reps);
     std::printf("%10s %12s %12s %12s %12s %12s %8s\n", "size", "step_remote", "step_local",
                 "transfer", "tcp", "memcpy", "ratio");
-    for (size_t kib = std::max(1, min_kib); kib <= static_cast<size_t>(max_mib) * 1024; kib *= 4) {
+    const size_t largest_kib =
+        max_kib > 0 ? static_cast<size_t>(max_kib) : static_cast<size_t>(max_mib) * 1024;
+    for (size_t kib = std::max(1, min_kib); kib <= largest_kib; kib *= 4) {
       const int64_t elements = static_cast<int64_t>(kib) * 1024 / 4;
       auto remote = NewSession(opts);
       auto local = NewSession(opts);

@@ -1,7 +1,8 @@
 // The tensor side channel in one process: the ticket table, the wire
 // format, the server against a real client and against raw sockets that
 // misbehave, the client against a fake producer that stalls, lies or dies
-// mid-transfer, and the RecvTensor reply that carries an offer.
+// mid-transfer, the client's bounded fetcher threads, and the RecvTensor
+// reply that carries an offer.
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -13,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/rpc/grpc_tensor_coding.h"
 #include "distflow/distributed_runtime/rpc/side_channel_client.h"
@@ -668,6 +671,191 @@ TEST(SideChannelClientTest, NobodyListening) {
   EXPECT_TRUE(absl::IsUnavailable(s)) << s;
   EXPECT_THAT(s.message(), HasSubstr("cannot connect"));
   EXPECT_THAT(s.message(), HasSubstr(kTask));
+}
+
+// ------------------------------------------ fetches on the client's threads
+
+SideChannelClient::FetchArgs FetchArgsFor(int port, const SideChannelTicket& ticket, void* dst,
+                                          uint64_t bytes, CallOptions* opts = nullptr) {
+  SideChannelClient::FetchArgs a;
+  a.host = "127.0.0.1";
+  a.port = port;
+  a.ticket = ticket;
+  a.dst = dst;
+  a.bytes = bytes;
+  a.opts = opts;
+  a.task = kTask;
+  return a;
+}
+
+// The statuses FetchAsync's callbacks report, each called once.
+class Outcomes {
+ public:
+  SideChannelClient::FetchDone Next() {
+    absl::MutexLock lock(&mu_);
+    const size_t i = statuses_.size();
+    statuses_.emplace_back();
+    ran_.push_back(0);
+    return [this, i](const absl::Status& s) {
+      absl::MutexLock lock(&mu_);
+      statuses_[i] = s;
+      ++ran_[i];
+    };
+  }
+  // Waits until every callback handed out has run; each one's status.
+  std::vector<absl::Status> WaitAll() {
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(this, &Outcomes::AllRanLocked));
+    for (int r : ran_) EXPECT_EQ(r, 1);
+    return statuses_;
+  }
+  bool Ran(size_t i) {
+    absl::MutexLock lock(&mu_);
+    return ran_[i] > 0;
+  }
+
+ private:
+  bool AllRanLocked() const {
+    for (int r : ran_) {
+      if (r == 0) return false;
+    }
+    return true;
+  }
+  absl::Mutex mu_;
+  std::vector<absl::Status> statuses_ ABSL_GUARDED_BY(mu_);
+  std::vector<int> ran_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST(SideChannelFetchPoolTest, ManyConcurrentFetchesCompleteOnFewThreads) {
+  auto server = StartServer();
+  ASSERT_NE(server, nullptr);
+  SideChannelClient::Options options;
+  options.fetch_threads = 2;
+  SideChannelClient client(options);
+  constexpr int kFetches = 24;
+  const int64_t n = 1 << 18;  // 1 MiB each
+  std::vector<Tensor> sent, got;
+  for (int i = 0; i < kFetches; ++i) {
+    sent.push_back(Pattern(n));
+    sent.back().flat<float>()[0] = static_cast<float>(-i);
+    got.emplace_back(DT_FLOAT, TensorShape({n}));
+  }
+  Outcomes outcomes;
+  for (int i = 0; i < kFetches; ++i) {
+    std::optional<SideChannelTicket> ticket = server->Offer(sent[i]);
+    ASSERT_TRUE(ticket.has_value());
+    client.FetchAsync(FetchArgsFor(server->port(), *ticket, got[i].raw_data(), got[i].TotalBytes()),
+                      outcomes.Next());
+  }
+  std::vector<absl::Status> status = outcomes.WaitAll();
+  for (int i = 0; i < kFetches; ++i) {
+    ASSERT_TRUE(status[i].ok()) << i << ": " << status[i];
+    EXPECT_EQ(got[i].flat<float>()[0], static_cast<float>(-i));
+    EXPECT_EQ(got[i].flat<float>()[n - 1], static_cast<float>(n - 1));
+  }
+  EXPECT_EQ(server->fetches_served(), kFetches);
+  // Two threads use two connections at most.
+  EXPECT_GE(client.IdleConnections("127.0.0.1", server->port()), 1);
+  EXPECT_LE(client.IdleConnections("127.0.0.1", server->port()), 2);
+}
+
+// A producer that takes the request and then sends nothing until the
+// client closes; `connected` is notified once it has the request.
+std::unique_ptr<FakeProducer> SilentProducer(absl::Notification* connected) {
+  return std::make_unique<FakeProducer>([connected](int fd, const SideChannelTicket&) {
+    connected->Notify();
+    FakeProducer::WaitForClose(fd);
+  });
+}
+
+// Options for a client with one fetcher thread, which a silent producer
+// keeps busy for as long as the test needs.
+SideChannelClient::Options OneThread(absl::Duration max_wait_to_start, int max_waiting = 256) {
+  SideChannelClient::Options options;
+  options.fetch_threads = 1;
+  options.max_waiting_fetches = max_waiting;
+  options.stall_timeout = absl::Hours(1);
+  options.max_wait_to_start = max_wait_to_start;
+  return options;
+}
+
+// Starts a fetch from `producer` on the client's one thread and returns
+// once the producer has its request.
+void OccupyTheThread(SideChannelClient* client, FakeProducer* producer,
+                     absl::Notification* connected, std::vector<char>* dst, Outcomes* outcomes) {
+  client->FetchAsync(FetchArgsFor(producer->port(), SideChannelTicket{1}, dst->data(), dst->size()),
+                     outcomes->Next());
+  connected->WaitForNotification();
+}
+
+TEST(SideChannelFetchPoolTest, ShutdownCutsRunningAndWaitingFetches) {
+  absl::Notification connected;
+  std::unique_ptr<FakeProducer> producer = SilentProducer(&connected);
+  SideChannelClient client(OneThread(absl::Hours(1)));
+  constexpr int kFetches = 4;
+  std::vector<std::vector<char>> dst(kFetches, std::vector<char>(kFakeBytes));
+  Outcomes outcomes;
+  for (int i = 0; i < kFetches; ++i) {
+    client.FetchAsync(
+        FetchArgsFor(producer->port(), SideChannelTicket{1}, dst[i].data(), kFakeBytes),
+        outcomes.Next());
+  }
+  connected.WaitForNotification();  // one runs, three wait
+  client.Shutdown();
+  std::vector<absl::Status> status = outcomes.WaitAll();
+  for (const absl::Status& s : status) {
+    EXPECT_TRUE(absl::IsCancelled(s)) << s;
+    EXPECT_THAT(s.message(), HasSubstr(kTask));
+  }
+  Outcomes later;
+  client.FetchAsync(FetchArgsFor(producer->port(), SideChannelTicket{1}, dst[0].data(), 16),
+                    later.Next());
+  status = later.WaitAll();
+  EXPECT_TRUE(absl::IsCancelled(status[0])) << status[0];
+  EXPECT_THAT(status[0].message(), HasSubstr("shut down"));
+}
+
+TEST(SideChannelFetchPoolTest, FullQueueRefusesAndCancelledWaiterEnds) {
+  std::vector<char> dst(kFakeBytes);
+  absl::Notification connected;
+  std::unique_ptr<FakeProducer> producer = SilentProducer(&connected);
+  SideChannelClient client(OneThread(absl::Hours(1), /*max_waiting=*/1));
+  Outcomes outcomes;
+  OccupyTheThread(&client, producer.get(), &connected, &dst, &outcomes);
+  CallOptions opts;
+  client.FetchAsync(
+      FetchArgsFor(producer->port(), SideChannelTicket{2}, dst.data(), dst.size(), &opts),
+      outcomes.Next());
+  client.FetchAsync(FetchArgsFor(producer->port(), SideChannelTicket{3}, dst.data(), dst.size()),
+                    outcomes.Next());
+  EXPECT_TRUE(outcomes.Ran(2));  // refused at once
+  EXPECT_FALSE(outcomes.Ran(1));
+  opts.StartCancel();
+  EXPECT_TRUE(outcomes.Ran(1));  // a cancelled waiter ends at once
+  client.Shutdown();
+  std::vector<absl::Status> status = outcomes.WaitAll();
+  EXPECT_TRUE(absl::IsCancelled(status[0])) << status[0];
+  EXPECT_TRUE(absl::IsCancelled(status[1])) << status[1];
+  EXPECT_TRUE(absl::IsResourceExhausted(status[2])) << status[2];
+  EXPECT_THAT(status[2].message(), HasSubstr("wait for a thread already"));
+}
+
+TEST(SideChannelFetchPoolTest, WaiterThatNoThreadTakesInTimeFails) {
+  std::vector<char> dst(kFakeBytes);
+  absl::Notification connected;
+  std::unique_ptr<FakeProducer> producer = SilentProducer(&connected);
+  SideChannelClient client(OneThread(absl::Milliseconds(50)));
+  Outcomes outcomes;
+  OccupyTheThread(&client, producer.get(), &connected, &dst, &outcomes);
+  Outcomes waiting;
+  client.FetchAsync(FetchArgsFor(producer->port(), SideChannelTicket{2}, dst.data(), dst.size()),
+                    waiting.Next());
+  std::vector<absl::Status> status = waiting.WaitAll();
+  EXPECT_TRUE(absl::IsDeadlineExceeded(status[0])) << status[0];
+  EXPECT_THAT(status[0].message(), HasSubstr("no tensor side channel fetcher was free"));
+  EXPECT_THAT(status[0].message(), HasSubstr(kTask));
+  client.Shutdown();
+  outcomes.WaitAll();
 }
 
 // ---------------------------------------------------- RecvTensor reply

@@ -326,6 +326,8 @@ void GrpcServer::Stop(absl::Duration grace) {
   }
   shutdown.join();
   if (impl_->side_channel != nullptr) impl_->side_channel->Stop();
+  // Fetches still running read from peers that may never answer.
+  if (impl_->side_channel_client != nullptr) impl_->side_channel_client->Shutdown();
 }
 
 void GrpcServer::Join() {

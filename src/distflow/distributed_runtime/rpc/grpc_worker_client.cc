@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <optional>
-#include <thread>
 
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/rpc/grpc_tensor_coding.h"
@@ -209,19 +208,28 @@ void GrpcWorkerClient::RecvTensorAsync(int64_t step_id, const std::string& rende
       done(decoded);
       return;
     }
-    // A read of many megabytes must not hold a gRPC thread.
-    std::thread([side, host, task, offer = *offer, tensor, opts, deadline, done] {
-      absl::Status fetched = side->Fetch(host, offer.port, offer.ticket, tensor->raw_data(),
-                                         offer.payload_bytes, deadline, opts, task);
+    // A read of many megabytes must not hold a gRPC thread: it goes to the
+    // side channel client's own few.
+    SideChannelClient::FetchArgs fetch;
+    fetch.host = host;
+    fetch.port = offer->port;
+    fetch.ticket = offer->ticket;
+    fetch.dst = tensor->raw_data();
+    fetch.bytes = offer->payload_bytes;
+    fetch.deadline = deadline;
+    fetch.opts = opts;
+    fetch.task = task;
+    side->FetchAsync(std::move(fetch), [task, bytes = offer->payload_bytes, tensor,
+                                        done](const absl::Status& fetched) {
       if (fetched.ok()) {
         CanonicalizeBools(tensor);
         CountTensorTransfer(false, TensorTransport::kSideChannel, task,
-                            static_cast<int64_t>(offer.payload_bytes));
+                            static_cast<int64_t>(bytes));
       } else {
         *tensor = Tensor();
       }
       done(fetched);
-    }).detach();
+    });
   };
   std::shared_ptr<CallState> state = BeginCall(task_, "RecvTensor", opts, std::move(wrapped));
   if (state == nullptr) return;

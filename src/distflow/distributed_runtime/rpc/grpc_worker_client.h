@@ -5,8 +5,8 @@
 // naming the worker's task. RecvTensor decodes the raw-bytes reply straight
 // into the tensor; with a side-channel client it lets the producer offer a
 // large tensor's bytes over its tensor side channel instead, and reads them
-// from there (side_channel_client.h) on a thread of its own, under the same
-// deadline and cancellation. Thread-safe.
+// from there (side_channel_client.h) on one of that client's few fetcher
+// threads, under the same deadline and cancellation. Thread-safe.
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_WORKER_CLIENT_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_WORKER_CLIENT_H_
 

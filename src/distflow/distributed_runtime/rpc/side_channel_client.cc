@@ -9,10 +9,13 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "distflow/core/errno_text.h"
 #include "distflow/core/status.h"
+#include "distflow/core/timer.h"
 
 namespace distflow {
 
@@ -113,6 +116,178 @@ void AdviseHugePages(void* dst, uint64_t bytes) {
 
 }  // namespace
 
+// A fetch waiting for a thread. `settled` once a thread took it or it
+// failed: exactly one of them runs `done`.
+struct SideChannelClient::Waiting {
+  FetchArgs args;
+  FetchDone done;
+  // Under the pool's mutex from here on.
+  Timer::Id timer = 0;
+  bool queued = false;
+  bool settled = false;
+};
+
+// The fetcher threads and their queue. Shared with the threads and the
+// timer's callbacks, so that none touches a destroyed client.
+struct SideChannelClient::Pool {
+  absl::Mutex mu;
+  absl::CondVar work;
+  std::deque<std::shared_ptr<Waiting>> queue ABSL_GUARDED_BY(mu);  // settled ones are skipped
+  int waiting ABSL_GUARDED_BY(mu) = 0;                             // not settled in `queue`
+  int idle ABSL_GUARDED_BY(mu) = 0;
+  bool stopping ABSL_GUARDED_BY(mu) = false;
+  std::vector<std::thread> threads ABSL_GUARDED_BY(mu);
+};
+
+SideChannelClient::SideChannelClient(Options options)
+    : options_(options), pool_(std::make_shared<Pool>()) {}
+
+SideChannelClient::~SideChannelClient() { Shutdown(); }
+
+void SideChannelClient::FetchAsync(FetchArgs args, FetchDone done) {
+  auto w = std::make_shared<Waiting>();
+  const std::string task = args.task;
+  const absl::Time start_by = std::min(args.deadline, absl::Now() + options_.max_wait_to_start);
+  CallOptions* opts = args.opts;
+  w->args = std::move(args);
+  w->done = std::move(done);
+  // A cancelled fetch fails at once, and one not started in time fails at
+  // its time; both are no-ops once a thread has taken it. The cancel
+  // callback is set before any thread can take the fetch (which then sets
+  // its own).
+  std::weak_ptr<Pool> weak = pool_;
+  if (opts != nullptr && !opts->SetCancelCallback([weak, w, task] {
+        if (std::shared_ptr<Pool> pool = weak.lock()) {
+          FailWaiting(pool, w, errors::Cancelled("RecvTensor from ", task, " was cancelled"));
+        }
+      })) {
+    FetchDone d = std::move(w->done);
+    d(errors::Cancelled("RecvTensor from ", task, " was cancelled"));
+    return;
+  }
+  absl::Status refused;
+  {
+    absl::MutexLock lock(&pool_->mu);
+    if (w->settled) return;  // cancelled meanwhile
+    if (pool_->stopping) {
+      refused = errors::Cancelled("RecvTensor from ", task,
+                                  " was cancelled: the tensor side channel client is shut down");
+    } else if (pool_->waiting >= options_.max_waiting_fetches) {
+      refused = errors::ResourceExhausted(
+          "RecvTensor from ", task, ": ", pool_->waiting,
+          " tensor side channel fetches wait for a thread already, the most that may");
+    }
+    if (refused.ok()) {
+      pool_->queue.push_back(w);
+      w->queued = true;
+      ++pool_->waiting;
+      if (pool_->idle == 0 && static_cast<int>(pool_->threads.size()) < options_.fetch_threads) {
+        pool_->threads.emplace_back([pool = pool_, this] { FetchLoop(pool, this); });
+      } else {
+        pool_->work.Signal();
+      }
+    }
+  }
+  if (!refused.ok()) {
+    if (opts != nullptr) opts->ClearCancelCallback();
+    FailWaiting(pool_, w, refused);
+    return;
+  }
+  Timer::Id timer = Timer::Default()->Schedule(
+      std::max(absl::ZeroDuration(), start_by - absl::Now()), [weak, w, task] {
+        if (std::shared_ptr<Pool> pool = weak.lock()) {
+          FailWaiting(
+              pool, w,
+              errors::DeadlineExceeded("RecvTensor from ", task,
+                                       ": no tensor side channel fetcher was free in time"));
+        }
+      });
+  {
+    absl::MutexLock lock(&pool_->mu);
+    if (!w->settled) {
+      w->timer = timer;
+      timer = 0;
+    }
+  }
+  if (timer != 0) Timer::Default()->Cancel(timer);
+}
+
+void SideChannelClient::FailWaiting(const std::shared_ptr<Pool>& pool,
+                                    const std::shared_ptr<Waiting>& w, const absl::Status& status) {
+  FetchDone done;
+  Timer::Id timer = 0;
+  {
+    absl::MutexLock lock(&pool->mu);
+    if (w->settled) return;
+    w->settled = true;
+    if (w->queued) --pool->waiting;
+    done = std::move(w->done);
+    timer = w->timer;
+  }
+  if (timer != 0) Timer::Default()->Cancel(timer);
+  done(status);
+}
+
+void SideChannelClient::FetchLoop(const std::shared_ptr<Pool>& pool, SideChannelClient* client) {
+  for (;;) {
+    std::shared_ptr<Waiting> w;
+    Timer::Id timer = 0;
+    {
+      absl::MutexLock lock(&pool->mu);
+      ++pool->idle;
+      while (!pool->stopping && pool->waiting == 0) pool->work.Wait(&pool->mu);
+      --pool->idle;
+      if (pool->stopping) return;
+      while (pool->queue.front()->settled) pool->queue.pop_front();
+      w = std::move(pool->queue.front());
+      pool->queue.pop_front();
+      w->settled = true;
+      --pool->waiting;
+      timer = w->timer;
+    }
+    if (timer != 0) Timer::Default()->Cancel(timer);
+    // The fetch sets its own cancel callback in place of the waiting one.
+    if (w->args.opts != nullptr) w->args.opts->ClearCancelCallback();
+    const FetchArgs& a = w->args;
+    const absl::Status s =
+        client->Fetch(a.host, a.port, a.ticket, a.dst, a.bytes, a.deadline, a.opts, a.task);
+    FetchDone done = std::move(w->done);
+    w.reset();
+    done(s);
+  }
+}
+
+void SideChannelClient::Shutdown() {
+  std::vector<std::thread> threads;
+  std::deque<std::shared_ptr<Waiting>> queue;
+  {
+    absl::MutexLock lock(&pool_->mu);
+    pool_->stopping = true;
+    threads.swap(pool_->threads);
+    queue.swap(pool_->queue);
+    pool_->work.SignalAll();
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    shut_down_ = true;
+    for (auto& [c, generation] : busy_) c->Cancel(generation);
+  }
+  for (const std::shared_ptr<Waiting>& w : queue) {
+    FailWaiting(pool_, w,
+                errors::Cancelled("RecvTensor from ", w->args.task,
+                                  " was cancelled: the tensor side channel client is shut down"));
+  }
+  for (std::thread& t : threads) {
+    // A fetch's `done` that shuts the client down ends its own thread:
+    // that thread touches only the pool from here on.
+    if (t.get_id() == std::this_thread::get_id()) {
+      t.detach();
+    } else {
+      t.join();
+    }
+  }
+}
+
 absl::Status SideChannelClient::Fetch(const std::string& host, int port,
                                       const SideChannelTicket& ticket, void* dst, uint64_t bytes,
                                       absl::Time deadline, CallOptions* opts,
@@ -126,11 +301,25 @@ absl::Status SideChannelClient::Fetch(const std::string& host, int port,
     bool reused = false;
     DF_ASSIGN_OR_RETURN(std::shared_ptr<Connection> c, Take(host, port, deadline, task, &reused));
     const uint64_t generation = c->generation();
+    {
+      absl::MutexLock lock(&mu_);
+      if (shut_down_) {
+        return errors::Cancelled("RecvTensor from ", task,
+                                 " was cancelled: the tensor side channel client is shut down");
+      }
+      busy_[c] = generation;
+    }
     if (opts != nullptr && !opts->SetCancelCallback([c, generation] { c->Cancel(generation); })) {
+      absl::MutexLock lock(&mu_);
+      busy_.erase(c);
       return errors::Cancelled("RecvTensor from ", task, " was cancelled");
     }
     Attempt a = Transfer(c.get(), ticket, dst, bytes, deadline, task);
     if (opts != nullptr) opts->ClearCancelCallback();
+    {
+      absl::MutexLock lock(&mu_);
+      busy_.erase(c);
+    }
     if (c->EndFetch()) return errors::Cancelled("RecvTensor from ", task, " was cancelled");
     if (a.status.ok()) {
       GiveBack(Endpoint(host, port), std::move(c));

@@ -13,11 +13,19 @@
 // connect, connection closed mid-transfer, producer stalled),
 // DeadlineExceeded, Cancelled, DataLoss (a reply that breaks the protocol),
 // or the producer's own refusal (NotFound for an unknown ticket).
+//
+// FetchAsync runs fetches on a few threads of the client's own (at most
+// `fetch_threads`, started as needed), so that a read of many megabytes
+// holds no gRPC thread and the work in flight has a bound: at most
+// `max_waiting_fetches` wait for a thread, each at most `max_wait_to_start`
+// (and never past its deadline). Shutdown (or the destructor) fails the
+// waiting ones, cuts the running ones short and joins the threads.
 // Thread-safe.
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_SIDE_CHANNEL_CLIENT_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_SIDE_CHANNEL_CLIENT_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,10 +45,15 @@ class SideChannelClient {
     int max_idle_per_peer = 4;
     absl::Duration connect_timeout = absl::Seconds(10);
     absl::Duration stall_timeout = absl::Seconds(30);
+    int fetch_threads = 4;
+    int max_waiting_fetches = 256;
+    absl::Duration max_wait_to_start = absl::Seconds(30);
   };
 
-  explicit SideChannelClient(Options options) : options_(options) {}
+  explicit SideChannelClient(Options options);
   SideChannelClient() : SideChannelClient(Options()) {}
+  // Shutdown.
+  ~SideChannelClient();
   SideChannelClient(const SideChannelClient&) = delete;
   SideChannelClient& operator=(const SideChannelClient&) = delete;
 
@@ -52,12 +65,46 @@ class SideChannelClient {
                      uint64_t bytes, absl::Time deadline, CallOptions* opts,
                      const std::string& task);
 
+  // Fetch's arguments.
+  struct FetchArgs {
+    std::string host;
+    int port = 0;
+    SideChannelTicket ticket{};
+    void* dst = nullptr;
+    uint64_t bytes = 0;
+    absl::Time deadline = absl::InfiniteFuture();
+    CallOptions* opts = nullptr;
+    std::string task;
+  };
+  using FetchDone = std::function<void(const absl::Status&)>;
+  // Fetch on one of the client's threads; `done` runs exactly once: there
+  // with Fetch's status, or, when the fetch never starts, with
+  // ResourceExhausted (max_waiting_fetches wait already) or Cancelled
+  // (shut down, or args.opts cancelled) on the calling thread or the
+  // canceller's, or with DeadlineExceeded (no thread came by the deadline
+  // or within max_wait_to_start) on the process timer's thread. Each
+  // names args.task. args.dst and args.opts must stay valid until `done`.
+  void FetchAsync(FetchArgs args, FetchDone done);
+
+  // Fails the fetches waiting for a thread and cuts those running short
+  // (both Cancelled), joins the client's threads; later fetches fail at
+  // once. Idempotent. May run in a fetch's `done`.
+  void Shutdown();
+
   // Idle connections to host:port, for tests.
   int IdleConnections(const std::string& host, int port);
 
  private:
   class Connection;
   struct Attempt;
+  struct Waiting;
+  struct Pool;
+
+  // A fetcher thread: runs waiting fetches until the pool stops.
+  static void FetchLoop(const std::shared_ptr<Pool>& pool, SideChannelClient* client);
+  // Settles `w` with `status` unless a thread took it or it was settled.
+  static void FailWaiting(const std::shared_ptr<Pool>& pool, const std::shared_ptr<Waiting>& w,
+                          const absl::Status& status);
 
   // A pooled idle connection that is still open, or a new one.
   absl::StatusOr<std::shared_ptr<Connection>> Take(const std::string& host, int port,
@@ -68,9 +115,14 @@ class SideChannelClient {
                    absl::Time deadline, const std::string& task);
 
   const Options options_;
+  const std::shared_ptr<Pool> pool_;
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::vector<std::shared_ptr<Connection>>> idle_
       ABSL_GUARDED_BY(mu_);
+  // Connections a fetch is using, with the fetch's generation (Shutdown
+  // cuts them).
+  absl::flat_hash_map<std::shared_ptr<Connection>, uint64_t> busy_ ABSL_GUARDED_BY(mu_);
+  bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace distflow
