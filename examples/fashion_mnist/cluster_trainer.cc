@@ -20,6 +20,7 @@
 #include "distflow/core/status.h"
 #include "distflow/training/adam.h"
 #include "distflow/training/variable.h"
+#include "fashion_mnist/checkpoint_writer.h"
 #include "fashion_mnist/chief_session.h"
 #include "fashion_mnist/export.h"
 #include "fashion_mnist/model.h"
@@ -38,6 +39,12 @@ constexpr absl::Duration kJoinTimeout = absl::Hours(1);
 // How often a chief call that failed with a ps task runs again after the ps
 // recovery.
 constexpr int kChiefCallAttempts = 5;
+
+// A background checkpoint write makes two calls (the shards' SaveV2 with the
+// merge, then the release of the snapshots), each bounded by the call
+// timeout, plus file work on the chief: the slack.
+constexpr int kWriteCalls = 2;
+constexpr absl::Duration kWriteSlack = absl::Seconds(30);
 
 // The graph of a cluster training job: variables on the ps tasks, the
 // per-worker dataset function, the training step function and the
@@ -252,6 +259,12 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
                      o.checkpoint_dir);
   DF_RETURN_IF_ERROR(chief.status());
 
+  // Declared before the coordinator, whose ps recovery calls it, and after
+  // the chief's session, which it uses.
+  CheckpointWriter writer(&chief, job.state.get(), o.checkpoint_dir,
+                          kWriteCalls * co.call_timeout + kWriteSlack);
+  chief.set_before_restore([&writer] { writer.Finish(); });
+
   ClusterTrainResult result;
   TrainResult& r = result.train;
   r.model = o.model;
@@ -316,12 +329,26 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
     on_progress(progress);
   };
 
-  // Checkpoints within epochs; the pause is how long a save holds back
-  // scheduling (the workers train on from the queue meanwhile).
+  // Checkpoints within epochs are written off the training path
+  // (checkpoint_writer.h): the pause is how long the chief holds back
+  // scheduling for a snapshot of the variables (the workers train on from
+  // the queue meanwhile). A write still running at the next interval is
+  // waited for, inside the pause, rather than skipped: a skipped interval
+  // would silently double the work a ps restore can lose, while a pause that
+  // grows shows that the interval is shorter than a write.
   int64_t last_save_step = step;
   auto last_save_time = std::chrono::steady_clock::now();
   double pause_sum = 0;
+  int64_t snapshots = 0;
+  auto report_checkpoints = [&] {
+    for (const auto& [prefix, at_step] : writer.TakeCommitted()) {
+      ++result.checkpoints;
+      if (o.on_checkpoint) o.on_checkpoint(prefix, at_step);
+    }
+  };
   auto save = [&](int64_t at_step) -> absl::Status {
+    writer.Finish();
+    report_checkpoints();
     std::string prefix;
     DF_RETURN_IF_ERROR(chief_call([&](const ClientSession& session) -> absl::Status {
       DF_ASSIGN_OR_RETURN(prefix, job.state->Save(session, o.checkpoint_dir, at_step));
@@ -334,6 +361,7 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
   };
   auto periodic_save = [&]() -> absl::Status {
     if (o.checkpoint_dir.empty()) return absl::OkStatus();
+    report_checkpoints();
     const bool by_steps =
         co.checkpoint_every_steps > 0 && step - last_save_step >= co.checkpoint_every_steps;
     const bool by_time = co.checkpoint_every > absl::ZeroDuration() &&
@@ -341,11 +369,25 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
                              absl::ToChronoNanoseconds(co.checkpoint_every);
     if (!by_steps && !by_time) return absl::OkStatus();
     const auto begin = std::chrono::steady_clock::now();
-    DF_RETURN_IF_ERROR(save(step));
+    writer.Finish();
+    report_checkpoints();
+    const int64_t generation = coord->ps_generation();
+    DF_RETURN_IF_ERROR(chief_call(
+        [&](const ClientSession& session) { return job.state->saver()->Snapshot(session); }));
     const double pause = Seconds(std::chrono::steady_clock::now() - begin);
-    ++result.checkpoints;
+    ++snapshots;
     pause_sum += pause;
     result.checkpoint_pause_max = std::max(result.checkpoint_pause_max, pause);
+    last_save_step = step;
+    last_save_time = std::chrono::steady_clock::now();
+    // A ps failure during the snapshot may have restored the variables to
+    // an older checkpoint than `step` says: that snapshot is not written.
+    if (coord->ps_generation() != generation) {
+      internal::LogLine(
+          'W', absl::StrCat("the snapshot at step ", step, " met a ps failure and is not written"));
+      return absl::OkStatus();
+    }
+    writer.Write(step);
     return absl::OkStatus();
   };
 
@@ -478,8 +520,10 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
     DF_RETURN_IF_ERROR(ExportClassifier(o.model, values, o.export_saved_model));
     r.exported_to = o.export_saved_model;
   }
+  writer.Finish();
+  report_checkpoints();
   result.counters = coord->counters();
-  result.checkpoint_pause_mean = result.checkpoints > 0 ? pause_sum / result.checkpoints : 0;
+  result.checkpoint_pause_mean = snapshots > 0 ? pause_sum / snapshots : 0;
   return result;
 }
 

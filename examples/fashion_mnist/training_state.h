@@ -55,6 +55,8 @@ class TrainingState {
   // The prefix of the checkpoint written.
   absl::StatusOr<std::string> Save(const ClientSession& session, const std::string& dir,
                                    int64_t step) const;
+  // The Saver over every variable, for a save in phases (saver.h).
+  Saver* saver() const { return saver_.get(); }
 
  private:
   Variable global_step_, epoch_;
