@@ -40,6 +40,10 @@ constexpr absl::Duration kJoinTimeout = absl::Hours(1);
 // recovery.
 constexpr int kChiefCallAttempts = 5;
 
+// While the epoch's last closures run, the trainer waits this long at most
+// for the oldest one still pending before it takes what others returned.
+constexpr absl::Duration kResultPoll = absl::Milliseconds(50);
+
 // A background checkpoint write makes two calls (the shards' SaveV2 with the
 // merge, then the release of the snapshots), each bounded by the call
 // timeout, plus file work on the chief: the slack.
@@ -479,14 +483,41 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
       if (step - last_report >= o.progress_every) flush();
       return absl::OkStatus();
     };
+    // The epoch's last closures (up to the coordinator's queue, 256 by
+    // default): their results are taken as they arrive, as while scheduling,
+    // so that checkpoints keep their interval to the end of the epoch. A Join
+    // would hold back every result, and so every checkpoint, until the last
+    // closure ended: a ps restore then lost the whole queue on top of the
+    // interval.
+    auto take_remaining_results = [&]() -> absl::Status {
+      const auto deadline =
+          std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(kJoinTimeout);
+      for (;;) {
+        DF_ASSIGN_OR_RETURN(const bool done, coord->Done());
+        DF_RETURN_IF_ERROR(take_results(done));
+        if (done) return absl::OkStatus();
+        if (std::chrono::steady_clock::now() >= deadline) {
+          return errors::DeadlineExceeded("the epoch's closures did not finish within ",
+                                          absl::FormatDuration(kJoinTimeout));
+        }
+        auto waiting = std::find_if(pending.begin(), pending.end(), [](const RemoteValue& v) {
+          return v.state() == RemoteValue::State::kPending;
+        });
+        if (waiting == pending.end()) {
+          // Nothing of ours is pending, yet the coordinator is not done.
+          DF_RETURN_IF_ERROR(coord->Join(kJoinTimeout));
+        } else {
+          waiting->WaitReady(kResultPoll);
+        }
+      }
+    };
     for (;;) {
       while (epoch_closures + static_cast<int64_t>(pending.size()) < closures_per_epoch) {
         DF_ASSIGN_OR_RETURN(RemoteValue v, coord->Schedule(fns.step, {iterators}));
         pending.push_back(std::move(v));
         DF_RETURN_IF_ERROR(take_results(false));
       }
-      DF_RETURN_IF_ERROR(coord->Join(kJoinTimeout));
-      DF_RETURN_IF_ERROR(take_results(true));
+      DF_RETURN_IF_ERROR(take_remaining_results());
       if (epoch_closures < closures_per_epoch) continue;
       flush();
       DF_ASSIGN_OR_RETURN(r.test_accuracy, Evaluate(coord.get(), fns.eval, test_examples));
