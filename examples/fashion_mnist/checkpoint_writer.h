@@ -10,7 +10,9 @@
 // never committed, so the index keeps naming the previous checkpoint. A
 // write that fails (a ps task died or restarted, taking its snapshot) is
 // logged and dropped the same way; the index is never left pointing at a
-// partial checkpoint.
+// partial checkpoint. A write given up still holds the chief's session
+// (ChiefSession::Call is serialized) until its calls end, so the next
+// snapshot never overlaps it, as Saver's thread rules require.
 //
 // Thread rules: Write, TakeCommitted and the destructor from one thread (the
 // trainer's); Finish from any thread (the coordinator's ps recovery calls

@@ -39,8 +39,9 @@
 // Memory: while a snapshot is held (from Snapshot to the end of
 // WriteSnapshot) every task keeps one more copy of its variables, the ones
 // training has updated since. A write that fails (a task died or restarted:
-// its snapshot is gone, and its SaveV2 fails) leaves the index as it was;
-// the snapshot is then released by the next Snapshot or with its task.
+// its snapshot is gone, and its SaveV2 fails) leaves the index as it was.
+// The release is best effort: a snapshot it misses is replaced by the next
+// Snapshot or goes with its task.
 //
 // Thread rules: Save, Restore, Snapshot and Commit from one thread at a
 // time. WriteSnapshot may run on another thread while that thread goes on
