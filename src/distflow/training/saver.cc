@@ -29,6 +29,11 @@ using ops::internal::BuildOp;
 constexpr char kIndexFile[] = "checkpoint";
 constexpr char kPrefixBase[] = "model.ckpt-";
 
+// The prefix of the checkpoint of `global_step` in `dir`.
+std::string PrefixOf(const std::string& dir, int64_t global_step) {
+  return absl::StrCat(dir, "/", kPrefixBase, global_step);
+}
+
 // Where shard i of n saves before the merge (TensorFlow's ShardedFilename).
 std::string TempShardPrefix(const std::string& prefix, size_t i, size_t n) {
   return absl::StrFormat("%s_temp/part-%05d-of-%05d", prefix, i, n);
@@ -269,15 +274,14 @@ int64_t Saver::StepOfCheckpoint(const std::string& prefix) {
 }
 
 absl::StatusOr<std::string> Saver::WriteShards(const ClientSession& session, const Operation& merge,
-                                               const std::string& dir, int64_t global_step,
-                                               std::vector<std::string>* listed) {
+                                               const std::string& dir, int64_t global_step) {
   DF_RETURN_IF_ERROR(scope_.status());
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return errors::Internal("cannot create checkpoint directory '", dir, "': ", ec.message());
-  const std::string prefix = absl::StrCat(dir, "/", kPrefixBase, global_step);
+  const std::string prefix = PrefixOf(dir, global_step);
   // Read first: a damaged index stops the save before any shard is written.
-  DF_ASSIGN_OR_RETURN(*listed, ReadIndex(dir));
+  DF_RETURN_IF_ERROR(ReadIndex(dir).status());
   ClientSession::FeedType feeds;
   Tensor parts(DT_STRING, TensorShape({static_cast<int64_t>(shards_.size())}));
   for (size_t s = 0; s < shards_.size(); ++s) {
@@ -292,8 +296,8 @@ absl::StatusOr<std::string> Saver::WriteShards(const ClientSession& session, con
   return prefix;
 }
 
-absl::Status Saver::AddToIndex(const std::string& dir, const std::string& prefix,
-                               std::vector<std::string> paths) {
+absl::Status Saver::Commit(const std::string& dir, const std::string& prefix) {
+  DF_ASSIGN_OR_RETURN(std::vector<std::string> paths, ReadIndex(dir));
   paths.erase(std::remove(paths.begin(), paths.end(), prefix), paths.end());
   paths.push_back(prefix);
   std::vector<std::string> dropped;
@@ -322,9 +326,8 @@ absl::Status Saver::AddToIndex(const std::string& dir, const std::string& prefix
 
 absl::StatusOr<std::string> Saver::Save(const ClientSession& session, const std::string& dir,
                                         int64_t global_step) {
-  std::vector<std::string> paths;
-  DF_ASSIGN_OR_RETURN(std::string prefix, WriteShards(session, merge_, dir, global_step, &paths));
-  DF_RETURN_IF_ERROR(AddToIndex(dir, prefix, std::move(paths)));
+  DF_ASSIGN_OR_RETURN(std::string prefix, WriteShards(session, merge_, dir, global_step));
+  DF_RETURN_IF_ERROR(Commit(dir, prefix));
   return prefix;
 }
 
@@ -335,23 +338,17 @@ absl::Status Saver::Snapshot(const ClientSession& session) {
 
 absl::StatusOr<std::string> Saver::WriteSnapshot(const ClientSession& session,
                                                  const std::string& dir, int64_t global_step) {
-  const std::string prefix = absl::StrCat(dir, "/", kPrefixBase, global_step);
+  const std::string prefix = PrefixOf(dir, global_step);
   DF_ASSIGN_OR_RETURN(std::vector<std::string> listed, ReadIndex(dir));
   if (std::find(listed.begin(), listed.end(), prefix) != listed.end()) {
     return errors::AlreadyExists("checkpoint '", prefix,
                                  "' is listed in the index already; it is kept as it is");
   }
-  absl::StatusOr<std::string> written =
-      WriteShards(session, merge_snapshot_, dir, global_step, &listed);
+  absl::StatusOr<std::string> written = WriteShards(session, merge_snapshot_, dir, global_step);
   // Best effort: a snapshot not released goes with the next Snapshot or
   // with its task (a failed write usually means a task is gone).
   session.Run({}, {}, release_snapshot_, nullptr).IgnoreError();
   return written;
-}
-
-absl::Status Saver::Commit(const std::string& dir, const std::string& prefix) {
-  DF_ASSIGN_OR_RETURN(std::vector<std::string> paths, ReadIndex(dir));
-  return AddToIndex(dir, prefix, std::move(paths));
 }
 
 absl::StatusOr<std::string> Saver::LatestCheckpoint(const std::string& dir) {

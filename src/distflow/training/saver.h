@@ -114,16 +114,11 @@ class Saver {
     OutputList restored;
   };
 
-  // Checks the index, writes every shard (their SaveV2 ops run before
-  // `merge`) and merges them into "<dir>/model.ckpt-<global_step>"; returns
-  // the prefix and the paths the index lists.
+  // Checks that the index reads, writes every shard (their SaveV2 ops run
+  // before `merge`) and merges them into "<dir>/model.ckpt-<global_step>";
+  // returns that prefix.
   absl::StatusOr<std::string> WriteShards(const ClientSession& session, const Operation& merge,
-                                          const std::string& dir, int64_t global_step,
-                                          std::vector<std::string>* listed);
-  // Lists `prefix` last in the index, which lists `paths` (ReadIndex), and
-  // deletes the checkpoints beyond max_to_keep_.
-  absl::Status AddToIndex(const std::string& dir, const std::string& prefix,
-                          std::vector<std::string> paths);
+                                          const std::string& dir, int64_t global_step);
 
   Scope scope_;
   std::vector<Variable> variables_;
