@@ -523,18 +523,35 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
       DF_ASSIGN_OR_RETURN(r.test_accuracy, Evaluate(coord.get(), fns.eval, test_examples));
       // A restore during the evaluation undid steps of this epoch.
       take_restore();
-      if (epoch_closures >= closures_per_epoch) break;
+      if (epoch_closures < closures_per_epoch) continue;
+      // The end of the epoch: count it, read the step, save. A restore
+      // during these calls took the variables back into this epoch (its
+      // counter included): the count goes back and the undone steps are done
+      // again, as after a restore during the epoch.
+      auto set_epochs_done = [&](int64_t epochs) {
+        return chief_call([&](const ClientSession& session) {
+          return job.state->SetEpochsDone(session, epochs);
+        });
+      };
+      int64_t end_step = 0;
+      DF_RETURN_IF_ERROR(set_epochs_done(epoch + 1));
+      DF_RETURN_IF_ERROR(chief_call([&](const ClientSession& session) -> absl::Status {
+        DF_ASSIGN_OR_RETURN(end_step, job.state->ReadStep(session));
+        return absl::OkStatus();
+      }));
+      take_restore();
+      if (epoch_closures >= closures_per_epoch && !o.checkpoint_dir.empty()) {
+        DF_RETURN_IF_ERROR(save(end_step));
+        take_restore();
+      }
+      if (epoch_closures >= closures_per_epoch) {
+        step = end_step;
+        break;
+      }
+      DF_RETURN_IF_ERROR(set_epochs_done(epoch));
     }
     r.train_loss = epoch_steps > 0 ? epoch_loss / epoch_steps : 0;
-
-    DF_RETURN_IF_ERROR(
-        chief_call([&](const ClientSession& session) { return job.state->FinishEpoch(session); }));
-    DF_RETURN_IF_ERROR(chief_call([&](const ClientSession& session) -> absl::Status {
-      DF_ASSIGN_OR_RETURN(step, job.state->ReadStep(session));
-      return absl::OkStatus();
-    }));
     report(TrainProgress{epoch + 1, step, 0, r.train_loss, 0}, r.test_accuracy);
-    if (!o.checkpoint_dir.empty()) DF_RETURN_IF_ERROR(save(step));
   }
   r.seconds = Seconds(std::chrono::steady_clock::now() - start);
   r.examples_per_second = r.seconds > 0 ? examples / r.seconds : 0;
