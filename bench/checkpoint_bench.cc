@@ -4,7 +4,17 @@
 // CRC-32C of every tensor), next to a plain write (fsync, rename: what a
 // save must do to be durable and atomic) and a plain read of the same bytes
 // into memory. Each figure is the best of REPEATS runs; the page cache is
-// warm for reads, as it is when a job restores what it just saved. Usage:
+// warm for reads, as it is when a job restores what it just saved.
+//
+// Then the checkpoint pause, through a Saver in a session, for the
+// Fashion-MNIST MLP with Adam (what `distflow train` checkpoints) and for
+// the 256 MiB model: the median of REPEATS synchronous saves (Saver::Save,
+// which holds the chief back for all of it) next to the median snapshot
+// (Saver::Snapshot, all the trainer waits for when it writes in the
+// background) and the write that follows it off the training path
+// (WriteSnapshot + Commit); plus the first update of every variable after a
+// snapshot, which copies it (copy-on-write), next to the same update
+// without one (for the MLP a training step). Usage:
 //   checkpoint_bench [DIR [MIB [REPEATS]]]   (default /tmp, 256, 3)
 #include <unistd.h>
 
@@ -18,9 +28,16 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "distflow/cc/client_session.h"
+#include "distflow/cc/ops/standard_ops.h"
 #include "distflow/core/crc32c.h"
 #include "distflow/core/env.h"
 #include "distflow/framework/tensor_bundle.h"
+#include "distflow/training/adam.h"
+#include "distflow/training/saver.h"
+#include "distflow/training/variable.h"
+#include "fashion_mnist/model.h"
+#include "fashion_mnist/training_state.h"
 
 namespace distflow {
 namespace {
@@ -34,6 +51,109 @@ void Check(const absl::Status& s) {
     std::fprintf(stderr, "checkpoint_bench: %s\n", s.ToString().c_str());
     std::exit(1);
   }
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Medians of the phases of a save through `saver`, for the variables
+// `vars` in `session`; `update` adds to every variable in place.
+struct PauseFigures {
+  double save = 0, snapshot = 0, write = 0, update = 0, update_after_snapshot = 0;
+};
+
+PauseFigures MeasurePause(const ClientSession& session, Saver* saver, const Operation& update,
+                          const std::string& dir, int repeats) {
+  std::vector<double> save, snapshot, write, plain_update, cow_update;
+  int64_t step = 0;
+  for (int r = 0; r < repeats; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    Check(saver->Save(session, dir, ++step).status());
+    save.push_back(Seconds(t0));
+
+    t0 = std::chrono::steady_clock::now();
+    Check(session.Run({}, {}, {update}, nullptr));
+    plain_update.push_back(Seconds(t0));
+
+    t0 = std::chrono::steady_clock::now();
+    Check(saver->Snapshot(session));
+    snapshot.push_back(Seconds(t0));
+
+    t0 = std::chrono::steady_clock::now();
+    Check(session.Run({}, {}, {update}, nullptr));
+    cow_update.push_back(Seconds(t0));
+
+    t0 = std::chrono::steady_clock::now();
+    absl::StatusOr<std::string> prefix = saver->WriteSnapshot(session, dir, ++step);
+    Check(prefix.status());
+    Check(saver->Commit(dir, *prefix));
+    write.push_back(Seconds(t0));
+  }
+  return {Median(save), Median(snapshot), Median(write), Median(plain_update), Median(cow_update)};
+}
+
+void PrintPause(const char* model, double mib, const PauseFigures& f, int repeats) {
+  std::printf("checkpoint pause for the %s (%.1f MiB of variables), median of %d\n", model, mib,
+              repeats);
+  std::printf("  synchronous save (Saver::Save)                 %9.2f ms\n", f.save * 1e3);
+  std::printf("  snapshot: the pause (Saver::Snapshot)          %9.2f ms\n", f.snapshot * 1e3);
+  std::printf("  background write (WriteSnapshot + Commit)      %9.2f ms\n", f.write * 1e3);
+  std::printf("  update of every variable                       %9.2f ms\n", f.update * 1e3);
+  std::printf("  the same update after a snapshot (copies)      %9.2f ms\n",
+              f.update_after_snapshot * 1e3);
+}
+
+// The MLP that `distflow train` trains, with Adam's slots and the counters,
+// checkpointed as the trainers do (fashion_mnist::TrainingState); its
+// update is an Adam step on a constant batch.
+void BenchMlp(const std::string& dir, int repeats) {
+  const Scope root = Scope::NewRootScope();
+  absl::StatusOr<std::unique_ptr<fashion_mnist::Classifier>> model =
+      fashion_mnist::MakeClassifier(root, "mlp", 1);
+  Check(model.status());
+  fashion_mnist::TrainingState state(root);
+  AdamOptimizer adam(root);
+  const Output logits = (*model)->Logits(root, ops::Fill(root, {64, 784}, 0.5f));
+  const Output loss = ops::Sum(root, ops::Square(root, logits), {0, 1});
+  absl::StatusOr<Operation> update =
+      adam.Minimize(loss, (*model)->variables(), &state.global_step());
+  Check(update.status());
+  Check(state.Finish(root, (*model)->variables(), adam));
+  double bytes = 0;
+  std::vector<distflow::Variable> all = (*model)->variables();
+  all.insert(all.end(), adam.variables().begin(), adam.variables().end());
+  for (const distflow::Variable& v : all) {
+    TensorShape shape;
+    if (v.shape().AsTensorShape(&shape)) bytes += shape.num_elements() * 4.0;
+  }
+  Check(root.status());
+  ClientSession session(root);
+  Check(state.RestoreOrInitialize(session, "").status());
+  PrintPause("Fashion-MNIST MLP with Adam", bytes / (1 << 20),
+             MeasurePause(session, state.saver(), *update, dir, repeats), repeats);
+}
+
+// `n` float32 variables of 16 MiB under a Saver.
+void BenchLarge(const std::string& dir, int n, int repeats) {
+  const Scope root = Scope::NewRootScope();
+  std::vector<Saver::Variable> saved;
+  std::vector<Operation> inits, updates;
+  for (int i = 0; i < n; ++i) {
+    const distflow::Variable v(root.WithOpName(absl::StrCat("layer_", i, "/kernel")),
+                               ops::Fill(root, {2048, 2048}, 0.5f));
+    saved.push_back({v.name(), v.handle(), DT_FLOAT, TensorShape({2048, 2048})});
+    inits.push_back(v.initializer());
+    updates.push_back(v.AssignAdd(root, ops::Fill(root, {2048, 2048}, 1.0f)));
+  }
+  Saver saver(root, saved, /*max_to_keep=*/2);
+  const Operation update = ops::NoOp(root.WithControlDependencies(updates));
+  Check(root.status());
+  ClientSession session(root);
+  Check(session.Run({}, {}, inits, nullptr));
+  PrintPause(absl::StrCat(n * 16, " MiB model").c_str(), n * 16.0,
+             MeasurePause(session, &saver, update, dir, repeats), repeats);
 }
 
 int Main(int argc, char** argv) {
@@ -122,6 +242,9 @@ int Main(int argc, char** argv) {
   std::printf("  read    (plain file into tensors)           %8.0f MB/s  (%.3f s)\n", mb / read,
               read);
   std::printf("  crc32c  (of the same bytes in memory)       %8.0f MB/s\n", mb / crc);
+  std::filesystem::remove_all(work);
+  BenchMlp(work + "/mlp", repeats);
+  BenchLarge(work + "/large", n, repeats);
   std::filesystem::remove_all(work);
   return 0;
 }

@@ -42,6 +42,7 @@ absl::StatusOr<PsProbe> ChiefSession::Probe(int ps_task, int64_t generation) {
   }
   if (IsRetryableFailure(read)) return read;
   // It answers without its variables: it restarted.
+  if (before_restore_) before_restore_();
   DF_ASSIGN_OR_RETURN(TrainingState::Start start,
                       state_->RestoreOrInitialize(*fresh, checkpoint_dir_));
   absl::MutexLock l(&mu_);

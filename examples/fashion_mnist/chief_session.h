@@ -9,8 +9,10 @@
 // answer, the error is retryable; when it answers without its variables (it
 // restarted), the last checkpoint of the directory is restored onto it, or
 // the variables are initialized when there is none (kRestored), and
-// TakeRestore reports the global step training resumes from. Either way the
-// fresh session replaces the old one, whose master may have died.
+// TakeRestore reports the global step training resumes from; the
+// before_restore hook runs first (the trainer finishes its checkpoint write
+// there, so the restore reads an index no write changes any more). Either
+// way the fresh session replaces the old one, whose master may have died.
 //
 // Thread-safe: Call and Probe are serialized.
 #ifndef DISTFLOW_EXAMPLES_FASHION_MNIST_CHIEF_SESSION_H_
@@ -40,6 +42,10 @@ class ChiefSession {
   ChiefSession(const ChiefSession&) = delete;
   ChiefSession& operator=(const ChiefSession&) = delete;
 
+  // Runs before every restore, on the thread of Probe. REQUIRES: set
+  // before Probe may run (before the coordinator starts).
+  void set_before_restore(std::function<void()> hook) { before_restore_ = std::move(hook); }
+
   // The first session's error, if any.
   absl::Status status() const;
   // Runs `fn` on the current session.
@@ -64,6 +70,7 @@ class ChiefSession {
   const TrainingState* const state_;
   const std::vector<Output> variables_;
   const std::string checkpoint_dir_;
+  std::function<void()> before_restore_;
   mutable absl::Mutex mu_;
   std::unique_ptr<ClientSession> session_ ABSL_GUARDED_BY(mu_);
   std::optional<Restore> restore_ ABSL_GUARDED_BY(mu_);

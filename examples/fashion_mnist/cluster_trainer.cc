@@ -20,6 +20,7 @@
 #include "distflow/core/status.h"
 #include "distflow/training/adam.h"
 #include "distflow/training/variable.h"
+#include "fashion_mnist/checkpoint_writer.h"
 #include "fashion_mnist/chief_session.h"
 #include "fashion_mnist/export.h"
 #include "fashion_mnist/model.h"
@@ -38,6 +39,16 @@ constexpr absl::Duration kJoinTimeout = absl::Hours(1);
 // How often a chief call that failed with a ps task runs again after the ps
 // recovery.
 constexpr int kChiefCallAttempts = 5;
+
+// While the epoch's last closures run, the trainer waits this long at most
+// for the oldest one still pending before it takes what others returned.
+constexpr absl::Duration kResultPoll = absl::Milliseconds(50);
+
+// A background checkpoint write makes two calls (the shards' SaveV2 with the
+// merge, then the release of the snapshots), each bounded by the call
+// timeout, plus file work on the chief: the slack.
+constexpr int kWriteCalls = 2;
+constexpr absl::Duration kWriteSlack = absl::Seconds(30);
 
 // The graph of a cluster training job: variables on the ps tasks, the
 // per-worker dataset function, the training step function and the
@@ -252,6 +263,12 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
                      o.checkpoint_dir);
   DF_RETURN_IF_ERROR(chief.status());
 
+  // Declared before the coordinator, whose ps recovery calls it, and after
+  // the chief's session, which it uses.
+  CheckpointWriter writer(&chief, job.state.get(), o.checkpoint_dir,
+                          kWriteCalls * co.call_timeout + kWriteSlack);
+  chief.set_before_restore([&writer] { writer.Finish(); });
+
   ClusterTrainResult result;
   TrainResult& r = result.train;
   r.model = o.model;
@@ -316,12 +333,26 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
     on_progress(progress);
   };
 
-  // Checkpoints within epochs; the pause is how long a save holds back
-  // scheduling (the workers train on from the queue meanwhile).
+  // Checkpoints within epochs are written off the training path
+  // (checkpoint_writer.h): the pause is how long the chief holds back
+  // scheduling for a snapshot of the variables (the workers train on from
+  // the queue meanwhile). A write still running at the next interval is
+  // waited for, inside the pause, rather than skipped: a skipped interval
+  // would silently double the work a ps restore can lose, while a pause that
+  // grows shows that the interval is shorter than a write.
   int64_t last_save_step = step;
   auto last_save_time = std::chrono::steady_clock::now();
   double pause_sum = 0;
+  int64_t snapshots = 0;
+  auto report_checkpoints = [&] {
+    for (const auto& [prefix, at_step] : writer.TakeCommitted()) {
+      ++result.checkpoints;
+      if (o.on_checkpoint) o.on_checkpoint(prefix, at_step);
+    }
+  };
   auto save = [&](int64_t at_step) -> absl::Status {
+    writer.Finish();
+    report_checkpoints();
     std::string prefix;
     DF_RETURN_IF_ERROR(chief_call([&](const ClientSession& session) -> absl::Status {
       DF_ASSIGN_OR_RETURN(prefix, job.state->Save(session, o.checkpoint_dir, at_step));
@@ -334,6 +365,7 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
   };
   auto periodic_save = [&]() -> absl::Status {
     if (o.checkpoint_dir.empty()) return absl::OkStatus();
+    report_checkpoints();
     const bool by_steps =
         co.checkpoint_every_steps > 0 && step - last_save_step >= co.checkpoint_every_steps;
     const bool by_time = co.checkpoint_every > absl::ZeroDuration() &&
@@ -341,11 +373,25 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
                              absl::ToChronoNanoseconds(co.checkpoint_every);
     if (!by_steps && !by_time) return absl::OkStatus();
     const auto begin = std::chrono::steady_clock::now();
-    DF_RETURN_IF_ERROR(save(step));
+    writer.Finish();
+    report_checkpoints();
+    const int64_t generation = coord->ps_generation();
+    DF_RETURN_IF_ERROR(chief_call(
+        [&](const ClientSession& session) { return job.state->saver()->Snapshot(session); }));
     const double pause = Seconds(std::chrono::steady_clock::now() - begin);
-    ++result.checkpoints;
+    ++snapshots;
     pause_sum += pause;
     result.checkpoint_pause_max = std::max(result.checkpoint_pause_max, pause);
+    last_save_step = step;
+    last_save_time = std::chrono::steady_clock::now();
+    // A ps failure during the snapshot may have restored the variables to
+    // an older checkpoint than `step` says: that snapshot is not written.
+    if (coord->ps_generation() != generation) {
+      internal::LogLine(
+          'W', absl::StrCat("the snapshot at step ", step, " met a ps failure and is not written"));
+      return absl::OkStatus();
+    }
+    writer.Write(step);
     return absl::OkStatus();
   };
 
@@ -437,31 +483,75 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
       if (step - last_report >= o.progress_every) flush();
       return absl::OkStatus();
     };
+    // The epoch's last closures (up to the coordinator's queue, 256 by
+    // default): their results are taken as they arrive, as while scheduling,
+    // so that checkpoints keep their interval to the end of the epoch. A Join
+    // would hold back every result, and so every checkpoint, until the last
+    // closure ended: a ps restore then lost the whole queue on top of the
+    // interval.
+    auto take_remaining_results = [&]() -> absl::Status {
+      const auto deadline =
+          std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(kJoinTimeout);
+      for (;;) {
+        DF_ASSIGN_OR_RETURN(const bool done, coord->Done());
+        DF_RETURN_IF_ERROR(take_results(done));
+        if (done) return absl::OkStatus();
+        if (std::chrono::steady_clock::now() >= deadline) {
+          return errors::DeadlineExceeded("the epoch's closures did not finish within ",
+                                          absl::FormatDuration(kJoinTimeout));
+        }
+        auto waiting = std::find_if(pending.begin(), pending.end(), [](const RemoteValue& v) {
+          return v.state() == RemoteValue::State::kPending;
+        });
+        if (waiting == pending.end()) {
+          // Nothing of ours is pending, yet the coordinator is not done.
+          DF_RETURN_IF_ERROR(coord->Join(kJoinTimeout));
+        } else {
+          waiting->WaitReady(kResultPoll);
+        }
+      }
+    };
     for (;;) {
       while (epoch_closures + static_cast<int64_t>(pending.size()) < closures_per_epoch) {
         DF_ASSIGN_OR_RETURN(RemoteValue v, coord->Schedule(fns.step, {iterators}));
         pending.push_back(std::move(v));
         DF_RETURN_IF_ERROR(take_results(false));
       }
-      DF_RETURN_IF_ERROR(coord->Join(kJoinTimeout));
-      DF_RETURN_IF_ERROR(take_results(true));
+      DF_RETURN_IF_ERROR(take_remaining_results());
       if (epoch_closures < closures_per_epoch) continue;
       flush();
       DF_ASSIGN_OR_RETURN(r.test_accuracy, Evaluate(coord.get(), fns.eval, test_examples));
       // A restore during the evaluation undid steps of this epoch.
       take_restore();
-      if (epoch_closures >= closures_per_epoch) break;
+      if (epoch_closures < closures_per_epoch) continue;
+      // The end of the epoch: count it, read the step, save. A restore
+      // during these calls took the variables back into this epoch (its
+      // counter included): the count goes back and the undone steps are done
+      // again, as after a restore during the epoch.
+      auto set_epochs_done = [&](int64_t epochs) {
+        return chief_call([&](const ClientSession& session) {
+          return job.state->SetEpochsDone(session, epochs);
+        });
+      };
+      int64_t end_step = 0;
+      DF_RETURN_IF_ERROR(set_epochs_done(epoch + 1));
+      DF_RETURN_IF_ERROR(chief_call([&](const ClientSession& session) -> absl::Status {
+        DF_ASSIGN_OR_RETURN(end_step, job.state->ReadStep(session));
+        return absl::OkStatus();
+      }));
+      take_restore();
+      if (epoch_closures >= closures_per_epoch && !o.checkpoint_dir.empty()) {
+        DF_RETURN_IF_ERROR(save(end_step));
+        take_restore();
+      }
+      if (epoch_closures >= closures_per_epoch) {
+        step = end_step;
+        break;
+      }
+      DF_RETURN_IF_ERROR(set_epochs_done(epoch));
     }
     r.train_loss = epoch_steps > 0 ? epoch_loss / epoch_steps : 0;
-
-    DF_RETURN_IF_ERROR(
-        chief_call([&](const ClientSession& session) { return job.state->FinishEpoch(session); }));
-    DF_RETURN_IF_ERROR(chief_call([&](const ClientSession& session) -> absl::Status {
-      DF_ASSIGN_OR_RETURN(step, job.state->ReadStep(session));
-      return absl::OkStatus();
-    }));
     report(TrainProgress{epoch + 1, step, 0, r.train_loss, 0}, r.test_accuracy);
-    if (!o.checkpoint_dir.empty()) DF_RETURN_IF_ERROR(save(step));
   }
   r.seconds = Seconds(std::chrono::steady_clock::now() - start);
   r.examples_per_second = r.seconds > 0 ? examples / r.seconds : 0;
@@ -478,8 +568,10 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
     DF_RETURN_IF_ERROR(ExportClassifier(o.model, values, o.export_saved_model));
     r.exported_to = o.export_saved_model;
   }
+  writer.Finish();
+  report_checkpoints();
   result.counters = coord->counters();
-  result.checkpoint_pause_mean = result.checkpoints > 0 ? pause_sum / result.checkpoints : 0;
+  result.checkpoint_pause_mean = snapshots > 0 ? pause_sum / snapshots : 0;
   return result;
 }
 

@@ -17,9 +17,12 @@
 // - The chief's own session (on ps task 0's master) initializes or restores
 //   the variables and, with a checkpoint directory, saves after every epoch
 //   and, when asked, every checkpoint_every_steps steps or
-//   checkpoint_every of time (while the workers go on training: the save
-//   only holds back scheduling); a new run resumes after the last saved
-//   epoch.
+//   checkpoint_every of time. Those within epochs are written off the
+//   training path: the chief snapshots the variables (the only pause of its
+//   scheduling; the workers train on from the queue meanwhile) and one
+//   background thread writes the snapshot and lists it in the index
+//   (checkpoint_writer.h); a write fails alone, leaving the previous
+//   checkpoint the latest. A new run resumes after the last saved epoch.
 // - With a ps recovery timeout, a ps task that dies or is cut off is
 //   awaited (ClusterCoordinator's parameter-server recovery): when it
 //   answers with its variables the job just goes on; when it came back
@@ -93,8 +96,10 @@ struct ClusterTrainResult {
   CoordinatorCounters counters;  // ps_failures and ps_recoveries included
   // Steps undone by parameter-server restores (done again after them).
   int64_t steps_lost = 0;
-  // Checkpoints written during training and the longest and mean time one
-  // held back scheduling, in seconds.
+  // Checkpoints written within epochs (listed in the index; a failed
+  // background write is not counted), and the longest and mean time a
+  // snapshot for one held back scheduling, in seconds (the wait for the
+  // previous write included).
   int64_t checkpoints = 0;
   double checkpoint_pause_max = 0, checkpoint_pause_mean = 0;
 };

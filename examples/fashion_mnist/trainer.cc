@@ -9,10 +9,10 @@
 #include "distflow/cc/client_session.h"
 #include "distflow/cc/dataset.h"
 #include "distflow/cc/ops/standard_ops.h"
+#include "distflow/core/status.h"
 #include "distflow/training/adam.h"
 #include "distflow/training/learning_rate.h"
 #include "distflow/training/variable.h"
-#include "distflow/core/status.h"
 #include "fashion_mnist/export.h"
 #include "fashion_mnist/model.h"
 #include "fashion_mnist/pipeline.h"
@@ -192,7 +192,7 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o,
     }
     report();
     result.train_loss = epoch_steps > 0 ? epoch_loss / epoch_steps : 0;
-    DF_RETURN_IF_ERROR(job.state->FinishEpoch(session));
+    DF_RETURN_IF_ERROR(job.state->SetEpochsDone(session, epoch + 1));
     if (!o.checkpoint_dir.empty()) {
       DF_ASSIGN_OR_RETURN(std::string prefix, job.state->Save(session, o.checkpoint_dir, step));
       if (o.on_checkpoint) o.on_checkpoint(prefix, step);

@@ -53,7 +53,9 @@ struct TrainOptions {
   // Called once, before the first step, when the run resumes from a
   // checkpoint: its prefix and the epochs it had done.
   std::function<void(const std::string& prefix, int64_t epoch)> on_resumed;
-  // Called after each checkpoint is written: its prefix and global step.
+  // Called after each checkpoint is written and listed: its prefix and
+  // global step, on the training thread (for a checkpoint written in the
+  // background, when the trainer next looks, after the write ended).
   std::function<void(const std::string& prefix, int64_t step)> on_checkpoint;
   // After evaluation, export the trained model here as a SavedModel
   // (export.h), e.g. BASE/1; empty: no export. Must not exist yet.

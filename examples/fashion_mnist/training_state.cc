@@ -28,7 +28,8 @@ TrainingState::TrainingState(const Scope& scope)
 absl::Status TrainingState::Finish(const Scope& root, const std::vector<Variable>& model_variables,
                                    const Optimizer& optimizer) {
   DF_RETURN_IF_ERROR(root.status());
-  next_epoch_ = epoch_.AssignAdd(root, int64_t{1});
+  epochs_done_ = ops::Placeholder(root.WithOpName("epochs_done"), DT_INT64);
+  set_epochs_ = epoch_.Assign(root, epochs_done_);
   read_step_ = global_step_.Read(root);
   read_epoch_ = epoch_.Read(root);
   std::vector<Variable> all = model_variables;
@@ -64,8 +65,8 @@ absl::StatusOr<TrainingState::Start> TrainingState::RestoreOrInitialize(
   return start;
 }
 
-absl::Status TrainingState::FinishEpoch(const ClientSession& session) const {
-  return session.Run({}, {}, {next_epoch_}, nullptr);
+absl::Status TrainingState::SetEpochsDone(const ClientSession& session, int64_t epochs) const {
+  return session.Run({{epochs_done_, Input::Initializer(epochs)}}, {}, {set_epochs_}, nullptr);
 }
 
 absl::StatusOr<int64_t> TrainingState::ReadStep(const ClientSession& session) const {

@@ -31,7 +31,7 @@ class TrainingState {
   Variable& global_step() { return global_step_; }
   const Variable& global_step() const { return global_step_; }
 
-  // Adds the initializer, the reads, the epoch increment and the Saver over
+  // Adds the initializer, the reads, the epoch count's assignment and the Saver over
   // `model_variables`, the optimizer's variables and the counters, in
   // `root` (whose error it returns).
   absl::Status Finish(const Scope& root, const std::vector<Variable>& model_variables,
@@ -48,17 +48,21 @@ class TrainingState {
   absl::StatusOr<Start> RestoreOrInitialize(const ClientSession& session,
                                             const std::string& checkpoint_dir) const;
 
-  // Adds one to the epoch count; reads the global step.
-  absl::Status FinishEpoch(const ClientSession& session) const;
+  // Sets the count of finished epochs: idempotent, so a call that runs again
+  // after a ps restore leaves the same count.
+  absl::Status SetEpochsDone(const ClientSession& session, int64_t epochs) const;
   absl::StatusOr<int64_t> ReadStep(const ClientSession& session) const;
   // Writes a checkpoint at `step` into `dir`.
   // The prefix of the checkpoint written.
   absl::StatusOr<std::string> Save(const ClientSession& session, const std::string& dir,
                                    int64_t step) const;
+  // The Saver over every variable, for a save in phases (saver.h).
+  Saver* saver() const { return saver_.get(); }
 
  private:
   Variable global_step_, epoch_;
-  Operation init_, next_epoch_;
+  Operation init_, set_epochs_;
+  Output epochs_done_;  // int64 placeholder: what set_epochs_ assigns
   Output read_step_, read_epoch_;
   std::unique_ptr<Saver> saver_;
 };

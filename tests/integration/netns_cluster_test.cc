@@ -247,8 +247,11 @@ TEST_F(NetnsClusterTest, MainJobRidesThroughFivePercentPacketLoss) {
 // The ps host's task dies twice (SIGKILL) and whatever runs it on a real
 // cluster starts it again at its address a second later, empty: each time
 // the coordinator stops dispatch, waits for it, the chief restores the last
-// checkpoint onto it, and training resumes losing at most one checkpoint
-// interval.
+// checkpoint onto it, and training resumes. Each restore loses what ran
+// since the newest checkpoint listed; the kills come right after a progress
+// line, which here follows a snapshot at once, so the write of that
+// snapshot may still be in flight and die with the ps (one interval more
+// for that restore; docs/training.md states the bound).
 TEST_F(NetnsClusterTest, PsKilledTwiceIsRestoredFromItsCheckpoints) {
   ASSERT_TRUE(StartServers(/*tf_config=*/false));
   constexpr int kInterval = 50;
@@ -284,7 +287,9 @@ TEST_F(NetnsClusterTest, PsKilledTwiceIsRestoredFromItsCheckpoints) {
   std::cerr << j.dump() << "\n";
   EXPECT_EQ(j["ps_recoveries"], 2);
   EXPECT_EQ(j["ps_failures"], 2);
-  EXPECT_LE(j["steps_lost"].get<int>(), kInterval);
+  // One interval per kill for a write it took with it, and the steps
+  // between the snapshots and the kills (the harness reacts within a few).
+  EXPECT_LE(j["steps_lost"].get<int>(), (kills + 1) * kInterval);
   EXPECT_GE(j["checkpoints"].get<int>(), 2);
   EXPECT_EQ(j["steps"], 2 * 938);
   EXPECT_GE(j["test_accuracy"].get<double>(), 0.85);

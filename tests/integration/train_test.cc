@@ -361,7 +361,8 @@ TEST_F(TrainTest, StatusPortServesThePageJsonAndMetricsWhileTraining) {
   EXPECT_GE(variable_bytes, 784 * 4 * 10);
   EXPECT_GT(moved, 0);
   EXPECT_GT(ps_rate, 0) << statuses.size() << " readings, the last: " << s["ps"] << s["workers"];
-  EXPECT_GT(worker_rate, 0) << statuses.size() << " readings, the last: " << s["ps"] << s["workers"];
+  EXPECT_GT(worker_rate, 0) << statuses.size() << " readings, the last: " << s["ps"]
+                            << s["workers"];
   EXPECT_GE(final_metrics.at("distflow_ps_variables{task=\"0\"}"), 4);
   EXPECT_GT(final_metrics.at("distflow_ps_tensor_bytes_total{task=\"0\",direction=\"sent\"}"), 0);
   EXPECT_FALSE(s["history"].empty());
@@ -693,6 +694,43 @@ TEST_F(TrainTest, LargeWeightsAreSplitOverThePsTasks) {
   const distflow::BundleEntryProto* part1 = (*reader)->Find("mlp/hidden/kernel/part_1");
   ASSERT_TRUE(part0 != nullptr && part1 != nullptr);
   EXPECT_NE(part0->shard_id(), part1->shard_id());
+}
+
+// Checkpoints within the epoch are snapshots written in the background:
+// each ps writes its shard from its snapshot, one index names them, they
+// are listed oldest first before the end-of-epoch save, and each holds the
+// global step of its snapshot: at least the step it is named after (the
+// results the chief had taken), more when the worker ran ahead of them.
+TEST_F(TrainTest, CheckpointsWithinTheEpochAreWrittenInTheBackground) {
+  const std::string ckpt = (dir_ / "ckpt").string();
+  Outcome o = RunTrain({"--ps", "2", "--workers", "1", "--epochs", "1", "--train-limit", "3200",
+                        "--test-limit", "500", "--min-shard-bytes", "200000", "--checkpoint-dir",
+                        ckpt, "--checkpoint-every-steps", "20", "--output", "json"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json j = LastJson(o.out);
+  EXPECT_EQ(j["steps"], 50);
+  EXPECT_EQ(j["checkpoints"], 2);
+  std::ifstream index(ckpt + "/checkpoint");
+  const std::string listed((std::istreambuf_iterator<char>(index)), {});
+  EXPECT_EQ(listed, "model_checkpoint_path: \"" + ckpt + "/model.ckpt-50\"\n" +
+                        "all_model_checkpoint_paths: \"" + ckpt + "/model.ckpt-20\"\n" +
+                        "all_model_checkpoint_paths: \"" + ckpt + "/model.ckpt-40\"\n" +
+                        "all_model_checkpoint_paths: \"" + ckpt + "/model.ckpt-50\"\n");
+  int64_t previous = 0;
+  for (int step : {20, 40}) {
+    const std::string prefix = ckpt + "/model.ckpt-" + std::to_string(step);
+    EXPECT_TRUE(std::filesystem::exists(prefix + ".data-00000-of-00002"));
+    EXPECT_TRUE(std::filesystem::exists(prefix + ".data-00001-of-00002"));
+    EXPECT_FALSE(std::filesystem::exists(prefix + "_temp"));
+    auto reader = distflow::BundleReader::Open(prefix);
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    absl::StatusOr<distflow::Tensor> global_step =
+        (*reader)->Read("global_step", distflow::DT_INT64);
+    ASSERT_TRUE(global_step.ok()) << global_step.status();
+    EXPECT_GE(global_step->scalar<int64_t>(), std::max<int64_t>(step, previous));
+    EXPECT_LE(global_step->scalar<int64_t>(), 50);
+    previous = global_step->scalar<int64_t>();
+  }
 }
 
 TEST_F(TrainTest, RestartedPsResumesFromTheCheckpoint) {

@@ -19,6 +19,7 @@
 #include "distflow/core/status.h"
 #include "distflow/framework/device_name_utils.h"
 #include "distflow/framework/tensor_bundle.h"
+#include "distflow/training/variable.h"
 
 namespace distflow {
 namespace {
@@ -27,6 +28,11 @@ using ops::internal::BuildOp;
 
 constexpr char kIndexFile[] = "checkpoint";
 constexpr char kPrefixBase[] = "model.ckpt-";
+
+// The prefix of the checkpoint of `global_step` in `dir`.
+std::string PrefixOf(const std::string& dir, int64_t global_step) {
+  return absl::StrCat(dir, "/", kPrefixBase, global_step);
+}
 
 // Where shard i of n saves before the merge (TensorFlow's ShardedFilename).
 std::string TempShardPrefix(const std::string& prefix, size_t i, size_t n) {
@@ -201,13 +207,25 @@ Saver::Saver(const Scope& scope, std::vector<Variable> variables, int max_to_kee
     const Scope sc = scope_.WithDevice(shard.device);
     std::vector<std::string> names;
     std::vector<DataType> dtypes;
-    OutputList values;
+    OutputList values, snapshot_values;
     for (int v : shard.vars) {
-      names.push_back(variables_[v].name);
-      dtypes.push_back(variables_[v].dtype);
-      Node* read = BuildOp(sc, "ReadVariableOp", {Input(variables_[v].handle)},
-                           {{"dtype", variables_[v].dtype}});
+      const Variable& var = variables_[v];
+      names.push_back(var.name);
+      dtypes.push_back(var.dtype);
+      Node* read = BuildOp(sc, "ReadVariableOp", {Input(var.handle)}, {{"dtype", var.dtype}});
       values.push_back(Output(read, 0));
+      // The snapshot lives beside its variable; its initializer assigns the
+      // value read, sharing the buffer (copy-on-write, see the header).
+      const Scope at_var = scope_.NewSubScope("snapshot")
+                               .WithDevice(shard.device)
+                               .ColocateWith(Operation(var.handle.node()));
+      const distflow::Variable snapshot(at_var.WithOpName(var.name), Output(read, 0));
+      if (snapshot.handle().node() == nullptr) return;  // the error is in the scope
+      take_snapshot_.push_back(snapshot.initializer());
+      snapshot_values.push_back(snapshot.Read(at_var));
+      release_snapshot_.push_back(
+          Operation(BuildOp(at_var, "DestroyResourceOp", {Input(snapshot.handle())},
+                            {{"ignore_lookup_error", true}})));
     }
     Tensor names_t(DT_STRING, TensorShape({static_cast<int64_t>(names.size())}));
     Tensor slices_t(DT_STRING, TensorShape({static_cast<int64_t>(names.size())}));
@@ -216,16 +234,24 @@ Saver::Saver(const Scope& scope, std::vector<Variable> variables, int max_to_kee
     auto names_c = ops::Const(sc, names_t);
     auto slices_c = ops::Const(sc, slices_t);
     shard.save = ops::SaveV2(sc, shard.prefix, names_c, slices_c, values).operation;
+    shard.save_snapshot =
+        ops::SaveV2(sc, shard.prefix, names_c, slices_c, snapshot_values).operation;
     shard.restored = ops::RestoreV2(sc, shard.prefix, names_c, slices_c, dtypes).tensors;
   }
-  std::vector<Operation> saves;
-  for (const Shard& shard : shards_) saves.push_back(shard.save);
+  std::vector<Operation> saves, snapshot_saves;
+  for (const Shard& shard : shards_) {
+    saves.push_back(shard.save);
+    snapshot_saves.push_back(shard.save_snapshot);
+  }
   const Scope merge_scope = scope_.WithDevice(shards_.empty() ? "" : shards_[0].device);
   merge_inputs_ = ops::Placeholder(merge_scope.WithOpName("shard_prefixes"), DT_STRING);
   merge_dest_ = ops::Placeholder(merge_scope.WithOpName("checkpoint_prefix"), DT_STRING);
   merge_ = ops::MergeV2Checkpoints(merge_scope.WithControlDependencies(saves), merge_inputs_,
                                    merge_dest_)
                .operation;
+  merge_snapshot_ = ops::MergeV2Checkpoints(merge_scope.WithControlDependencies(snapshot_saves),
+                                            merge_inputs_, merge_dest_)
+                        .operation;
   for (size_t v = 0; v < variables_.size(); ++v) {
     const Node* n = variables_[v].handle.node();
     const Scope sc = scope_.WithDevice(n == nullptr ? "" : n->requested_device());
@@ -247,15 +273,15 @@ int64_t Saver::StepOfCheckpoint(const std::string& prefix) {
   return step;
 }
 
-absl::StatusOr<std::string> Saver::Save(const ClientSession& session, const std::string& dir,
-                                        int64_t global_step) {
+absl::StatusOr<std::string> Saver::WriteShards(const ClientSession& session, const Operation& merge,
+                                               const std::string& dir, int64_t global_step) {
   DF_RETURN_IF_ERROR(scope_.status());
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return errors::Internal("cannot create checkpoint directory '", dir, "': ", ec.message());
-  const std::string prefix = absl::StrCat(dir, "/", kPrefixBase, global_step);
+  const std::string prefix = PrefixOf(dir, global_step);
   // Read first: a damaged index stops the save before any shard is written.
-  DF_ASSIGN_OR_RETURN(std::vector<std::string> paths, ReadIndex(dir));
+  DF_RETURN_IF_ERROR(ReadIndex(dir).status());
   ClientSession::FeedType feeds;
   Tensor parts(DT_STRING, TensorShape({static_cast<int64_t>(shards_.size())}));
   for (size_t s = 0; s < shards_.size(); ++s) {
@@ -266,8 +292,12 @@ absl::StatusOr<std::string> Saver::Save(const ClientSession& session, const std:
   feeds.emplace(merge_inputs_, Input::Initializer(parts));
   feeds.emplace(merge_dest_, Input::Initializer(prefix));
   std::vector<Tensor> unused;
-  DF_RETURN_IF_ERROR(session.Run(feeds, {}, {merge_}, &unused));
+  DF_RETURN_IF_ERROR(session.Run(feeds, {}, {merge}, &unused));
+  return prefix;
+}
 
+absl::Status Saver::Commit(const std::string& dir, const std::string& prefix) {
+  DF_ASSIGN_OR_RETURN(std::vector<std::string> paths, ReadIndex(dir));
   paths.erase(std::remove(paths.begin(), paths.end(), prefix), paths.end());
   paths.push_back(prefix);
   std::vector<std::string> dropped;
@@ -280,6 +310,7 @@ absl::StatusOr<std::string> Saver::Save(const ClientSession& session, const std:
     absl::StrAppend(&index, "all_model_checkpoint_paths: \"", p, "\"\n");
   DF_RETURN_IF_ERROR(WriteStringToFileAtomic(absl::StrCat(dir, "/", kIndexFile), index));
   // Old checkpoints go only after the index stops naming them.
+  std::error_code ec;
   for (const std::string& old : dropped) {
     const std::filesystem::path p(old);
     for (const auto& entry : std::filesystem::directory_iterator(p.parent_path(), ec)) {
@@ -290,7 +321,34 @@ absl::StatusOr<std::string> Saver::Save(const ClientSession& session, const std:
       }
     }
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Saver::Save(const ClientSession& session, const std::string& dir,
+                                        int64_t global_step) {
+  DF_ASSIGN_OR_RETURN(std::string prefix, WriteShards(session, merge_, dir, global_step));
+  DF_RETURN_IF_ERROR(Commit(dir, prefix));
   return prefix;
+}
+
+absl::Status Saver::Snapshot(const ClientSession& session) {
+  DF_RETURN_IF_ERROR(scope_.status());
+  return session.Run({}, {}, take_snapshot_, nullptr);
+}
+
+absl::StatusOr<std::string> Saver::WriteSnapshot(const ClientSession& session,
+                                                 const std::string& dir, int64_t global_step) {
+  const std::string prefix = PrefixOf(dir, global_step);
+  DF_ASSIGN_OR_RETURN(std::vector<std::string> listed, ReadIndex(dir));
+  if (std::find(listed.begin(), listed.end(), prefix) != listed.end()) {
+    return errors::AlreadyExists("checkpoint '", prefix,
+                                 "' is listed in the index already; it is kept as it is");
+  }
+  absl::StatusOr<std::string> written = WriteShards(session, merge_snapshot_, dir, global_step);
+  // Best effort: a snapshot not released goes with the next Snapshot or
+  // with its task (a failed write usually means a task is gone).
+  session.Run({}, {}, release_snapshot_, nullptr).IgnoreError();
+  return written;
 }
 
 absl::StatusOr<std::string> Saver::LatestCheckpoint(const std::string& dir) {
