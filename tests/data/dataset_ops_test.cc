@@ -23,7 +23,7 @@ using ::testing::HasSubstr;
 
 // Runs the iterator's initializer, then GetNext until OutOfRange; returns
 // every element's tensors.
-std::vector<std::vector<Tensor>> Drain(const Scope& scope, const ClientSession& session,
+std::vector<std::vector<Tensor>> Drain(const Scope& /*scope*/, const ClientSession& session,
                                        const DatasetIterator& it, int max_elements = 10000) {
   std::vector<std::vector<Tensor>> out;
   absl::Status s = session.Run({}, {}, {it.initializer}, nullptr);

@@ -94,7 +94,9 @@ TEST_F(GraphToFunctionTest, ArgumentsNodesAndOutputsInTheFunctionForm) {
   const NodeDef* sum = nullptr;
   for (const NodeDef& n : f->node_def()) {
     if (n.name() == "sum") sum = &n;
-    if (n.name() == "parts") EXPECT_THAT(n.input(), ::testing::ElementsAre("arg0"));
+    if (n.name() == "parts") {
+      EXPECT_THAT(n.input(), ::testing::ElementsAre("arg0"));
+    }
   }
   ASSERT_NE(sum, nullptr);
   EXPECT_THAT(sum->input(), ::testing::ElementsAre("parts:output:1", "arg1", "^gate"));

@@ -36,7 +36,7 @@ NodeDef WithVersionSemantics(const NodeDef& def, int producer) {
   return out;
 }
 
-absl::Status Build(const GraphConstructorOptions& opts, const GraphDef& gdef, Graph* g) {
+absl::Status Build(const GraphConstructorOptions& /*opts*/, const GraphDef& gdef, Graph* g) {
   if (gdef.has_library()) DF_RETURN_IF_ERROR(g->set_library(gdef.library()));
   // A graph without versions is from before versions were written.
   const int producer = gdef.has_versions() ? gdef.versions().producer() : 0;
