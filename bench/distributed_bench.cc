@@ -52,43 +52,27 @@
 #include "distflow/distributed_runtime/verbs/shm_provider.h"
 #include "distflow/graph/graph_io.h"
 #include "distflow/worker_service.grpc.pb.h"
+#include "launcher/server_child.h"
 
 namespace distflow {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Child {
-  pid_t pid = -1;
-  int port = 0;
-};
+using Child = ServerChild;
 
+// A `distflow server` task, started as the program's own launchers start
+// one (launcher/server_child.h); pid -1 when it did not start.
 Child StartServer(const char* binary, const std::string& cluster, const std::string& job, int task,
                   const std::string& protocol, const std::string& side_channel) {
-  int fds[2];
-  if (pipe(fds) != 0) return {};
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(fds[1], STDOUT_FILENO);
-    close(fds[0]);
-    close(fds[1]);
-    const std::string t = std::to_string(task);
-    execl(binary, binary, "server", "--cluster", cluster.c_str(), "--job", job.c_str(), "--task",
-          t.c_str(), "--protocol", protocol.c_str(), "--tensor-side-channel", side_channel.c_str(),
-          static_cast<char*>(nullptr));
-    _exit(127);
+  absl::StatusOr<ServerChild> child = SpawnServer(
+      binary, {"server", "--cluster", cluster, "--job", job, "--task", std::to_string(task),
+               "--protocol", protocol, "--tensor-side-channel", side_channel});
+  if (!child.ok()) {
+    std::fprintf(stderr, "%s\n", child.status().ToString().c_str());
+    return {};
   }
-  close(fds[1]);
-  Child c;
-  c.pid = pid;
-  FILE* f = fdopen(fds[0], "r");
-  char line[256] = {0};
-  if (fgets(line, sizeof(line), f) != nullptr) {
-    std::string s(line);
-    absl::SimpleAtoi(absl::StripAsciiWhitespace(s.substr(s.rfind(':') + 1)), &c.port);
-  }
-  fclose(f);
-  return c;
+  return *child;
 }
 
 void Stop(Child& c) {
