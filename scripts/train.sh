@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x build/release/tools/distflow ]; then
-  echo "train: building distflow (a first build takes about 25 minutes on 2 cores;" \
+  echo "train: building distflow (a first build takes under 13 minutes on 2 cores;" \
     "later ones only rebuild what changed)" >&2
 fi
 bash scripts/build.sh --target distflow >&2
