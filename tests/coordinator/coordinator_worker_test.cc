@@ -4,10 +4,6 @@
 // counters and queue — what the narrow interface promises.
 #include "distflow/coordinator/coordinator_worker.h"
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,18 +23,6 @@ namespace distflow {
 namespace {
 
 using ::testing::HasSubstr;
-
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // y = x + 1, and `bad` = x reshaped to [2], which fails for a scalar x (an
 // error of the function's own).
@@ -166,22 +150,23 @@ class TestHost : public WorkerHost {
 
 class CoordinatorWorkerTest : public ::testing::Test {
  protected:
-  // Starts ps task 0 and worker task 0 in this process; the options name
-  // them.
+  // Starts ps task 0 and worker task 0 in this process, each on a port of
+  // its own choosing; the options name them.
   CoordinatorOptions StartServers() {
-    const std::string ps = absl::StrCat("127.0.0.1:", FreePort());
-    worker_address_ = absl::StrCat("127.0.0.1:", FreePort());
-    const std::string cluster = absl::StrCat("ps=", ps, ";worker=", worker_address_);
+    std::vector<std::string> addresses;
     for (const char* job : {"ps", "worker"}) {
-      absl::StatusOr<ServerDef> def = MakeServerDef(cluster, job, 0);
+      absl::StatusOr<ServerDef> def = MakeServerDef(absl::StrCat(job, "=127.0.0.1:0"), job, 0);
       EXPECT_TRUE(def.ok()) << def.status();
       absl::StatusOr<std::unique_ptr<GrpcServer>> server = GrpcServer::Create(*def);
       EXPECT_TRUE(server.ok()) << server.status();
       EXPECT_TRUE((*server)->Start().ok());
+      addresses.push_back(absl::StrCat("127.0.0.1:", (*server)->bound_port()));
       servers_.push_back(*std::move(server));
     }
+    worker_address_ = addresses[1];
     CoordinatorOptions o;
-    o.cluster = MakeServerDef(cluster, "ps", 0)->cluster();
+    o.cluster = MakeServerDef(absl::StrCat("ps=", addresses[0], ";worker=", addresses[1]), "ps", 0)
+                    ->cluster();
     o.call_timeout = absl::Seconds(20);
     o.max_inflight_closures = 2;
     return o;
@@ -248,7 +233,10 @@ TEST_F(CoordinatorWorkerTest, AWorkerThatNeverAnswersFailsTheHostsQueueAtTheStar
   o.recovery_backoff_min = absl::Milliseconds(20);
   o.recovery_backoff_max = absl::Milliseconds(50);
   TestHost host(std::move(o));
-  const std::string nobody = absl::StrCat("127.0.0.1:", FreePort());
+  // A port nothing listens on: the ps server's, once it is gone.
+  const std::string nobody = absl::StrCat("127.0.0.1:", servers_[0]->bound_port());
+  servers_[0]->Stop();
+  servers_[0].reset();
   CoordinatorWorker worker(&host, 0, nobody, WorkerOrigin::kCluster);
   worker.Start();
   // The worker never takes the closure; the startup failure ends it.
