@@ -1,6 +1,5 @@
-// `distflow demo` (and the standalone `linear_regression` program): starts a
-// local cluster of ps and worker server processes on loopback, trains the
-// linear regression of trainer.h on it, shows progress (a progress bar on a
+// `distflow demo`: starts a local cluster of ps and worker server processes
+// on loopback, trains the linear regression of trainer.h on it, shows progress (a progress bar on a
 // terminal, plain lines otherwise), checkpoints, resumes from the latest
 // checkpoint when run again, and ends with a summary — with --output json
 // the last line is {"mode","steps","loss","weight","bias","seconds"}.
