@@ -26,6 +26,11 @@ class TestCpuDevice : public DeviceBase {
 
 }  // namespace
 
+DeviceBase* TestDevice() {
+  static TestCpuDevice* device = new TestCpuDevice;
+  return device;
+}
+
 absl::StatusOr<std::vector<Tensor>> RunKernel(const std::string& op,
                                               const std::vector<Tensor>& inputs,
                                               const std::vector<KernelAttr>& attrs) {
@@ -54,7 +59,7 @@ absl::StatusOr<std::vector<Tensor>> RunKernel(const std::string& op,
   InferenceContext ic(def, reg->op_def, in_types, out_types, shapes, values);
   DF_RETURN_IF_ERROR(reg->shape_fn(&ic));
 
-  static TestCpuDevice* device = new TestCpuDevice;
+  DeviceBase* device = TestDevice();
   DF_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
                       KernelRegistry::Global()->CreateKernel(device, def));
   // Inputs are copies, so the kernel may forward buffers it holds alone.

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "distflow/framework/attr_value_util.h"
+#include "distflow/framework/device_base.h"
 #include "distflow/framework/tensor.h"
 #include "gtest/gtest.h"
 
@@ -36,6 +37,10 @@ struct KernelAttr {
 absl::StatusOr<std::vector<Tensor>> RunKernel(const std::string& op,
                                               const std::vector<Tensor>& inputs,
                                               const std::vector<KernelAttr>& attrs = {});
+
+// The CPU device RunKernel builds its kernels on (two intra-op threads),
+// for tests that build and call a kernel themselves.
+DeviceBase* TestDevice();
 
 // A tensor of `shape` with `values` (row-major).
 template <typename T>

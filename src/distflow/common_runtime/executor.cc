@@ -258,6 +258,18 @@ void Executor::StepState::AsyncDone(AsyncState* state, ReadyQueue* inline_ready)
   }
 }
 
+namespace {
+
+// A value in the node's own input slot, which ClearInputs drops after the
+// kernel: the kernel may move it into an output.
+TensorValue OwnedValue(Tensor* t) {
+  TensorValue v(t);
+  v.owned = true;
+  return v;
+}
+
+}  // namespace
+
 absl::Status Executor::StepState::PrepareInputs(const NodeItem& item, IterationState* iter,
                                                 InputVector* inputs, bool* is_input_dead) {
   inputs->resize(item.num_inputs);
@@ -275,7 +287,7 @@ absl::Status Executor::StepState::PrepareInputs(const NodeItem& item, IterationS
       } else if (entries[i].ref_mu != nullptr) {
         (*inputs)[i] = TensorValue(entries[i].ref_mu, entries[i].ref);
       } else {
-        (*inputs)[i] = TensorValue(&entries[i].value);
+        (*inputs)[i] = OwnedValue(&entries[i].value);
       }
     }
     return absl::OkStatus();
@@ -290,8 +302,8 @@ absl::Status Executor::StepState::PrepareInputs(const NodeItem& item, IterationS
       *is_input_dead |= e.is_dead;
       // A Const's output is never dead and never forwarded (see
       // NodeItem::const_output).
-      (*inputs)[i] =
-          TensorValue(e.const_value != nullptr ? const_cast<Tensor*>(e.const_value) : &e.value);
+      (*inputs)[i] = e.const_value != nullptr ? TensorValue(const_cast<Tensor*>(e.const_value))
+                                              : OwnedValue(&e.value);
     }
   }
   for (; i < item.num_inputs; ++i) {
@@ -327,7 +339,7 @@ absl::Status Executor::StepState::PrepareInputs(const NodeItem& item, IterationS
       return errors::Internal(NodePrefix(*item.node), "input ", i,
                               " expects a reference but got a value");
     }
-    (*inputs)[i] = TensorValue(&e.value);
+    (*inputs)[i] = OwnedValue(&e.value);
   }
   return absl::OkStatus();
 }

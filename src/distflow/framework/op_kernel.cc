@@ -29,11 +29,6 @@ void AsyncOpKernel::Compute(OpKernelContext* ctx) {
   n.WaitForNotification();
 }
 
-OpKernelContext::OpKernelContext(Params* params)
-    : params_(params), outputs_(params->op_kernel->num_outputs()) {}
-
-OpKernelContext::~OpKernelContext() = default;
-
 absl::Status OpKernelContext::allocate_output(int i, const TensorShape& shape, Tensor** out) {
   Output& o = outputs_[i];
   Tensor t;
@@ -58,6 +53,8 @@ absl::Status OpKernelContext::forward_input_or_allocate_output(
       continue;
     }
     Output& o = outputs_[i];
+    // Shared, not moved, even from an owned input: the kernel still reads
+    // its inputs after this returns.
     o.value = Tensor();
     o.value.CopyFrom(t, shape);
     o.ref = nullptr;
@@ -73,14 +70,6 @@ absl::Status OpKernelContext::allocate_temp(DataType dtype, const TensorShape& s
   return Tensor::Allocate(dtype, shape, out, op_kernel().name());
 }
 
-void OpKernelContext::set_output(int i, Tensor t) {
-  Output& o = outputs_[i];
-  o.value = std::move(t);
-  o.ref = nullptr;
-  o.ref_mu = nullptr;
-  o.set = true;
-}
-
 void OpKernelContext::set_output_ref(int i, absl::Mutex* mu, Tensor* t) {
   Output& o = outputs_[i];
   o.value = Tensor();
@@ -93,11 +82,15 @@ void OpKernelContext::forward_ref_input_to_ref_output(int in, int out) {
   set_output_ref(out, params_->inputs[in].mutex_if_ref, params_->inputs[in].tensor);
 }
 
-TensorValue OpKernelContext::output_value(int i) {
-  Output& o = outputs_[i];
-  if (!o.set) return TensorValue();
-  if (o.ref) return TensorValue(o.ref_mu, o.ref);
-  return TensorValue(&o.value);
+void OpKernelContext::forward_input_to_output(int in, int out) {
+  const TensorValue& v = params_->inputs[in];
+  if (v.is_ref()) {
+    set_output_ref(out, v.mutex_if_ref, v.tensor);
+  } else if (v.owned) {
+    set_output(out, std::move(*v.tensor));
+  } else {
+    set_output(out, *v.tensor);
+  }
 }
 
 }  // namespace distflow

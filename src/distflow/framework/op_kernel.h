@@ -41,6 +41,10 @@ struct TensorValue {
 
   Tensor* tensor = nullptr;
   absl::Mutex* mutex_if_ref = nullptr;
+  // True when the tensor is a value held for this one kernel alone and
+  // dropped after it runs (the executor's input slot): the context may move
+  // it into an output instead of sharing it (forward_input_to_output).
+  bool owned = false;
 };
 
 // The loop frame and iteration a tensor belongs to; (0, 0) outside loops.
@@ -164,8 +168,8 @@ class OpKernelContext {
     const std::function<void(std::function<void()>)>* runner = nullptr;
   };
 
-  explicit OpKernelContext(Params* params);
-  ~OpKernelContext();
+  explicit OpKernelContext(Params* params)
+      : params_(params), outputs_(params->op_kernel->num_outputs()) {}
 
   Params* params() const { return params_; }
   OpKernel& op_kernel() const { return *params_->op_kernel; }
@@ -203,7 +207,18 @@ class OpKernelContext {
                                                 const TensorShape& shape, Tensor** out);
   absl::Status allocate_temp(DataType dtype, const TensorShape& shape, Tensor* out);
   // Sets output i to `t` (sharing its buffer).
-  void set_output(int i, Tensor t);
+  void set_output(int i, Tensor t) {
+    Output& o = outputs_[i];
+    o.value = std::move(t);
+    o.ref = nullptr;
+    o.ref_mu = nullptr;
+    o.set = true;
+  }
+  // Output `out` is input `in`: the same reference for a ref input, the same
+  // buffer for a value, moved without touching its count when the input is
+  // owned (TensorValue::owned). Input `in` may be empty afterwards: the
+  // kernel reads it no more.
+  void forward_input_to_output(int in, int out);
   // Makes output i a reference to `t`, guarded by `mu`.
   void set_output_ref(int i, absl::Mutex* mu, Tensor* t);
   // Passes ref input `in` through as ref output `out`.
@@ -212,7 +227,12 @@ class OpKernelContext {
   // The value produced for output i (nullptr when the kernel did not set it).
   Tensor* mutable_output(int i) { return outputs_[i].set ? outputs_[i].tensor() : nullptr; }
   // Output i as the executor consumes it (ref outputs keep their mutex).
-  TensorValue output_value(int i);
+  TensorValue output_value(int i) {
+    Output& o = outputs_[i];
+    if (!o.set) return TensorValue();
+    if (o.ref) return TensorValue(o.ref_mu, o.ref);
+    return TensorValue(&o.value);
+  }
   bool output_is_set(int i) const { return outputs_[i].set; }
 
   void SetStatus(const absl::Status& s) {

@@ -21,12 +21,7 @@ class SwitchOp : public OpKernel {
           errors::InvalidArgument("pred must be a scalar, got shape ", pred.shape().DebugString()));
       return;
     }
-    const int out = pred.scalar<bool>() ? 1 : 0;
-    if (ctx->input_is_ref(0)) {
-      ctx->forward_ref_input_to_ref_output(0, out);
-    } else {
-      ctx->set_output(out, ctx->input(0));
-    }
+    ctx->forward_input_to_output(0, pred.scalar<bool>() ? 1 : 0);
   }
 };
 
@@ -37,11 +32,7 @@ class MergeOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     for (int i = 0; i < ctx->num_inputs(); ++i) {
       if (!ctx->has_input(i)) continue;
-      if (ctx->input_is_ref(i)) {
-        ctx->forward_ref_input_to_ref_output(i, 0);
-      } else {
-        ctx->set_output(0, ctx->input(i));
-      }
+      ctx->forward_input_to_output(i, 0);
       ctx->set_output(1, Tensor::Scalar<int32_t>(i));
       return;
     }
@@ -54,13 +45,7 @@ class ForwardOp : public OpKernel {
  public:
   explicit ForwardOp(OpKernelConstruction* ctx) : OpKernel(ctx) { set_expensive(false); }
 
-  void Compute(OpKernelContext* ctx) override {
-    if (ctx->input_is_ref(0)) {
-      ctx->forward_ref_input_to_ref_output(0, 0);
-    } else {
-      ctx->set_output(0, ctx->input(0));
-    }
-  }
+  void Compute(OpKernelContext* ctx) override { ctx->forward_input_to_output(0, 0); }
 };
 
 class LoopCondOp : public OpKernel {

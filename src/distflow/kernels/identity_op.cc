@@ -10,7 +10,7 @@ class IdentityOp : public OpKernel {
   explicit IdentityOp(OpKernelConstruction* ctx) : OpKernel(ctx) { set_expensive(false); }
 
   void Compute(OpKernelContext* ctx) override {
-    for (int i = 0; i < ctx->num_inputs(); ++i) ctx->set_output(i, ctx->input(i));
+    for (int i = 0; i < ctx->num_inputs(); ++i) ctx->forward_input_to_output(i, i);
   }
 };
 
