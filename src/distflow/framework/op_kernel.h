@@ -206,14 +206,11 @@ class OpKernelContext {
   absl::Status forward_input_or_allocate_output(std::initializer_list<int> candidates, int i,
                                                 const TensorShape& shape, Tensor** out);
   absl::Status allocate_temp(DataType dtype, const TensorShape& shape, Tensor* out);
-  // Sets output i to `t` (sharing its buffer).
-  void set_output(int i, Tensor t) {
-    Output& o = outputs_[i];
-    o.value = std::move(t);
-    o.ref = nullptr;
-    o.ref_mu = nullptr;
-    o.set = true;
-  }
+  // Sets output i to `t` (sharing its buffer; taking it when moved in, with
+  // no temporary between: a tensor's move is a few stores the next load
+  // would wait on).
+  void set_output(int i, const Tensor& t) { SetValue(i) = t; }
+  void set_output(int i, Tensor&& t) { SetValue(i) = std::move(t); }
   // Output `out` is input `in`: the same reference for a ref input, the same
   // buffer for a value, moved without touching its count when the input is
   // owned (TensorValue::owned). Input `in` may be empty afterwards: the
@@ -248,6 +245,15 @@ class OpKernelContext {
     bool set = false;
     Tensor* tensor() { return ref ? ref : &value; }
   };
+
+  // Output i, marked set and not a reference, for its value to be assigned.
+  Tensor& SetValue(int i) {
+    Output& o = outputs_[i];
+    o.ref = nullptr;
+    o.ref_mu = nullptr;
+    o.set = true;
+    return o.value;
+  }
 
   Params* params_;
   absl::InlinedVector<Output, 4> outputs_;
