@@ -474,8 +474,11 @@ absl::StatusOr<ClusterTrainResult> TrainOnCluster(
         window_examples += n;
         examples += n;
         // Right after the step that crosses the interval, so that a restore
-        // loses at most one interval.
-        DF_RETURN_IF_ERROR(periodic_save());
+        // loses at most one interval. Not on the epoch's last result: the
+        // end-of-epoch save comes next and writes that step, epoch count
+        // included; a snapshot there too would be written over in place, its
+        // index and data out of step for as long as the rewrite took.
+        if (epoch_closures < closures_per_epoch) DF_RETURN_IF_ERROR(periodic_save());
       }
       // At most one report per call: results arrive in bursts (after Join,
       // or after Schedule waited on a full queue), and a report's rate

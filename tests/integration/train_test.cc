@@ -696,6 +696,27 @@ TEST_F(TrainTest, LargeWeightsAreSplitOverThePsTasks) {
   EXPECT_NE(part0->shard_id(), part1->shard_id());
 }
 
+// An interval that ends on the epoch's last step leaves that step to the
+// end-of-epoch save: one checkpoint is written there, not a snapshot and then
+// the save over it in place.
+TEST_F(TrainTest, TheEpochsLastStepIsWrittenOnceByTheEndOfEpochSave) {
+  const std::string ckpt = (dir_ / "ckpt").string();
+  Outcome o = RunTrain({"--ps", "1", "--workers", "1", "--epochs", "1", "--train-limit", "3840",
+                        "--test-limit", "500", "--checkpoint-dir", ckpt, "--checkpoint-every-steps",
+                        "20", "--output", "json"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json j = LastJson(o.out);
+  EXPECT_EQ(j["steps"], 60);
+  // Background snapshots at steps 20 and 40 only.
+  EXPECT_EQ(j["checkpoints"], 2);
+  std::ifstream index(ckpt + "/checkpoint");
+  const std::string listed((std::istreambuf_iterator<char>(index)), {});
+  EXPECT_EQ(listed, "model_checkpoint_path: \"" + ckpt + "/model.ckpt-60\"\n" +
+                        "all_model_checkpoint_paths: \"" + ckpt + "/model.ckpt-20\"\n" +
+                        "all_model_checkpoint_paths: \"" + ckpt + "/model.ckpt-40\"\n" +
+                        "all_model_checkpoint_paths: \"" + ckpt + "/model.ckpt-60\"\n");
+}
+
 // Checkpoints within the epoch are snapshots written in the background:
 // each ps writes its shard from its snapshot, one index names them, they
 // are listed oldest first before the end-of-epoch save, and each holds the
