@@ -1,9 +1,8 @@
-// Helpers the benchmark programs share: the median of a sample and the
-// one-node graph whose step does no work.
+// Helpers the benchmark programs share: the median of a sample (median.h)
+// and the one-node graph whose step does no work.
 #ifndef DISTFLOW_BENCH_BENCH_UTIL_H_
 #define DISTFLOW_BENCH_BENCH_UTIL_H_
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -11,15 +10,10 @@
 #include "distflow/framework/node_def_util.h"
 #include "distflow/framework/tensor.h"
 #include "distflow/graph.pb.h"
+#include "median.h"
 
 namespace distflow {
 namespace bench {
-
-// REQUIRES: !v.empty().
-inline double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // A graph of one float scalar Const named "c" placed on `device`.
 inline GraphDef OneConstGraph(const std::string& device) {

@@ -19,7 +19,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +31,7 @@
 #include "grpcpp/generic/async_generic_service.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
+#include "median.h"
 
 namespace {
 
@@ -237,12 +237,6 @@ bool TimeTcp(int fd, size_t bytes, int reps, std::vector<double>* out) {
   return true;
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return -1;
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -307,7 +301,8 @@ int main(int argc, char** argv) {
            TimeTcp(fd, bytes, reps, &tcp);
     }
     if (ok) {
-      const double u = Median(unary), s = Median(stream), t = Median(tcp);
+      const double u = distflow::bench::Median(unary), s = distflow::bench::Median(stream),
+                   t = distflow::bench::Median(tcp);
       std::printf("%zu-byte message, round trip, medians of %d x %d (us)\n", bytes, rounds, reps);
       std::printf("  gRPC unary call             %8.1f\n", u);
       std::printf("  gRPC bidi stream message    %8.1f   (%.2f of unary)\n", s, s / u);
