@@ -21,24 +21,12 @@
 #include "distflow/graph/graph_io.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "loopback_socket.h"
 
 namespace distflow {
 namespace {
 
 using ::testing::HasSubstr;
-
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // y = (a x b) + a spread over three tasks; fetches m and y.
 constexpr char kGraph[] = R"pb(
@@ -154,7 +142,7 @@ class ClusterTest : public ::testing::Test {
   }
 
   absl::Status StartServers() {
-    const int p0 = FreePort(), p1 = FreePort(), p2 = FreePort();
+    const int p0 = test::FreePort(), p1 = test::FreePort(), p2 = test::FreePort();
     const std::string cluster =
         absl::StrCat("ps=127.0.0.1:", p0, ";worker=127.0.0.1:", p1, ",127.0.0.1:", p2);
     for (auto [job, task] : {std::pair<const char*, int>{"ps", 0}, {"worker", 0}, {"worker", 1}}) {

@@ -1,7 +1,8 @@
 // Two worker servers in this process on loopback: large tensors between
 // them move over the tensor side channel and arrive intact; small, string
-// and dead tensors stay on gRPC; either end with the side channel off falls
-// back to gRPC; a stranger on the side port changes nothing.
+// and dead tensors need no ticket; once a reply has named the producer's
+// side port, receives ask there by key; either end with the side channel
+// off falls back to gRPC; a stranger on the side port changes nothing.
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -19,21 +20,10 @@
 #include "distflow/graph/graph_io.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "loopback_socket.h"
 
 namespace distflow {
 namespace {
-
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // y = Identity(x) and bo = Identity(bi) cross from task 0 to task 1; s, a
 // string made on task 0, is echoed on task 1; m = Merge on task 1 of a
@@ -208,7 +198,7 @@ class SideChannelClusterTest : public ::testing::Test {
     for (int attempt = 0; attempt < 5; ++attempt) {
       servers_.clear();
       const std::string cluster =
-          absl::StrCat("worker=127.0.0.1:", FreePort(), ",127.0.0.1:", FreePort());
+          absl::StrCat("worker=127.0.0.1:", test::FreePort(), ",127.0.0.1:", test::FreePort());
       last = absl::OkStatus();
       for (int task : {0, 1}) {
         auto def = MakeServerDef(cluster, "worker", task);
@@ -286,7 +276,7 @@ TEST_F(SideChannelClusterTest, LargeBoolTensorCrosses) {
   EXPECT_EQ(std::memcmp(out[0].raw_data(), bi.raw_data(), bi.TotalBytes()), 0);
 }
 
-TEST_F(SideChannelClusterTest, SmallStringAndDeadTensorsStayOnGrpc) {
+TEST_F(SideChannelClusterTest, SmallStringAndDeadTensorsNeedNoTicket) {
   StartServers(true, true);
   auto session = NewClusterSession();
   const int64_t before = Served();
@@ -299,6 +289,31 @@ TEST_F(SideChannelClusterTest, SmallStringAndDeadTensorsStayOnGrpc) {
   EXPECT_EQ(out[1].scalar<float>(), 7.0f);  // the dead branch crossed as dead
   EXPECT_EQ(out[2].scalar<int32_t>(), 1);
   EXPECT_EQ(Served(), before);
+}
+
+TEST_F(SideChannelClusterTest, ReceivesGoByKeyOnceAReplyNamedThePort) {
+  StartServers(true, true);
+  auto session = NewClusterSession();
+  const SideChannelServer* side = servers_[0]->side_channel();
+  ASSERT_NE(side, nullptr);
+  // The first receive asks over gRPC; its reply names the side port.
+  ExpectPatternCrosses(session.get(), 1000);
+  const int64_t keyed = side->keyed_served();
+  for (int step = 0; step < 5; ++step) ExpectPatternCrosses(session.get(), 1000 + step);
+  EXPECT_EQ(side->keyed_served(), keyed + 5);
+  // Strings and dead tensors cross by key as well, intact.
+  std::vector<Tensor> out;
+  absl::Status s = session->Run({}, {"s", "m", "m:1"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(out[0].flat<std::string>()[0], "beside");
+  EXPECT_EQ(out[1].scalar<float>(), 7.0f);
+  EXPECT_EQ(out[2].scalar<int32_t>(), 1);
+  EXPECT_EQ(side->keyed_served(), keyed + 7);
+  // A large one asks by key and is fetched by ticket.
+  const int64_t served = Served();
+  ExpectPatternCrosses(session.get(), kLarge);
+  EXPECT_EQ(Served(), served + 1);
+  EXPECT_EQ(side->keyed_served(), keyed + 8);
 }
 
 TEST_F(SideChannelClusterTest, OffEverywhereIsAllGrpc) {
@@ -342,15 +357,7 @@ TEST_F(SideChannelClusterTest, StrangersOnTheSidePortGetNothing) {
   ASSERT_NE(side, nullptr);
   auto session = NewClusterSession();
   ExpectPatternCrosses(session.get(), kLarge);
-  auto dial = [&] {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = htons(static_cast<uint16_t>(side->port()));
-    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    return fd;
-  };
+  auto dial = [&] { return test::Dial(side->port()); };
   // Garbage.
   int fd = dial();
   const std::string junk(64, '\x7f');

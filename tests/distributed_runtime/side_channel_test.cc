@@ -25,6 +25,7 @@
 #include "distflow/worker.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "loopback_socket.h"
 
 namespace distflow {
 namespace {
@@ -180,20 +181,6 @@ std::unique_ptr<SideChannelServer> StartServer(SideChannelServer::Options option
   return s.ok() ? std::move(*s) : nullptr;
 }
 
-// A connected socket to 127.0.0.1:port (blocking), or -1.
-int Dial(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 // Reads until the peer closes; the bytes read. Gives up (returning what it
 // has, with *closed false) after 20 s so a bug cannot hang the test.
 std::string ReadUntilClosed(int fd, bool* closed) {
@@ -327,7 +314,7 @@ TEST(SideChannelServerTest, InventedTicketGetsNotFoundAndTheConnectionCloses) {
   const Tensor sent = Pattern(1 << 20);
   std::optional<SideChannelTicket> real = server->Offer(sent);
   ASSERT_TRUE(real.has_value());
-  const int fd = Dial(server->port());
+  const int fd = test::Dial(server->port());
   ASSERT_GE(fd, 0);
   SideChannelTicket invented = *real;
   invented[3] ^= 0x40;
@@ -364,7 +351,7 @@ TEST(SideChannelServerTest, GarbageAndSilenceCloseTheConnection) {
   ASSERT_TRUE(ticket.has_value());
 
   // Not our protocol: closed, nothing sent.
-  int fd = Dial(server->port());
+  int fd = test::Dial(server->port());
   ASSERT_GE(fd, 0);
   const std::string garbage = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
   ASSERT_EQ(send(fd, garbage.data(), garbage.size(), 0), static_cast<ssize_t>(garbage.size()));
@@ -374,7 +361,7 @@ TEST(SideChannelServerTest, GarbageAndSilenceCloseTheConnection) {
   close(fd);
 
   // Half a request, then silence: closed after the first-request timeout.
-  fd = Dial(server->port());
+  fd = test::Dial(server->port());
   ASSERT_GE(fd, 0);
   ASSERT_EQ(send(fd, "dfscREQ1", 8, 0), 8);
   EXPECT_EQ(ReadUntilClosed(fd, &closed), "");
@@ -382,7 +369,7 @@ TEST(SideChannelServerTest, GarbageAndSilenceCloseTheConnection) {
   close(fd);
 
   // Connects and closes at once.
-  fd = Dial(server->port());
+  fd = test::Dial(server->port());
   ASSERT_GE(fd, 0);
   close(fd);
 
@@ -406,7 +393,7 @@ TEST(SideChannelServerTest, ConnectionsBeyondTheCapAreClosed) {
   ASSERT_TRUE(fetched.ok()) << fetched;
   ASSERT_EQ(client.IdleConnections("127.0.0.1", server->port()), 1);
   // Another connection ends closed without an answer.
-  const int extra = Dial(server->port());
+  const int extra = test::Dial(server->port());
   ASSERT_GE(extra, 0);
   std::array<char, kSideChannelRequestBytes> req;
   EncodeSideChannelRequest(SideChannelTicket{}, &req);
@@ -427,7 +414,7 @@ TEST(SideChannelServerTest, SilentConnectionsGiveWayToAReceiver) {
   ASSERT_NE(server, nullptr);
   std::vector<int> silent;
   for (int i = 0; i < options.max_connections; ++i) {
-    silent.push_back(Dial(server->port()));
+    silent.push_back(test::Dial(server->port()));
     ASSERT_GE(silent.back(), 0);
   }
   SideChannelClient client;
@@ -661,7 +648,7 @@ TEST(SideChannelClientTest, NobodyListening) {
   {
     FakeProducer producer([](int, const SideChannelTicket&) {});
     port = producer.port();
-    const int fd = Dial(port);  // lets the producer's thread finish
+    const int fd = test::Dial(port);  // lets the producer's thread finish
     if (fd >= 0) close(fd);
   }
   SideChannelClient client;

@@ -223,6 +223,8 @@ GrpcServer::~GrpcServer() {
     impl_->master.reset();
     // Channels serve peers from the worker: close them before it goes.
     if (rdma_mgr_ != nullptr) rdma_mgr_->Shutdown();
+    // Its keyed receives ask the worker: join them before it goes.
+    impl_->side_channel.reset();
     impl_->worker.reset();
   }
   if (rendezvous_mgr_ != nullptr) rendezvous_mgr_->CleanupAll();
@@ -255,7 +257,19 @@ absl::Status GrpcServer::Start() {
   if (impl_->side_channel_client != nullptr) {
     SideChannelServer::Options side_options;
     side_options.host = host;
+    side_options.token = options_.token;
     DF_ASSIGN_OR_RETURN(impl_->side_channel, SideChannelServer::Start(std::move(side_options)));
+    // Keyed receives are answered as RecvTensor calls are.
+    impl_->side_channel->SetKeyedSource(
+        [worker = impl_->worker.get(), side = impl_->side_channel.get()](
+            int64_t step_id, const std::string& key, CancellationManager* cm,
+            SideChannelServer::KeyedDone done) {
+          auto request = std::make_shared<RecvTensorRequest>();
+          request->set_step_id(step_id);
+          request->set_rendezvous_key(key);
+          request->set_side_channel_ok(true);
+          AnswerRecvTensor(worker, side, cm, std::move(request), std::move(done));
+        });
   }
   impl_->worker_service = std::make_unique<GrpcWorkerService>(impl_->worker.get(), options_.token,
                                                               impl_->side_channel.get());

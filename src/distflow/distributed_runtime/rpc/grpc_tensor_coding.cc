@@ -301,8 +301,12 @@ void EncodeRecvTensorOffer(const Tensor& tensor, const SideChannelOffer& offer,
 }
 
 void EncodeRecvTensorResponse(const Tensor& tensor, bool is_dead, int64_t send_start_micros,
-                              grpc::ByteBuffer* out) {
+                              grpc::ByteBuffer* out, int side_channel_port) {
   std::string trailer;
+  if (side_channel_port > 0) {
+    PutVarint(&trailer, Tag(7, kVarint));
+    PutVarint(&trailer, static_cast<uint64_t>(side_channel_port));
+  }
   if (is_dead) {
     PutVarint(&trailer, Tag(2, kVarint));
     PutVarint(&trailer, 1);
@@ -362,8 +366,10 @@ void EncodeRecvTensorResponse(const Tensor& tensor, bool is_dead, int64_t send_s
 
 absl::Status DecodeRecvTensorResponse(const grpc::ByteBuffer& in, Tensor* tensor, bool* is_dead,
                                       int64_t* send_start_micros,
-                                      std::optional<SideChannelOffer>* offer) {
+                                      std::optional<SideChannelOffer>* offer,
+                                      int* side_channel_port) {
   if (offer != nullptr) offer->reset();
+  if (side_channel_port != nullptr) *side_channel_port = 0;
   std::optional<SideChannelOffer> offered;
   std::vector<grpc::Slice> slices;
   if (!in.Dump(&slices).ok()) return Malformed("unreadable buffer");
@@ -395,6 +401,9 @@ absl::Status DecodeRecvTensorResponse(const grpc::ByteBuffer& in, Tensor* tensor
     } else if (field == 3 && wire == kVarint) {
       if (!r.ReadVarint(&v)) return Malformed("truncated send_start_micros");
       *send_start_micros = static_cast<int64_t>(v);
+    } else if (field == 7 && wire == kVarint) {
+      if (!r.ReadVarint(&v) || v == 0 || v > 65535) return Malformed("bad side_channel_port");
+      if (side_channel_port != nullptr) *side_channel_port = static_cast<int>(v);
     } else {
       size_t consumed;
       if (field == 0 || !SkipField(&r, wire, &consumed)) {

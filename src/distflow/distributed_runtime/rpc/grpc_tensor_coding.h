@@ -23,8 +23,10 @@
 
 namespace distflow {
 
+// `side_channel_port`, when positive, tells the receiver where the
+// producer's side channel listens (RecvTensorResponse.side_channel_port).
 void EncodeRecvTensorResponse(const Tensor& tensor, bool is_dead, int64_t send_start_micros,
-                              grpc::ByteBuffer* out);
+                              grpc::ByteBuffer* out, int side_channel_port = 0);
 
 // Where a tensor's bytes wait on the producer's side channel.
 struct SideChannelOffer {
@@ -46,9 +48,12 @@ void EncodeRecvTensorOffer(const Tensor& tensor, const SideChannelOffer& offer,
 // caller fetches them, then calls CanonicalizeBools); DataLoss when the
 // offer's size is not the tensor's, or when `offer` is null (the caller did
 // not ask for one). ResourceExhausted when the tensor cannot be allocated.
+// *side_channel_port (may be null) gets the port the reply names, 0 when
+// none (DataLoss when it is not a port).
 absl::Status DecodeRecvTensorResponse(const grpc::ByteBuffer& in, Tensor* tensor, bool* is_dead,
                                       int64_t* send_start_micros,
-                                      std::optional<SideChannelOffer>* offer = nullptr);
+                                      std::optional<SideChannelOffer>* offer = nullptr,
+                                      int* side_channel_port = nullptr);
 
 // A bool holds 0 or 1 only: any other byte received as a bool becomes 1.
 // Nothing for other dtypes.

@@ -1,9 +1,11 @@
 #include "distflow/distributed_runtime/rpc/grpc_worker_client.h"
 
+#include <atomic>
 #include <chrono>
 #include <optional>
 
 #include "distflow/core/status.h"
+#include "distflow/distributed_runtime/rpc/grpc_auth.h"
 #include "distflow/distributed_runtime/rpc/grpc_tensor_coding.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
 #include "distflow/distributed_runtime/transfer_stats.h"
@@ -73,16 +75,34 @@ std::shared_ptr<CallState> BeginCall(const std::string& task, const char* method
 
 }  // namespace
 
+struct GrpcWorkerClient::RecvPath {
+  RecvPath(std::string task, const std::shared_ptr<grpc::Channel>& channel,
+           std::shared_ptr<SideChannelClient> side, std::string host,
+           std::shared_ptr<ServerCallQueue> queue)
+      : task(std::move(task)),
+        generic(channel),
+        side(std::move(side)),
+        host(std::move(host)),
+        queue(std::move(queue)) {}
+  const std::string task;
+  grpc::GenericStub generic;
+  const std::shared_ptr<SideChannelClient> side;  // null: gRPC only
+  const std::string host;
+  const std::shared_ptr<ServerCallQueue> queue;
+  // The producer's side channel port, from its last reply that named one;
+  // 0 while none has (or after it took no connection).
+  std::atomic<int> side_port{0};
+};
+
 GrpcWorkerClient::GrpcWorkerClient(std::string task, std::shared_ptr<grpc::Channel> channel,
                                    std::shared_ptr<SideChannelClient> side_channel,
                                    std::string host, std::shared_ptr<ServerCallQueue> queue)
-    : task_(std::move(task)),
+    : task_(task),
       channel_(channel),
       stub_(WorkerService::NewStub(channel)),
-      generic_(channel),
-      side_channel_(std::move(side_channel)),
-      host_(std::move(host)),
-      queue_(std::move(queue)) {}
+      queue_(queue),
+      recv_(std::make_shared<RecvPath>(std::move(task), channel, std::move(side_channel),
+                                       std::move(host), std::move(queue))) {}
 
 void GrpcWorkerClient::Call(const char* name, CallOptions* opts, StatusCallback done,
                             const Invoker& invoke) {
@@ -173,6 +193,97 @@ void GrpcWorkerClient::CleanupAllAsync(const CleanupAllRequest* req, CleanupAllR
 void GrpcWorkerClient::RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key,
                                        Tensor* tensor, bool* is_dead, CallOptions* opts,
                                        StatusCallback done) {
+  // The side channel keeps to the call's deadline, counted from now.
+  const absl::Time deadline = opts != nullptr && opts->timeout_ms() > 0
+                                  ? absl::Now() + absl::Milliseconds(opts->timeout_ms())
+                                  : absl::InfiniteFuture();
+  const int port = recv_->side_port.load(std::memory_order_relaxed);
+  if (recv_->side != nullptr && port > 0) {
+    SideChannelClient::KeyedArgs args;
+    args.host = recv_->host;
+    args.port = port;
+    args.step_id = step_id;
+    args.key = rendezvous_key;
+    args.token = ProcessToken();
+    args.deadline = deadline;
+    args.opts = opts;
+    args.task = task_;
+    // `done` moves into the callback only once it is sure to run.
+    auto shared_done = std::make_shared<StatusCallback>(std::move(done));
+    const bool started = recv_->side->TryRecvAsync(
+        std::move(args),
+        [path = recv_, port, step_id, rendezvous_key, tensor, is_dead, opts, deadline, shared_done](
+            const absl::Status& s, grpc::ByteBuffer reply, bool sent) {
+          StatusCallback done = std::move(*shared_done);
+          if (!sent) {
+            // Nothing listens there now (a restarted task): ask over gRPC,
+            // whose reply names the new port.
+            int expected = port;
+            path->side_port.compare_exchange_strong(expected, 0);
+            RecvOverGrpc(path, step_id, rendezvous_key, tensor, is_dead, opts, deadline,
+                         std::move(done));
+            return;
+          }
+          if (!s.ok()) {
+            done(s);
+            return;
+          }
+          FinishRecv(path, reply, TensorTransport::kSideChannel, tensor, is_dead, opts, deadline,
+                     std::move(done));
+        });
+    if (started) return;
+    done = std::move(*shared_done);
+  }
+  RecvOverGrpc(recv_, step_id, rendezvous_key, tensor, is_dead, opts, deadline, std::move(done));
+}
+
+void GrpcWorkerClient::FinishRecv(const std::shared_ptr<RecvPath>& path,
+                                  const grpc::ByteBuffer& reply, TensorTransport transport,
+                                  Tensor* tensor, bool* is_dead, CallOptions* opts,
+                                  absl::Time deadline, StatusCallback done) {
+  int64_t send_start = 0;
+  std::optional<SideChannelOffer> offer;
+  int port = 0;
+  absl::Status decoded = DecodeRecvTensorResponse(reply, tensor, is_dead, &send_start,
+                                                  path->side != nullptr ? &offer : nullptr, &port);
+  if (decoded.ok() && path->side != nullptr) {
+    if (offer.has_value()) port = offer->port;
+    if (port > 0) path->side_port.store(port, std::memory_order_relaxed);
+  }
+  if (!decoded.ok() || !offer.has_value()) {
+    if (decoded.ok()) {
+      CountTensorTransfer(false, transport, path->task, static_cast<int64_t>(tensor->TotalBytes()));
+    }
+    done(decoded);
+    return;
+  }
+  // A read of many megabytes must not hold a gRPC thread: it goes to the
+  // side channel client's own few.
+  SideChannelClient::FetchArgs fetch;
+  fetch.host = path->host;
+  fetch.port = offer->port;
+  fetch.ticket = offer->ticket;
+  fetch.dst = tensor->raw_data();
+  fetch.bytes = offer->payload_bytes;
+  fetch.deadline = deadline;
+  fetch.opts = opts;
+  fetch.task = path->task;
+  path->side->FetchAsync(std::move(fetch), [task = path->task, bytes = offer->payload_bytes, tensor,
+                                            done](const absl::Status& fetched) {
+    if (fetched.ok()) {
+      CanonicalizeBools(tensor);
+      CountTensorTransfer(false, TensorTransport::kSideChannel, task, static_cast<int64_t>(bytes));
+    } else {
+      *tensor = Tensor();
+    }
+    done(fetched);
+  });
+}
+
+void GrpcWorkerClient::RecvOverGrpc(const std::shared_ptr<RecvPath>& path, int64_t step_id,
+                                    const std::string& rendezvous_key, Tensor* tensor,
+                                    bool* is_dead, CallOptions* opts, absl::Time deadline,
+                                    StatusCallback done) {
   struct RecvState {
     grpc::ByteBuffer request;
     grpc::ByteBuffer response;
@@ -182,70 +293,33 @@ void GrpcWorkerClient::RecvTensorAsync(int64_t step_id, const std::string& rende
     RecvTensorRequest req;
     req.set_step_id(step_id);
     req.set_rendezvous_key(rendezvous_key);
-    req.set_side_channel_ok(side_channel_ != nullptr);
+    req.set_side_channel_ok(path->side != nullptr);
     grpc::Slice slice(req.SerializeAsString());
     bufs->request = grpc::ByteBuffer(&slice, 1);
   }
-  // The side channel read keeps to the call's deadline, counted from now.
-  const absl::Time deadline = opts != nullptr && opts->timeout_ms() > 0
-                                  ? absl::Now() + absl::Milliseconds(opts->timeout_ms())
-                                  : absl::InfiniteFuture();
-  auto wrapped = [side = side_channel_, host = host_, task = task_, bufs, tensor, is_dead, opts,
-                  deadline, done = std::move(done)](const absl::Status& s) {
+  auto wrapped = [path, bufs, tensor, is_dead, opts, deadline,
+                  done = std::move(done)](const absl::Status& s) {
     if (!s.ok()) {
       done(s);
       return;
     }
-    int64_t send_start = 0;
-    std::optional<SideChannelOffer> offer;
-    absl::Status decoded = DecodeRecvTensorResponse(bufs->response, tensor, is_dead, &send_start,
-                                                    side != nullptr ? &offer : nullptr);
-    if (!decoded.ok() || !offer.has_value()) {
-      if (decoded.ok()) {
-        CountTensorTransfer(false, TensorTransport::kGrpc, task,
-                            static_cast<int64_t>(tensor->TotalBytes()));
-      }
-      done(decoded);
-      return;
-    }
-    // A read of many megabytes must not hold a gRPC thread: it goes to the
-    // side channel client's own few.
-    SideChannelClient::FetchArgs fetch;
-    fetch.host = host;
-    fetch.port = offer->port;
-    fetch.ticket = offer->ticket;
-    fetch.dst = tensor->raw_data();
-    fetch.bytes = offer->payload_bytes;
-    fetch.deadline = deadline;
-    fetch.opts = opts;
-    fetch.task = task;
-    side->FetchAsync(std::move(fetch), [task, bytes = offer->payload_bytes, tensor,
-                                        done](const absl::Status& fetched) {
-      if (fetched.ok()) {
-        CanonicalizeBools(tensor);
-        CountTensorTransfer(false, TensorTransport::kSideChannel, task,
-                            static_cast<int64_t>(bytes));
-      } else {
-        *tensor = Tensor();
-      }
-      done(fetched);
-    });
+    FinishRecv(path, bufs->response, TensorTransport::kGrpc, tensor, is_dead, opts, deadline, done);
   };
-  std::shared_ptr<CallState> state = BeginCall(task_, "RecvTensor", opts, std::move(wrapped));
+  std::shared_ptr<CallState> state = BeginCall(path->task, "RecvTensor", opts, std::move(wrapped));
   if (state == nullptr) return;
-  if (queue_ != nullptr) {
-    queue_->StartClientCall<grpc::ByteBuffer>(
+  if (path->queue != nullptr) {
+    path->queue->StartClientCall<grpc::ByteBuffer>(
         &state->ctx, &bufs->response,
-        [this, bufs](grpc::ClientContext* ctx, grpc::CompletionQueue* cq) {
-          return generic_.PrepareUnaryCall(ctx, "/distflow.WorkerService/RecvTensor", bufs->request,
-                                           cq);
+        [path, bufs](grpc::ClientContext* ctx, grpc::CompletionQueue* cq) {
+          return path->generic.PrepareUnaryCall(ctx, "/distflow.WorkerService/RecvTensor",
+                                                bufs->request, cq);
         },
         [state](const grpc::Status& s) { FinishCall(state, s); });
     return;
   }
-  generic_.UnaryCall(&state->ctx, "/distflow.WorkerService/RecvTensor", grpc::StubOptions(),
-                     &bufs->request, &bufs->response,
-                     [state](grpc::Status s) { FinishCall(state, s); });
+  path->generic.UnaryCall(&state->ctx, "/distflow.WorkerService/RecvTensor", grpc::StubOptions(),
+                          &bufs->request, &bufs->response,
+                          [state](grpc::Status s) { FinishCall(state, s); });
 }
 
 }  // namespace distflow

@@ -6,7 +6,11 @@
 // into the tensor; with a side-channel client it lets the producer offer a
 // large tensor's bytes over its tensor side channel instead, and reads them
 // from there (side_channel_client.h) on one of that client's few fetcher
-// threads, under the same deadline and cancellation. Thread-safe.
+// threads, under the same deadline and cancellation. Once a reply has named
+// the producer's side channel port, later receives ask there by key (one
+// TCP round trip, no gRPC call) while the side channel client has a thread
+// free for them, and over gRPC otherwise or when that port takes no
+// connection. Thread-safe.
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_WORKER_CLIENT_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_WORKER_CLIENT_H_
 
@@ -17,6 +21,7 @@
 #include "absl/status/status.h"
 #include "distflow/distributed_runtime/rpc/grpc_call_queue.h"
 #include "distflow/distributed_runtime/rpc/side_channel_client.h"
+#include "distflow/distributed_runtime/transfer_stats.h"
 #include "distflow/distributed_runtime/worker_interface.h"
 #include "distflow/framework/tensor.h"
 #include "distflow/worker.pb.h"
@@ -82,13 +87,23 @@ class GrpcWorkerClient : public WorkerInterface {
   void Unary(const char* name, const Req* req, Resp* resp, CallOptions* opts, StatusCallback done,
              PrepareMethod<Req, Resp> prepare, AsyncMethod<Req, Resp> async);
 
+  // What a receive needs, shared with its callbacks (which may outlive
+  // the client).
+  struct RecvPath;
+  static void RecvOverGrpc(const std::shared_ptr<RecvPath>& path, int64_t step_id,
+                           const std::string& rendezvous_key, Tensor* tensor, bool* is_dead,
+                           CallOptions* opts, absl::Time deadline, StatusCallback done);
+  // Decodes a reply that came over `transport`, fetching an offered
+  // payload from the side channel.
+  static void FinishRecv(const std::shared_ptr<RecvPath>& path, const grpc::ByteBuffer& reply,
+                         TensorTransport transport, Tensor* tensor, bool* is_dead,
+                         CallOptions* opts, absl::Time deadline, StatusCallback done);
+
   const std::string task_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<WorkerService::Stub> stub_;
-  grpc::GenericStub generic_;
-  const std::shared_ptr<SideChannelClient> side_channel_;
-  const std::string host_;
   const std::shared_ptr<ServerCallQueue> queue_;
+  const std::shared_ptr<RecvPath> recv_;
 };
 
 }  // namespace distflow

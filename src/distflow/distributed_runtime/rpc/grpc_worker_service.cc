@@ -38,6 +38,54 @@ void AddSync(ServerCallQueue* queue, ThreadPool* pool, const std::string* token,
 
 }  // namespace
 
+void AnswerRecvTensor(Worker* worker, SideChannelServer* side_channel, CancellationManager* cm,
+                      std::shared_ptr<const RecvTensorRequest> request, RecvTensorReplyDone done) {
+  SideChannelServer* side = request->side_channel_ok() ? side_channel : nullptr;
+  worker->RecvTensorAsync(
+      cm, *request,
+      [request, side, done = std::move(done)](const absl::Status& s, const Tensor& value,
+                                              bool is_dead) {
+        if (!s.ok()) {
+          done(s, grpc::ByteBuffer());
+          return;
+        }
+        // The peer is the receiving device's task.
+        Rendezvous::ParsedKey parsed;
+        const std::string peer = Rendezvous::ParseKey(request->rendezvous_key(), &parsed).ok()
+                                     ? TaskOfDevice(parsed.dst_device)
+                                     : std::string("unknown");
+        std::optional<SideChannelTicket> ticket;
+        if (side != nullptr && !is_dead) ticket = side->Offer(value);
+        CountTensorTransfer(
+            true, ticket.has_value() ? TensorTransport::kSideChannel : TensorTransport::kGrpc, peer,
+            static_cast<int64_t>(value.TotalBytes()));
+        grpc::ByteBuffer reply;
+        if (ticket.has_value()) {
+          EncodeRecvTensorOffer(value, {*ticket, side->port(), value.TotalBytes()}, NowMicros(),
+                                &reply);
+          done(absl::OkStatus(), std::move(reply));
+          return;
+        }
+        if (value.dtype() == DT_STRING && !is_dead) {
+          // Strings are copied into a proto, then into its encoding.
+          int64_t bytes = 0;
+          if (!MultiplyWithoutOverflow<int64_t>(ProtoBytes(value), 2, &bytes)) bytes = INT64_MAX;
+          auto charge = memory_budget::Reservation::Make(
+              bytes, absl::StrCat("encoding the strings of '", request->rendezvous_key(), "' ",
+                                  value.shape().DebugString()));
+          if (!charge.ok()) {
+            done(charge.status(), grpc::ByteBuffer());
+            return;
+          }
+        }
+        // Other tensors' replies point at their own buffers: no copy. The
+        // reply names the side channel's port for keyed receives.
+        EncodeRecvTensorResponse(value, is_dead, NowMicros(), &reply,
+                                 side != nullptr ? side->port() : 0);
+        done(absl::OkStatus(), std::move(reply));
+      });
+}
+
 void GrpcWorkerService::ServeOn(ServerCallQueue* queue, ThreadPool* pool) {
   Worker* worker = worker_;
   AddSync<CreateWorkerSessionRequest, CreateWorkerSessionResponse>(
@@ -121,46 +169,10 @@ void GrpcWorkerService::ServeOn(ServerCallQueue* queue, ThreadPool* pool) {
           done(ToGrpcStatus(errors::InvalidArgument("malformed RecvTensorRequest")));
           return;
         }
-        SideChannelServer* side = request->side_channel_ok() ? side_channel_ : nullptr;
-        worker_->RecvTensorAsync(
-            cm, *request,
-            [request, resp, side, done = std::move(done)](const absl::Status& s,
-                                                          const Tensor& value, bool is_dead) {
-              if (s.ok()) {
-                // The peer is the receiving device's task.
-                Rendezvous::ParsedKey parsed;
-                const std::string peer =
-                    Rendezvous::ParseKey(request->rendezvous_key(), &parsed).ok()
-                        ? TaskOfDevice(parsed.dst_device)
-                        : std::string("unknown");
-                std::optional<SideChannelTicket> ticket;
-                if (side != nullptr && !is_dead) ticket = side->Offer(value);
-                CountTensorTransfer(
-                    true,
-                    ticket.has_value() ? TensorTransport::kSideChannel : TensorTransport::kGrpc,
-                    peer, static_cast<int64_t>(value.TotalBytes()));
-                if (ticket.has_value()) {
-                  EncodeRecvTensorOffer(value, {*ticket, side->port(), value.TotalBytes()},
-                                        NowMicros(), resp);
-                } else if (value.dtype() == DT_STRING && !is_dead) {
-                  // Strings are copied into a proto, then into its encoding.
-                  int64_t bytes = 0;
-                  if (!MultiplyWithoutOverflow<int64_t>(ProtoBytes(value), 2, &bytes)) {
-                    bytes = INT64_MAX;
-                  }
-                  auto charge = memory_budget::Reservation::Make(
-                      bytes, absl::StrCat("encoding the strings of '", request->rendezvous_key(),
-                                          "' ", value.shape().DebugString()));
-                  if (!charge.ok()) {
-                    done(ToGrpcStatus(charge.status()));
-                    return;
-                  }
-                  EncodeRecvTensorResponse(value, is_dead, NowMicros(), resp);
-                } else {
-                  // The response points at the tensor's own buffer: no copy.
-                  EncodeRecvTensorResponse(value, is_dead, NowMicros(), resp);
-                }
-              }
+        AnswerRecvTensor(
+            worker_, side_channel_, cm, std::move(request),
+            [resp, done = std::move(done)](const absl::Status& s, grpc::ByteBuffer reply) {
+              if (s.ok()) resp->Swap(&reply);
               done(ToGrpcStatus(s));
             });
       },

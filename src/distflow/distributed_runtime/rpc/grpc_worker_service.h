@@ -12,6 +12,8 @@
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_WORKER_SERVICE_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_WORKER_SERVICE_H_
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -35,6 +37,14 @@ using WorkerServiceBase =
                                     WorkerService::WithAsyncMethod_Logging<
                                         WorkerService::WithAsyncMethod_Tracing<
                                             WorkerService::Service>>>>>>>>>>>;
+
+// Answers a RecvTensor (over gRPC, or a keyed receive over the side
+// channel) from `worker`: `done` gets the reply's bytes, which offer a large
+// tensor's over `side_channel` (may be null) and name its port when the
+// request says side_channel_ok. `cm` may cancel the wait.
+using RecvTensorReplyDone = std::function<void(const absl::Status&, grpc::ByteBuffer)>;
+void AnswerRecvTensor(Worker* worker, SideChannelServer* side_channel, CancellationManager* cm,
+                      std::shared_ptr<const RecvTensorRequest> request, RecvTensorReplyDone done);
 
 class GrpcWorkerService final : public WorkerServiceBase {
  public:

@@ -9,11 +9,13 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <deque>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "distflow/core/errno_text.h"
+#include "distflow/core/memory_budget.h"
 #include "distflow/core/status.h"
 #include "distflow/core/timer.h"
 
@@ -54,12 +56,17 @@ class SideChannelClient::Connection {
     pollfd pfd{fd_, POLLIN, 0};
     return poll(&pfd, 1, 0) == 0;
   }
+  // Whether this connection's hello went out (one request at a time uses
+  // a connection, so no lock).
+  bool greeted() const { return greeted_; }
+  void set_greeted() { greeted_ = true; }
 
  private:
   const int fd_;
   absl::Mutex mu_;
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  bool greeted_ = false;
 };
 
 // How one try of a fetch went. `stale`: the connection was found closed
@@ -98,6 +105,9 @@ absl::Status IoFailure(IoOutcome outcome, int error, absl::string_view what, siz
   }
 }
 
+// The longest keyed reply taken: gRPC's own bound on a message.
+constexpr uint64_t kMaxKeyedReplyBytes = uint64_t{2} << 30;
+
 // Buffers this large come from fresh mappings (malloc maps anything over
 // 32 MiB), so every page of them faults when the payload first lands; with
 // 4 KiB pages that costs as much as the copy itself. Asking for huge pages
@@ -121,6 +131,8 @@ void AdviseHugePages(void* dst, uint64_t bytes) {
 struct SideChannelClient::Waiting {
   FetchArgs args;
   FetchDone done;
+  // A keyed receive: run in place of a fetch (`done` then only fails it).
+  std::function<void()> job;
   // Under the pool's mutex from here on.
   Timer::Id timer = 0;
   bool queued = false;
@@ -135,6 +147,7 @@ struct SideChannelClient::Pool {
   std::deque<std::shared_ptr<Waiting>> queue ABSL_GUARDED_BY(mu);  // settled ones are skipped
   int waiting ABSL_GUARDED_BY(mu) = 0;                             // not settled in `queue`
   int idle ABSL_GUARDED_BY(mu) = 0;
+  int keyed ABSL_GUARDED_BY(mu) = 0;  // keyed receives started, not done
   bool stopping ABSL_GUARDED_BY(mu) = false;
   std::vector<std::thread> threads ABSL_GUARDED_BY(mu);
 };
@@ -246,6 +259,12 @@ void SideChannelClient::FetchLoop(const std::shared_ptr<Pool>& pool, SideChannel
       timer = w->timer;
     }
     if (timer != 0) Timer::Default()->Cancel(timer);
+    if (w->job != nullptr) {
+      std::function<void()> job = std::move(w->job);
+      w.reset();
+      job();
+      continue;
+    }
     // The fetch sets its own cancel callback in place of the waiting one.
     if (w->args.opts != nullptr) w->args.opts->ClearCancelCallback();
     const FetchArgs& a = w->args;
@@ -300,26 +319,9 @@ absl::Status SideChannelClient::Fetch(const std::string& host, int port,
     }
     bool reused = false;
     DF_ASSIGN_OR_RETURN(std::shared_ptr<Connection> c, Take(host, port, deadline, task, &reused));
-    const uint64_t generation = c->generation();
-    {
-      absl::MutexLock lock(&mu_);
-      if (shut_down_) {
-        return errors::Cancelled("RecvTensor from ", task,
-                                 " was cancelled: the tensor side channel client is shut down");
-      }
-      busy_[c] = generation;
-    }
-    if (opts != nullptr && !opts->SetCancelCallback([c, generation] { c->Cancel(generation); })) {
-      absl::MutexLock lock(&mu_);
-      busy_.erase(c);
-      return errors::Cancelled("RecvTensor from ", task, " was cancelled");
-    }
+    DF_RETURN_IF_ERROR(Begin(c, c->generation(), opts, task));
     Attempt a = Transfer(c.get(), ticket, dst, bytes, deadline, task);
-    if (opts != nullptr) opts->ClearCancelCallback();
-    {
-      absl::MutexLock lock(&mu_);
-      busy_.erase(c);
-    }
+    End(c, opts);
     if (c->EndFetch()) return errors::Cancelled("RecvTensor from ", task, " was cancelled");
     if (a.status.ok()) {
       GiveBack(Endpoint(host, port), std::move(c));
@@ -327,6 +329,171 @@ absl::Status SideChannelClient::Fetch(const std::string& host, int port,
     }
     if (!(a.stale && reused && attempt == 0)) return a.status;
   }
+}
+
+absl::Status SideChannelClient::Begin(const std::shared_ptr<Connection>& c, uint64_t generation,
+                                      CallOptions* opts, const std::string& task) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (shut_down_) {
+      return errors::Cancelled("RecvTensor from ", task,
+                               " was cancelled: the tensor side channel client is shut down");
+    }
+    busy_[c] = generation;
+  }
+  if (opts != nullptr && !opts->SetCancelCallback([c, generation] { c->Cancel(generation); })) {
+    absl::MutexLock lock(&mu_);
+    busy_.erase(c);
+    return errors::Cancelled("RecvTensor from ", task, " was cancelled");
+  }
+  return absl::OkStatus();
+}
+
+void SideChannelClient::End(const std::shared_ptr<Connection>& c, CallOptions* opts) {
+  if (opts != nullptr) opts->ClearCancelCallback();
+  absl::MutexLock lock(&mu_);
+  busy_.erase(c);
+}
+
+bool SideChannelClient::TryRecvAsync(KeyedArgs args, KeyedDone done) {
+  auto w = std::make_shared<Waiting>();
+  const std::string task = args.task;
+  // The job and the failure share `done`; exactly one of them runs.
+  auto shared_done = std::make_shared<KeyedDone>(std::move(done));
+  std::weak_ptr<Pool> weak = pool_;
+  auto finished = [weak] {
+    if (std::shared_ptr<Pool> pool = weak.lock()) {
+      absl::MutexLock lock(&pool->mu);
+      --pool->keyed;
+    }
+  };
+  w->job = [this, args = std::move(args), shared_done, finished] {
+    grpc::ByteBuffer reply;
+    bool sent = false;
+    const absl::Status s = Keyed(args, &reply, &sent);
+    finished();
+    (*shared_done)(s, std::move(reply), sent);
+  };
+  w->done = [shared_done, finished](const absl::Status& s) {
+    finished();
+    (*shared_done)(s, grpc::ByteBuffer(), true);
+  };
+  absl::MutexLock lock(&pool_->mu);
+  if (pool_->stopping || pool_->keyed >= options_.keyed_threads) return false;
+  if (pool_->idle > pool_->waiting) {
+    pool_->work.Signal();
+  } else if (static_cast<int>(pool_->threads.size()) <
+             options_.fetch_threads + options_.keyed_threads) {
+    pool_->threads.emplace_back([pool = pool_, this] { FetchLoop(pool, this); });
+  } else {
+    return false;
+  }
+  ++pool_->keyed;
+  pool_->queue.push_back(std::move(w));
+  pool_->queue.back()->queued = true;
+  ++pool_->waiting;
+  return true;
+}
+
+absl::Status SideChannelClient::Keyed(const KeyedArgs& a, grpc::ByteBuffer* reply, bool* sent) {
+  *sent = false;
+  for (int attempt = 0;; ++attempt) {
+    if (absl::Now() >= a.deadline) {
+      *sent = true;  // too late for gRPC as well
+      return errors::DeadlineExceeded("RecvTensor from ", a.task, " timed out");
+    }
+    bool reused = false;
+    DF_ASSIGN_OR_RETURN(std::shared_ptr<Connection> c,
+                        Take(a.host, a.port, a.deadline, a.task, &reused));
+    *sent = true;
+    DF_RETURN_IF_ERROR(Begin(c, c->generation(), a.opts, a.task));
+    Attempt r = KeyedTransfer(c.get(), a, reply);
+    End(c, a.opts);
+    if (c->EndFetch()) return errors::Cancelled("RecvTensor from ", a.task, " was cancelled");
+    if (r.status.ok()) {
+      GiveBack(Endpoint(a.host, a.port), std::move(c));
+      return absl::OkStatus();
+    }
+    if (!(r.stale && reused && attempt == 0)) return r.status;
+    // The producer closed that pooled connection before it read the
+    // request: a fresh one asks again, and one that cannot connect leaves
+    // gRPC free to.
+    *sent = false;
+  }
+}
+
+SideChannelClient::Attempt SideChannelClient::KeyedTransfer(Connection* c, const KeyedArgs& a,
+                                                            grpc::ByteBuffer* reply) {
+  const absl::Duration stall = options_.stall_timeout;
+  if (a.token.size() > kSideChannelMaxToken || a.key.empty() || a.key.size() > kSideChannelMaxKey) {
+    return {errors::InvalidArgument("RecvTensor from ", a.task,
+                                    ": the token or rendezvous key is too long for the tensor "
+                                    "side channel")};
+  }
+  std::string request;
+  std::array<char, kSideChannelRequestBytes> head;
+  if (!c->greeted()) {
+    EncodeSideChannelHello(static_cast<uint32_t>(a.token.size()), &head);
+    request.append(head.data(), head.size());
+    request += a.token;
+  }
+  // The producer ends its wait at the deadline too, in whole milliseconds.
+  uint32_t timeout_ms = 0;
+  if (a.deadline != absl::InfiniteFuture()) {
+    const int64_t ms = absl::ToInt64Milliseconds(a.deadline - absl::Now());
+    timeout_ms = static_cast<uint32_t>(std::clamp<int64_t>(ms, 1, UINT32_MAX));
+  }
+  EncodeSideChannelKeyed(a.step_id, static_cast<uint32_t>(a.key.size()), timeout_ms, &head);
+  request.append(head.data(), head.size());
+  request += a.key;
+  size_t moved = 0;
+  int error = 0;
+  IoOutcome o =
+      WriteFully(c->fd(), request.data(), request.size(), a.deadline, stall, &moved, &error);
+  if (o != IoOutcome::kDone) {
+    return {IoFailure(o, error, "sending a keyed request", moved, request.size(), stall, a.task),
+            o == IoOutcome::kClosed};
+  }
+  c->set_greeted();
+  // The producer answers when the tensor is there: no stall bound, the
+  // deadline only.
+  std::array<char, kSideChannelReplyHeaderBytes> reply_head;
+  o = ReadFully(c->fd(), reply_head.data(), reply_head.size(), a.deadline, absl::InfiniteDuration(),
+                &moved, &error);
+  if (o != IoOutcome::kDone) {
+    return {
+        IoFailure(o, error, "waiting for a keyed reply", moved, reply_head.size(), stall, a.task),
+        o == IoOutcome::kClosed && moved == 0};
+  }
+  SideChannelReplyHeader header;
+  if (!DecodeSideChannelReplyHeader(reply_head, &header) || header.ticket != SideChannelTicket{}) {
+    return {errors::DataLoss("malformed keyed reply on the tensor side channel from ", a.task)};
+  }
+  if (header.code != absl::StatusCode::kOk) {
+    std::string message(header.message_bytes, '\0');
+    if (ReadFully(c->fd(), message.data(), message.size(), a.deadline, stall, &moved, &error) !=
+        IoOutcome::kDone) {
+      message = "(no message)";
+    }
+    return {absl::Status(header.code, absl::StrCat(a.task, ": ", message))};
+  }
+  // Checked: the length comes off the wire.
+  if (header.payload_bytes == 0 || header.payload_bytes > kMaxKeyedReplyBytes) {
+    return {errors::DataLoss("keyed reply of ", header.payload_bytes,
+                             " bytes on the tensor side channel from ", a.task)};
+  }
+  auto charge = memory_budget::Reservation::Make(
+      static_cast<int64_t>(header.payload_bytes),
+      absl::StrCat("a keyed reply from ", a.task, " on the tensor side channel"));
+  if (!charge.ok()) return {charge.status()};
+  grpc::Slice slice(static_cast<size_t>(header.payload_bytes));
+  o = ReadFully(c->fd(), const_cast<uint8_t*>(slice.begin()), slice.size(), a.deadline, stall,
+                &moved, &error);
+  if (o != IoOutcome::kDone) {
+    return {IoFailure(o, error, "reading a keyed reply", moved, slice.size(), stall, a.task)};
+  }
+  *reply = grpc::ByteBuffer(&slice, 1);
+  return {absl::OkStatus()};
 }
 
 SideChannelClient::Attempt SideChannelClient::Transfer(Connection* c,

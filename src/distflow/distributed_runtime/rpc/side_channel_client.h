@@ -20,6 +20,13 @@
 // `max_waiting_fetches` wait for a thread, each at most `max_wait_to_start`
 // (and never past its deadline). Shutdown (or the destructor) fails the
 // waiting ones, cuts the running ones short and joins the threads.
+//
+// TryRecvAsync asks a producer for a tensor by its rendezvous key (a keyed
+// receive, side_channel_wire.h) and waits for the producer's answer on a
+// thread of the same pool. At most `keyed_threads` keyed receives run at
+// once, and one starts only when a thread is free for it at once: never
+// queued behind another, so receives that wait on each other's producers
+// cannot starve a pool. Otherwise the caller asks over gRPC.
 // Thread-safe.
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_SIDE_CHANNEL_CLIENT_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_SIDE_CHANNEL_CLIENT_H_
@@ -36,6 +43,7 @@
 #include "absl/time/time.h"
 #include "distflow/distributed_runtime/rpc/side_channel_wire.h"
 #include "distflow/distributed_runtime/worker_interface.h"
+#include "grpcpp/support/byte_buffer.h"
 
 namespace distflow {
 
@@ -48,6 +56,7 @@ class SideChannelClient {
     int fetch_threads = 4;
     int max_waiting_fetches = 256;
     absl::Duration max_wait_to_start = absl::Seconds(30);
+    int keyed_threads = 16;
   };
 
   explicit SideChannelClient(Options options);
@@ -86,6 +95,27 @@ class SideChannelClient {
   // names args.task. args.dst and args.opts must stay valid until `done`.
   void FetchAsync(FetchArgs args, FetchDone done);
 
+  // A keyed receive's arguments. `token` goes in the connection's hello.
+  struct KeyedArgs {
+    std::string host;
+    int port = 0;
+    int64_t step_id = 0;
+    std::string key;
+    std::string token;
+    absl::Time deadline = absl::InfiniteFuture();
+    CallOptions* opts = nullptr;
+    std::string task;
+  };
+  // `reply` holds the producer's RecvTensorResponse bytes when the status
+  // is OK. `sent` is false when the request reached no producer (nothing
+  // could connect): asking over gRPC is then safe.
+  using KeyedDone = std::function<void(const absl::Status&, grpc::ByteBuffer reply, bool sent)>;
+  // Starts a keyed receive when a thread is free for it (`done` then runs
+  // exactly once, on that thread or, at shutdown, the caller's); false,
+  // with nothing started, when none is. args.opts must stay valid until
+  // `done`.
+  bool TryRecvAsync(KeyedArgs args, KeyedDone done);
+
   // Fails the fetches waiting for a thread and cuts those running short
   // (both Cancelled), joins the client's threads; later fetches fail at
   // once. Idempotent. May run in a fetch's `done`.
@@ -113,6 +143,14 @@ class SideChannelClient {
   void GiveBack(const std::string& endpoint, std::shared_ptr<Connection> c);
   Attempt Transfer(Connection* c, const SideChannelTicket& ticket, void* dst, uint64_t bytes,
                    absl::Time deadline, const std::string& task);
+  // A keyed receive, on the calling thread.
+  absl::Status Keyed(const KeyedArgs& a, grpc::ByteBuffer* reply, bool* sent);
+  Attempt KeyedTransfer(Connection* c, const KeyedArgs& a, grpc::ByteBuffer* reply);
+  // Takes `c` for one request: cancellable through `opts` and by Shutdown.
+  // Cancelled when either happened already.
+  absl::Status Begin(const std::shared_ptr<Connection>& c, uint64_t generation, CallOptions* opts,
+                     const std::string& task);
+  void End(const std::shared_ptr<Connection>& c, CallOptions* opts);
 
   const Options options_;
   const std::shared_ptr<Pool> pool_;

@@ -8,10 +8,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "distflow/core/constant_time.h"
 #include "distflow/core/errno_text.h"
 #include "distflow/core/status.h"
 
@@ -24,6 +27,9 @@ constexpr int kHousekeepingMs = 1000;
 // An error reply is tiny; a peer that does not take it in this long is
 // dropped.
 constexpr absl::Duration kErrorReplyTimeout = absl::Seconds(1);
+// A keyed reply up to this long is copied behind its header and sent in
+// one call.
+constexpr uint64_t kGatherBytes = 64 << 10;
 
 // A listening socket on an ephemeral port of `host`, IPv4 first (so that
 // "localhost" listens where "127.0.0.1" dials), or -1 with *why set.
@@ -169,9 +175,20 @@ void SideChannelServer::Reap() {
   for (Connection& c : finished) c.thread.join();
 }
 
+void SideChannelServer::SetKeyedSource(KeyedSource source) {
+  absl::MutexLock lock(&mu_);
+  keyed_source_ = std::move(source);
+}
+
+void SideChannelServer::MarkAuthenticated(Connection* c) {
+  absl::MutexLock lock(&mu_);
+  c->authenticated = true;
+}
+
 void SideChannelServer::Serve(Connection* c) {
   const int fd = c->fd;  // stays open until this function closes it
   absl::Duration wait = options_.first_request_timeout;
+  bool greeted = false;
   while (!stopped_.load()) {
     std::array<char, kSideChannelRequestBytes> request;
     size_t moved = 0;
@@ -181,38 +198,21 @@ void SideChannelServer::Serve(Connection* c) {
         IoOutcome::kDone) {
       break;
     }
-    SideChannelReplyHeader header;
-    if (!DecodeSideChannelRequest(request, &header.ticket)) break;  // not our protocol
-    absl::StatusOr<Tensor> tensor = tickets_.Redeem(header.ticket);
-    if (tensor.ok() && !c->authenticated) {
-      absl::MutexLock lock(&mu_);
-      c->authenticated = true;
+    SideChannelRequestHead head;
+    if (!DecodeSideChannelRequestHead(request, &head)) break;  // not our protocol
+    bool keep = false;
+    switch (head.kind) {
+      case SideChannelRequestHead::Kind::kTicket:
+        keep = ServeTicket(c, head.ticket);
+        break;
+      case SideChannelRequestHead::Kind::kHello:
+        keep = ServeHello(c, head.length, &greeted);
+        break;
+      case SideChannelRequestHead::Kind::kKeyed:
+        keep = ServeKeyed(c, head, greeted);
+        break;
     }
-    std::array<char, kSideChannelReplyHeaderBytes> head;
-    if (!tensor.ok()) {
-      const std::string message(tensor.status().message());
-      header.code = tensor.status().code();
-      header.message_bytes = static_cast<uint32_t>(message.size());
-      EncodeSideChannelReplyHeader(header, &head);
-      const absl::Time give_up = absl::Now() + kErrorReplyTimeout;
-      if (WriteFully(fd, head.data(), head.size(), give_up, kErrorReplyTimeout, &moved, &error) ==
-          IoOutcome::kDone) {
-        WriteFully(fd, message.data(), message.size(), give_up, kErrorReplyTimeout, &moved, &error);
-      }
-      break;
-    }
-    header.payload_bytes = tensor->TotalBytes();
-    EncodeSideChannelReplyHeader(header, &head);
-    // The payload goes from the tensor's own buffer; a receiver that stops
-    // reading is dropped after the stall time, however large the tensor.
-    const absl::Time no_deadline = absl::InfiniteFuture();
-    if (WriteFully(fd, head.data(), head.size(), no_deadline, options_.stall_timeout, &moved,
-                   &error) != IoOutcome::kDone ||
-        WriteFully(fd, tensor->raw_data(), header.payload_bytes, no_deadline,
-                   options_.stall_timeout, &moved, &error) != IoOutcome::kDone) {
-      break;
-    }
-    fetches_served_.fetch_add(1);
+    if (!keep) break;
     wait = options_.idle_timeout;
   }
   absl::MutexLock lock(&mu_);
@@ -221,6 +221,195 @@ void SideChannelServer::Serve(Connection* c) {
   c->done = true;
   --live_;
   if (c->evicted) --evicted_;
+}
+
+namespace {
+
+// Sends an error reply (the connection closes after it).
+void SendError(int fd, const SideChannelTicket& ticket, const absl::Status& status) {
+  SideChannelReplyHeader header;
+  header.ticket = ticket;
+  std::string message(status.message().substr(0, kSideChannelMaxMessage));
+  header.code = status.code();
+  header.message_bytes = static_cast<uint32_t>(message.size());
+  std::array<char, kSideChannelReplyHeaderBytes> head;
+  EncodeSideChannelReplyHeader(header, &head);
+  size_t moved = 0;
+  int error = 0;
+  const absl::Time give_up = absl::Now() + kErrorReplyTimeout;
+  if (WriteFully(fd, head.data(), head.size(), give_up, kErrorReplyTimeout, &moved, &error) ==
+      IoOutcome::kDone) {
+    WriteFully(fd, message.data(), message.size(), give_up, kErrorReplyTimeout, &moved, &error);
+  }
+}
+
+// True when the receiver hung up or sent something while it should wait.
+bool PeerGone(int fd) {
+  pollfd pfd{fd, POLLIN | POLLRDHUP, 0};
+  return poll(&pfd, 1, 0) != 0;
+}
+
+// A keyed receive's outcome, shared with the source's callback (which may
+// come after the connection gave up on it).
+struct KeyedWait {
+  CancellationManager cm;
+  absl::Notification done;
+  absl::Status status;
+  grpc::ByteBuffer reply;
+};
+
+// How often a keyed receive's wait looks at the receiver and the server,
+// and how long it waits for a cancelled source to answer.
+constexpr absl::Duration kKeyedPoll = absl::Milliseconds(100);
+constexpr absl::Duration kKeyedCancelGrace = absl::Seconds(5);
+
+}  // namespace
+
+bool SideChannelServer::ServeTicket(Connection* c, const SideChannelTicket& ticket) {
+  const int fd = c->fd;
+  absl::StatusOr<Tensor> tensor = tickets_.Redeem(ticket);
+  if (!tensor.ok()) {
+    SendError(fd, ticket, tensor.status());
+    return false;
+  }
+  if (!c->authenticated) MarkAuthenticated(c);
+  SideChannelReplyHeader header;
+  header.ticket = ticket;
+  header.payload_bytes = tensor->TotalBytes();
+  std::array<char, kSideChannelReplyHeaderBytes> head;
+  EncodeSideChannelReplyHeader(header, &head);
+  // The payload goes from the tensor's own buffer; a receiver that stops
+  // reading is dropped after the stall time, however large the tensor.
+  size_t moved = 0;
+  int error = 0;
+  const absl::Time no_deadline = absl::InfiniteFuture();
+  if (WriteFully(fd, head.data(), head.size(), no_deadline, options_.stall_timeout, &moved,
+                 &error) != IoOutcome::kDone ||
+      WriteFully(fd, tensor->raw_data(), header.payload_bytes, no_deadline, options_.stall_timeout,
+                 &moved, &error) != IoOutcome::kDone) {
+    return false;
+  }
+  fetches_served_.fetch_add(1);
+  return true;
+}
+
+bool SideChannelServer::ServeHello(Connection* c, uint32_t token_bytes, bool* greeted) {
+  std::string token(token_bytes, '\0');
+  size_t moved = 0;
+  int error = 0;
+  if (ReadFully(c->fd, token.data(), token.size(), absl::Now() + kErrorReplyTimeout,
+                kErrorReplyTimeout, &moved, &error) != IoOutcome::kDone) {
+    return false;
+  }
+  if (!ConstantTimeEquals(token, options_.token)) {
+    SendError(c->fd, SideChannelTicket{},
+              absl::UnauthenticatedError("the tensor side channel's hello did not carry the "
+                                         "cluster's token"));
+    return false;
+  }
+  *greeted = true;
+  if (!c->authenticated) MarkAuthenticated(c);
+  return true;
+}
+
+bool SideChannelServer::ServeKeyed(Connection* c, const SideChannelRequestHead& head,
+                                   bool greeted) {
+  const int fd = c->fd;
+  std::string key(head.length, '\0');
+  size_t moved = 0;
+  int error = 0;
+  if (ReadFully(fd, key.data(), key.size(), absl::Now() + kErrorReplyTimeout, kErrorReplyTimeout,
+                &moved, &error) != IoOutcome::kDone) {
+    return false;
+  }
+  if (!greeted) {
+    SendError(fd, SideChannelTicket{},
+              absl::UnauthenticatedError("a keyed receive on the tensor side channel must follow a "
+                                         "hello with the cluster's token"));
+    return false;
+  }
+  KeyedSource source;
+  {
+    absl::MutexLock lock(&mu_);
+    source = keyed_source_;
+  }
+  if (source == nullptr) {
+    SendError(fd, SideChannelTicket{},
+              errors::Unimplemented("this tensor side channel answers no keyed receives"));
+    return false;
+  }
+  auto wait = std::make_shared<KeyedWait>();
+  source(head.step_id, key, &wait->cm, [wait](const absl::Status& s, grpc::ByteBuffer reply) {
+    wait->status = s;
+    wait->reply = std::move(reply);
+    wait->done.Notify();
+  });
+  const absl::Time give_up = head.timeout_ms > 0 ? absl::Now() + absl::Milliseconds(head.timeout_ms)
+                                                 : absl::InfiniteFuture();
+  absl::Status why_cancelled;
+  absl::Time cancelled_at = absl::InfiniteFuture();
+  for (;;) {
+    const absl::Time now = absl::Now();
+    const absl::Duration slice =
+        std::min(kKeyedPoll, std::max(absl::ZeroDuration(), give_up - now));
+    if (wait->done.WaitForNotificationWithTimeout(slice)) break;
+    if (!why_cancelled.ok()) {
+      // The source did not answer its cancellation: leave it the state.
+      if (absl::Now() - cancelled_at > kKeyedCancelGrace) return false;
+      continue;
+    }
+    if (stopped_.load()) {
+      why_cancelled = errors::Cancelled("the tensor side channel is stopping");
+    } else if (absl::Now() >= give_up) {
+      why_cancelled = errors::DeadlineExceeded("keyed receive of '", key, "' (step ", head.step_id,
+                                               ") found no tensor within ", head.timeout_ms, " ms");
+    } else if (PeerGone(fd)) {
+      wait->cm.StartCancel();
+      return false;  // nobody to answer
+    } else {
+      continue;
+    }
+    cancelled_at = absl::Now();
+    wait->cm.StartCancel();
+  }
+  // A tensor that came as the wait was cancelled is sent all the same.
+  if (!wait->status.ok()) {
+    SendError(fd, SideChannelTicket{}, why_cancelled.ok() ? wait->status : why_cancelled);
+    return false;
+  }
+  std::vector<grpc::Slice> slices;
+  if (!wait->reply.Dump(&slices).ok()) {
+    SendError(fd, SideChannelTicket{}, errors::Internal("unreadable RecvTensor reply"));
+    return false;
+  }
+  SideChannelReplyHeader header;
+  header.payload_bytes = wait->reply.Length();
+  std::array<char, kSideChannelReplyHeaderBytes> reply_head;
+  EncodeSideChannelReplyHeader(header, &reply_head);
+  // A small reply goes in one send; a larger one piece by piece, each from
+  // where it lies.
+  const absl::Time no_deadline = absl::InfiniteFuture();
+  std::string gathered(reply_head.data(), reply_head.size());
+  if (header.payload_bytes <= kGatherBytes) {
+    for (const grpc::Slice& s : slices) {
+      gathered.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    }
+    slices.clear();
+  }
+  // Counted before the bytes go, so the receiver never sees its tensor
+  // before the count does.
+  keyed_served_.fetch_add(1);
+  if (WriteFully(fd, gathered.data(), gathered.size(), no_deadline, options_.stall_timeout, &moved,
+                 &error) != IoOutcome::kDone) {
+    return false;
+  }
+  for (const grpc::Slice& s : slices) {
+    if (WriteFully(fd, s.begin(), s.size(), no_deadline, options_.stall_timeout, &moved, &error) !=
+        IoOutcome::kDone) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace distflow

@@ -17,6 +17,13 @@
 // is closed on accept only when every slot is authenticated. Nothing a peer
 // sends can crash the process or hold a thread without a bound.
 //
+// Keyed receives (side_channel_wire.h) are answered by the keyed source
+// set with SetKeyedSource, on the connection's own thread, which waits for
+// the tensor: until it comes, the request's timeout passes, the receiver
+// hangs up or the server stops (the source's CancellationManager is then
+// cancelled). Only a connection whose hello carried the server's token may
+// ask; it then counts as authenticated.
+//
 // The side channel is plaintext: a server speaking TLS must not start one
 // (GrpcServer does not), or tensors would leave the process unencrypted.
 // Thread-safe.
@@ -24,6 +31,7 @@
 #define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_SIDE_CHANNEL_SERVER_H_
 
 #include <atomic>
+#include <functional>
 #include <list>
 #include <memory>
 #include <optional>
@@ -34,7 +42,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "distflow/distributed_runtime/rpc/side_channel_tickets.h"
+#include "distflow/framework/cancellation.h"
 #include "distflow/framework/tensor.h"
+#include "grpcpp/support/byte_buffer.h"
 
 namespace distflow {
 
@@ -52,7 +62,16 @@ class SideChannelServer {
     absl::Duration first_request_timeout = absl::Milliseconds(250);
     absl::Duration idle_timeout = absl::Seconds(30);
     absl::Duration stall_timeout = absl::Seconds(30);
+    // The token a hello must carry (empty: the cluster has none).
+    std::string token;
   };
+
+  // Answers a keyed receive: `done` runs exactly once, on any thread, with
+  // the RecvTensorResponse bytes gRPC would have sent, or an error. `cm`
+  // stays valid until then.
+  using KeyedDone = std::function<void(const absl::Status&, grpc::ByteBuffer reply)>;
+  using KeyedSource = std::function<void(int64_t step_id, const std::string& key,
+                                         CancellationManager* cm, KeyedDone done)>;
 
   // Listens on an ephemeral port of options.host. Unavailable naming the
   // host when it cannot.
@@ -68,6 +87,9 @@ class SideChannelServer {
 
   int port() const { return port_; }
 
+  // Keyed receives are refused (Unimplemented) until this is set.
+  void SetKeyedSource(KeyedSource source) ABSL_LOCKS_EXCLUDED(mu_);
+
   // A ticket under which `tensor`'s bytes wait to be fetched; nothing (send
   // the bytes over gRPC then) when the tensor is smaller than min_bytes or
   // its elements have no fixed size (strings), the ticket table is full or
@@ -77,6 +99,9 @@ class SideChannelServer {
   SideChannelTickets& tickets() { return tickets_; }
   // Payloads sent in full since Start.
   int64_t fetches_served() const { return fetches_served_.load(); }
+  // Keyed receives answered with a tensor since Start (counted as the
+  // reply starts).
+  int64_t keyed_served() const { return keyed_served_.load(); }
 
  private:
   struct Connection {
@@ -91,6 +116,11 @@ class SideChannelServer {
       : options_(std::move(options)), tickets_(options_.tickets) {}
   void AcceptLoop();
   void Serve(Connection* c);
+  // One request of each kind; false when the connection must close.
+  bool ServeTicket(Connection* c, const SideChannelTicket& ticket);
+  bool ServeHello(Connection* c, uint32_t token_bytes, bool* greeted);
+  bool ServeKeyed(Connection* c, const SideChannelRequestHead& head, bool greeted);
+  void MarkAuthenticated(Connection* c) ABSL_LOCKS_EXCLUDED(mu_);
   // Joins the connection threads that have finished.
   void Reap() ABSL_LOCKS_EXCLUDED(mu_);
   // Shuts down the oldest connection that is not authenticated (its thread
@@ -105,12 +135,14 @@ class SideChannelServer {
   std::thread acceptor_;
   std::atomic<bool> stopped_{false};
   std::atomic<int64_t> fetches_served_{0};
+  std::atomic<int64_t> keyed_served_{0};
   absl::Mutex mu_;
   std::list<Connection> connections_ ABSL_GUARDED_BY(mu_);
   // Connections whose threads run; those evicted and not yet ended are not
   // counted against max_connections.
   int live_ ABSL_GUARDED_BY(mu_) = 0;
   int evicted_ ABSL_GUARDED_BY(mu_) = 0;
+  KeyedSource keyed_source_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace distflow

@@ -22,6 +22,8 @@ namespace {
 
 constexpr char kRequestMagic[8] = {'d', 'f', 's', 'c', 'R', 'E', 'Q', '1'};
 constexpr char kReplyMagic[8] = {'d', 'f', 's', 'c', 'R', 'E', 'P', '1'};
+constexpr char kHelloMagic[8] = {'d', 'f', 's', 'c', 'H', 'E', 'L', '1'};
+constexpr char kKeyedMagic[8] = {'d', 'f', 's', 'c', 'R', 'C', 'V', '1'};
 
 template <typename T>
 void PutLe(char* p, T v) {
@@ -122,6 +124,43 @@ bool DecodeSideChannelRequest(const std::array<char, kSideChannelRequestBytes>& 
   if (std::memcmp(in.data(), kRequestMagic, 8) != 0) return false;
   std::memcpy(ticket->data(), in.data() + 8, ticket->size());
   return true;
+}
+
+void EncodeSideChannelHello(uint32_t token_bytes, std::array<char, kSideChannelRequestBytes>* out) {
+  out->fill(0);
+  std::memcpy(out->data(), kHelloMagic, 8);
+  PutLe<uint32_t>(out->data() + 8, token_bytes);
+}
+
+void EncodeSideChannelKeyed(int64_t step_id, uint32_t key_bytes, uint32_t timeout_ms,
+                            std::array<char, kSideChannelRequestBytes>* out) {
+  char* p = out->data();
+  std::memcpy(p, kKeyedMagic, 8);
+  PutLe<uint64_t>(p + 8, static_cast<uint64_t>(step_id));
+  PutLe<uint32_t>(p + 16, key_bytes);
+  PutLe<uint32_t>(p + 20, timeout_ms);
+}
+
+bool DecodeSideChannelRequestHead(const std::array<char, kSideChannelRequestBytes>& in,
+                                  SideChannelRequestHead* head) {
+  const char* p = in.data();
+  if (DecodeSideChannelRequest(in, &head->ticket)) {
+    head->kind = SideChannelRequestHead::Kind::kTicket;
+    return true;
+  }
+  if (std::memcmp(p, kHelloMagic, 8) == 0) {
+    head->kind = SideChannelRequestHead::Kind::kHello;
+    head->length = GetLe<uint32_t>(p + 8);
+    return head->length <= kSideChannelMaxToken;
+  }
+  if (std::memcmp(p, kKeyedMagic, 8) == 0) {
+    head->kind = SideChannelRequestHead::Kind::kKeyed;
+    head->step_id = static_cast<int64_t>(GetLe<uint64_t>(p + 8));
+    head->length = GetLe<uint32_t>(p + 16);
+    head->timeout_ms = GetLe<uint32_t>(p + 20);
+    return head->length > 0 && head->length <= kSideChannelMaxKey;
+  }
+  return false;
 }
 
 void EncodeSideChannelReplyHeader(const SideChannelReplyHeader& header,

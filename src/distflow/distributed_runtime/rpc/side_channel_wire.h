@@ -35,6 +35,9 @@ namespace distflow {
 using SideChannelTicket = std::array<uint8_t, 16>;
 
 inline constexpr size_t kSideChannelRequestBytes = 24;
+// The longest token a hello may carry, and rendezvous key a keyed request.
+inline constexpr uint32_t kSideChannelMaxToken = 4096;
+inline constexpr uint32_t kSideChannelMaxKey = 64 << 10;
 inline constexpr size_t kSideChannelReplyHeaderBytes = 40;
 // The longest error message a reply may carry.
 inline constexpr uint32_t kSideChannelMaxMessage = 1024;
@@ -58,6 +61,23 @@ void EncodeSideChannelRequest(const SideChannelTicket& ticket,
 // False when the bytes do not start with the request magic.
 bool DecodeSideChannelRequest(const std::array<char, kSideChannelRequestBytes>& in,
                               SideChannelTicket* ticket);
+// A request's 24-byte head, any kind.
+struct SideChannelRequestHead {
+  enum class Kind { kTicket, kHello, kKeyed };
+  Kind kind = Kind::kTicket;
+  SideChannelTicket ticket{};  // kTicket
+  int64_t step_id = 0;         // kKeyed
+  uint32_t timeout_ms = 0;     // kKeyed
+  // kHello: the token's length; kKeyed: the key's. That many bytes follow.
+  uint32_t length = 0;
+};
+void EncodeSideChannelHello(uint32_t token_bytes, std::array<char, kSideChannelRequestBytes>* out);
+void EncodeSideChannelKeyed(int64_t step_id, uint32_t key_bytes, uint32_t timeout_ms,
+                            std::array<char, kSideChannelRequestBytes>* out);
+// False when the magic is none of the three or a length is over its bound.
+bool DecodeSideChannelRequestHead(const std::array<char, kSideChannelRequestBytes>& in,
+                                  SideChannelRequestHead* head);
+
 void EncodeSideChannelReplyHeader(const SideChannelReplyHeader& header,
                                   std::array<char, kSideChannelReplyHeaderBytes>* out);
 // False when the magic is wrong, the code is not a status code or the

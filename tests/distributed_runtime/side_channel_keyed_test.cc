@@ -1,0 +1,339 @@
+// Keyed receives on the tensor side channel in one process: a real server
+// whose keyed source the test plays, against the real client and against
+// raw sockets. The reply comes when the source answers; a receiver's
+// deadline, its cancellation and its hang-up all cancel the source's wait;
+// no hello, a wrong token or no source are refused; the client starts a
+// keyed receive only when a thread is free for it, and says when nothing
+// could be reached (so gRPC may ask instead).
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "distflow/distributed_runtime/rpc/side_channel_client.h"
+#include "distflow/distributed_runtime/rpc/side_channel_server.h"
+#include "distflow/distributed_runtime/rpc/side_channel_wire.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "loopback_socket.h"
+
+namespace distflow {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kTask[] = "/job:worker/replica:0/task:3";
+constexpr char kToken[] = "keyed-test-token";
+
+std::string BufferBytes(const grpc::ByteBuffer& b) {
+  std::vector<grpc::Slice> slices;
+  std::string out;
+  if (!b.Dump(&slices).ok()) return out;
+  for (const grpc::Slice& s : slices)
+    out.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  return out;
+}
+
+grpc::ByteBuffer BufferOf(const std::string& bytes) {
+  grpc::Slice s(bytes);
+  return grpc::ByteBuffer(&s, 1);
+}
+
+// The keyed source: holds each request until the test answers it.
+class Source {
+ public:
+  struct Request {
+    int64_t step_id;
+    std::string key;
+    CancellationManager* cm;
+    SideChannelServer::KeyedDone done;
+  };
+
+  SideChannelServer::KeyedSource Fn() {
+    return [this](int64_t step_id, const std::string& key, CancellationManager* cm,
+                  SideChannelServer::KeyedDone done) {
+      auto r = std::make_shared<Request>(Request{step_id, key, cm, std::move(done)});
+      // A cancelled wait answers Cancelled, as a rendezvous does.
+      const CancellationToken token = cm->get_cancellation_token();
+      std::weak_ptr<Request> weak = r;
+      if (!cm->RegisterCallback(token, [this, weak] {
+            if (auto req = weak.lock()) {
+              cancelled_.fetch_add(1);
+              Answer(req, absl::CancelledError("rendezvous wait cancelled"), "");
+            }
+          })) {
+        r->done(absl::CancelledError("cancelled already"), grpc::ByteBuffer());
+        return;
+      }
+      absl::MutexLock lock(&mu_);
+      pending_.push_back(r);
+    };
+  }
+
+  // Waits (up to 20 s) for the next request.
+  std::shared_ptr<Request> Next() {
+    absl::MutexLock lock(&mu_);
+    mu_.AwaitWithTimeout(absl::Condition(this, &Source::HasPending), absl::Seconds(20));
+    if (pending_.empty()) return nullptr;
+    std::shared_ptr<Request> r = pending_.front();
+    pending_.erase(pending_.begin());
+    return r;
+  }
+
+  // Answers `r` once (later answers are dropped).
+  void Answer(const std::shared_ptr<Request>& r, const absl::Status& s, const std::string& bytes) {
+    SideChannelServer::KeyedDone done;
+    {
+      absl::MutexLock lock(&mu_);
+      if (r->done == nullptr) return;
+      done = std::move(r->done);
+      r->done = nullptr;
+    }
+    done(s, s.ok() ? BufferOf(bytes) : grpc::ByteBuffer());
+  }
+
+  int cancelled() const { return cancelled_.load(); }
+
+ private:
+  bool HasPending() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !pending_.empty(); }
+
+  absl::Mutex mu_;
+  std::vector<std::shared_ptr<Request>> pending_ ABSL_GUARDED_BY(mu_);
+  std::atomic<int> cancelled_{0};
+};
+
+// A keyed receive's outcome, waited for.
+struct Outcome {
+  absl::Notification done;
+  absl::Status status;
+  std::string reply;
+  bool sent = false;
+
+  SideChannelClient::KeyedDone Fn() {
+    return [this](const absl::Status& s, grpc::ByteBuffer reply_bytes, bool was_sent) {
+      status = s;
+      reply = BufferBytes(reply_bytes);
+      sent = was_sent;
+      done.Notify();
+    };
+  }
+  bool Wait() { return done.WaitForNotificationWithTimeout(absl::Seconds(20)); }
+};
+
+class KeyedTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SideChannelServer::Options o;
+    o.host = "127.0.0.1";
+    o.token = kToken;
+    auto s = SideChannelServer::Start(o);
+    ASSERT_TRUE(s.ok()) << s.status();
+    server_ = std::move(*s);
+    server_->SetKeyedSource(source_.Fn());
+  }
+
+  SideChannelClient::KeyedArgs Args(const std::string& key, int64_t step = 5) {
+    SideChannelClient::KeyedArgs a;
+    a.host = "127.0.0.1";
+    a.port = server_->port();
+    a.step_id = step;
+    a.key = key;
+    a.token = kToken;
+    a.task = kTask;
+    return a;
+  }
+
+  Source source_;
+  std::unique_ptr<SideChannelServer> server_;
+};
+
+TEST_F(KeyedTest, ReplyComesWhenTheSourceAnswers) {
+  SideChannelClient client;
+  for (int i = 0; i < 3; ++i) {
+    Outcome out;
+    ASSERT_TRUE(client.TryRecvAsync(Args("edge;" + std::to_string(i), 40 + i), out.Fn()));
+    std::shared_ptr<Source::Request> r = source_.Next();
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->step_id, 40 + i);
+    EXPECT_EQ(r->key, "edge;" + std::to_string(i));
+    EXPECT_FALSE(out.done.HasBeenNotified());  // waits for the tensor
+    const std::string bytes(1000 + 70000 * i, static_cast<char>('a' + i));
+    source_.Answer(r, absl::OkStatus(), bytes);
+    ASSERT_TRUE(out.Wait());
+    ASSERT_TRUE(out.status.ok()) << out.status;
+    EXPECT_TRUE(out.sent);
+    EXPECT_EQ(out.reply, bytes);
+  }
+  EXPECT_EQ(server_->keyed_served(), 3);
+  // One connection carried all three, greeted once.
+  EXPECT_EQ(client.IdleConnections("127.0.0.1", server_->port()), 1);
+}
+
+TEST_F(KeyedTest, SourceErrorReachesTheReceiver) {
+  SideChannelClient client;
+  Outcome out;
+  ASSERT_TRUE(client.TryRecvAsync(Args("edge"), out.Fn()));
+  std::shared_ptr<Source::Request> r = source_.Next();
+  ASSERT_NE(r, nullptr);
+  source_.Answer(r, absl::AbortedError("step 5 was aborted"), "");
+  ASSERT_TRUE(out.Wait());
+  EXPECT_TRUE(absl::IsAborted(out.status)) << out.status;
+  EXPECT_THAT(out.status.message(), HasSubstr("step 5 was aborted"));
+  EXPECT_THAT(out.status.message(), HasSubstr(kTask));
+}
+
+TEST_F(KeyedTest, DeadlineCancelsTheProducersWait) {
+  SideChannelClient client;
+  Outcome out;
+  SideChannelClient::KeyedArgs a = Args("never");
+  a.deadline = absl::Now() + absl::Milliseconds(300);
+  ASSERT_TRUE(client.TryRecvAsync(a, out.Fn()));
+  ASSERT_TRUE(out.Wait());
+  EXPECT_TRUE(absl::IsDeadlineExceeded(out.status)) << out.status;
+  // The producer gave up at the same time and freed its wait.
+  for (int i = 0; i < 200 && source_.cancelled() == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_EQ(source_.cancelled(), 1);
+}
+
+TEST_F(KeyedTest, CancelledReceiverFreesTheProducersWait) {
+  SideChannelClient client;
+  Outcome out;
+  CallOptions opts;
+  SideChannelClient::KeyedArgs a = Args("never");
+  a.opts = &opts;
+  ASSERT_TRUE(client.TryRecvAsync(a, out.Fn()));
+  std::shared_ptr<Source::Request> r = source_.Next();
+  ASSERT_NE(r, nullptr);
+  opts.StartCancel();
+  ASSERT_TRUE(out.Wait());
+  EXPECT_TRUE(absl::IsCancelled(out.status)) << out.status;
+  // The producer sees the hang-up within its poll interval.
+  for (int i = 0; i < 500 && source_.cancelled() == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_EQ(source_.cancelled(), 1);
+}
+
+TEST_F(KeyedTest, WrongTokenIsUnauthenticated) {
+  SideChannelClient client;
+  Outcome out;
+  SideChannelClient::KeyedArgs a = Args("edge");
+  a.token = "not-the-token";
+  ASSERT_TRUE(client.TryRecvAsync(a, out.Fn()));
+  ASSERT_TRUE(out.Wait());
+  EXPECT_TRUE(absl::IsUnauthenticated(out.status)) << out.status;
+  EXPECT_EQ(server_->keyed_served(), 0);
+}
+
+// The reply header the server sends on `fd` and the message after it, then
+// true iff it closes the connection (all within 20 s).
+bool ReadErrorAndClose(int fd, SideChannelReplyHeader* header, std::string* message) {
+  std::string got;
+  for (;;) {
+    pollfd pfd{fd, POLLIN, 0};
+    if (poll(&pfd, 1, 20000) != 1) return false;
+    char buf[2048];
+    const ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  if (got.size() < kSideChannelReplyHeaderBytes) return false;
+  std::array<char, kSideChannelReplyHeaderBytes> head;
+  std::memcpy(head.data(), got.data(), head.size());
+  if (!DecodeSideChannelReplyHeader(head, header)) return false;
+  *message = got.substr(head.size());
+  return true;
+}
+
+TEST_F(KeyedTest, KeyedRequestWithoutHelloIsRefused) {
+  const int fd = test::Dial(server_->port());
+  const std::string key = "edge";
+  std::array<char, kSideChannelRequestBytes> head;
+  EncodeSideChannelKeyed(5, static_cast<uint32_t>(key.size()), 0, &head);
+  std::string request(head.data(), head.size());
+  request += key;
+  send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  SideChannelReplyHeader reply;
+  std::string message;
+  ASSERT_TRUE(ReadErrorAndClose(fd, &reply, &message));
+  close(fd);
+  EXPECT_EQ(reply.code, absl::StatusCode::kUnauthenticated);
+  EXPECT_THAT(message, HasSubstr("hello"));
+  EXPECT_EQ(server_->keyed_served(), 0);
+}
+
+TEST_F(KeyedTest, OverlongKeyClosesTheConnection) {
+  const int fd = test::Dial(server_->port());
+  std::array<char, kSideChannelRequestBytes> head;
+  EncodeSideChannelKeyed(5, kSideChannelMaxKey + 1, 0, &head);
+  SideChannelRequestHead decoded;
+  EXPECT_FALSE(DecodeSideChannelRequestHead(head, &decoded));
+  send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+  SideChannelReplyHeader reply;
+  std::string message;
+  EXPECT_FALSE(ReadErrorAndClose(fd, &reply, &message));  // closed with nothing sent
+  close(fd);
+}
+
+TEST(KeyedClientTest, NothingListeningMeansNotSent) {
+  const int port = test::FreePort();  // nobody listens there
+  SideChannelClient client;
+  SideChannelClient::KeyedArgs a;
+  a.host = "127.0.0.1";
+  a.port = port;
+  a.key = "edge";
+  a.task = kTask;
+  Outcome out;
+  ASSERT_TRUE(client.TryRecvAsync(a, out.Fn()));
+  ASSERT_TRUE(out.Wait());
+  EXPECT_TRUE(absl::IsUnavailable(out.status)) << out.status;
+  EXPECT_FALSE(out.sent);  // gRPC may ask instead
+}
+
+TEST_F(KeyedTest, NoFreeThreadMeansNotStarted) {
+  SideChannelClient::Options o;
+  o.keyed_threads = 1;
+  SideChannelClient client(o);
+  Outcome first;
+  ASSERT_TRUE(client.TryRecvAsync(Args("first"), first.Fn()));
+  std::shared_ptr<Source::Request> r = source_.Next();
+  ASSERT_NE(r, nullptr);
+  Outcome second;
+  EXPECT_FALSE(client.TryRecvAsync(Args("second"), second.Fn()));
+  EXPECT_FALSE(second.done.HasBeenNotified());
+  source_.Answer(r, absl::OkStatus(), "x");
+  ASSERT_TRUE(first.Wait());
+  EXPECT_TRUE(first.status.ok()) << first.status;
+  // Free again.
+  Outcome third;
+  ASSERT_TRUE(client.TryRecvAsync(Args("third"), third.Fn()));
+  r = source_.Next();
+  ASSERT_NE(r, nullptr);
+  source_.Answer(r, absl::OkStatus(), "y");
+  ASSERT_TRUE(third.Wait());
+  EXPECT_EQ(third.reply, "y");
+}
+
+TEST_F(KeyedTest, StopEndsAWaitingReceive) {
+  SideChannelClient client;
+  Outcome out;
+  ASSERT_TRUE(client.TryRecvAsync(Args("never"), out.Fn()));
+  std::shared_ptr<Source::Request> r = source_.Next();
+  ASSERT_NE(r, nullptr);
+  server_->Stop();
+  ASSERT_TRUE(out.Wait());
+  EXPECT_FALSE(out.status.ok());
+  EXPECT_TRUE(out.sent);
+  for (int i = 0; i < 500 && source_.cancelled() == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_EQ(source_.cancelled(), 1);
+}
+
+}  // namespace
+}  // namespace distflow
