@@ -229,10 +229,17 @@ class SideChannelClusterTest : public ::testing::Test {
     return std::move(*session);
   }
 
-  int64_t Served() const {
+  // Tensors task 0's side channel sent: fetched by ticket, and asked for
+  // by key.
+  int64_t Tickets() const {
     const SideChannelServer* side = servers_[0]->side_channel();
     return side == nullptr ? 0 : side->fetches_served();
   }
+  int64_t Keyed() const {
+    const SideChannelServer* side = servers_[0]->side_channel();
+    return side == nullptr ? 0 : side->keyed_served();
+  }
+  int64_t Served() const { return Tickets() + Keyed(); }
 
   // Sends x of `n` elements through y and checks every element.
   void ExpectPatternCrosses(GrpcSession* session, int64_t n) {
@@ -260,6 +267,9 @@ TEST_F(SideChannelClusterTest, LargeTensorsCrossOverTheSideChannel) {
     ExpectPatternCrosses(session.get(), kLarge - step);
     EXPECT_EQ(Served(), before + 1) << "step " << step;
   }
+  // The first by ticket after a RecvTensor; the others by key.
+  EXPECT_EQ(Tickets(), 1);
+  EXPECT_EQ(Keyed(), 2);
 }
 
 TEST_F(SideChannelClusterTest, LargeBoolTensorCrosses) {
@@ -279,7 +289,7 @@ TEST_F(SideChannelClusterTest, LargeBoolTensorCrosses) {
 TEST_F(SideChannelClusterTest, SmallStringAndDeadTensorsNeedNoTicket) {
   StartServers(true, true);
   auto session = NewClusterSession();
-  const int64_t before = Served();
+  const int64_t before = Tickets();
   ExpectPatternCrosses(session.get(), 1000);
   std::vector<Tensor> out;
   absl::Status s = session->Run({}, {"s", "m", "m:1"}, {}, &out);
@@ -288,7 +298,7 @@ TEST_F(SideChannelClusterTest, SmallStringAndDeadTensorsNeedNoTicket) {
   EXPECT_EQ(out[0].flat<std::string>()[1], "grpc");
   EXPECT_EQ(out[1].scalar<float>(), 7.0f);  // the dead branch crossed as dead
   EXPECT_EQ(out[2].scalar<int32_t>(), 1);
-  EXPECT_EQ(Served(), before);
+  EXPECT_EQ(Tickets(), before);
 }
 
 TEST_F(SideChannelClusterTest, ReceivesGoByKeyOnceAReplyNamedThePort) {
@@ -309,10 +319,10 @@ TEST_F(SideChannelClusterTest, ReceivesGoByKeyOnceAReplyNamedThePort) {
   EXPECT_EQ(out[1].scalar<float>(), 7.0f);
   EXPECT_EQ(out[2].scalar<int32_t>(), 1);
   EXPECT_EQ(side->keyed_served(), keyed + 7);
-  // A large one asks by key and is fetched by ticket.
-  const int64_t served = Served();
+  // A large one's bytes follow its keyed reply: no ticket.
+  const int64_t tickets = Tickets();
   ExpectPatternCrosses(session.get(), kLarge);
-  EXPECT_EQ(Served(), served + 1);
+  EXPECT_EQ(Tickets(), tickets);
   EXPECT_EQ(side->keyed_served(), keyed + 8);
 }
 

@@ -19,6 +19,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "distflow/distributed_runtime/rpc/grpc_tensor_coding.h"
 #include "distflow/distributed_runtime/rpc/side_channel_client.h"
 #include "distflow/distributed_runtime/rpc/side_channel_server.h"
 #include "distflow/distributed_runtime/rpc/side_channel_wire.h"
@@ -34,18 +35,16 @@ using ::testing::HasSubstr;
 constexpr char kTask[] = "/job:worker/replica:0/task:3";
 constexpr char kToken[] = "keyed-test-token";
 
-std::string BufferBytes(const grpc::ByteBuffer& b) {
-  std::vector<grpc::Slice> slices;
-  std::string out;
-  if (!b.Dump(&slices).ok()) return out;
-  for (const grpc::Slice& s : slices)
-    out.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  return out;
-}
-
 grpc::ByteBuffer BufferOf(const std::string& bytes) {
   grpc::Slice s(bytes);
   return grpc::ByteBuffer(&s, 1);
+}
+
+// A float tensor of `n` elements holding 0, 1, 2, ...
+Tensor Pattern(int64_t n) {
+  Tensor t(DT_FLOAT, TensorShape({n}));
+  for (int64_t i = 0; i < n; ++i) t.flat<float>()[i] = static_cast<float>(i);
+  return t;
 }
 
 // The keyed source: holds each request until the test answers it.
@@ -68,10 +67,10 @@ class Source {
       if (!cm->RegisterCallback(token, [this, weak] {
             if (auto req = weak.lock()) {
               cancelled_.fetch_add(1);
-              Answer(req, absl::CancelledError("rendezvous wait cancelled"), "");
+              Answer(req, absl::CancelledError("rendezvous wait cancelled"));
             }
           })) {
-        r->done(absl::CancelledError("cancelled already"), grpc::ByteBuffer());
+        r->done(absl::CancelledError("cancelled already"), grpc::ByteBuffer(), Tensor());
         return;
       }
       absl::MutexLock lock(&mu_);
@@ -89,8 +88,33 @@ class Source {
     return r;
   }
 
-  // Answers `r` once (later answers are dropped).
-  void Answer(const std::shared_ptr<Request>& r, const absl::Status& s, const std::string& bytes) {
+  // Answers `r` once (later answers are dropped) as the worker does: a
+  // large tensor's bytes follow the response.
+  void Answer(const std::shared_ptr<Request>& r, const absl::Status& s,
+              const Tensor& value = Tensor()) {
+    grpc::ByteBuffer reply;
+    Tensor follows;
+    if (s.ok() && value.TotalBytes() >= kSideChannelFollowBytes) {
+      SideChannelOffer offer;
+      offer.follows = true;
+      offer.payload_bytes = value.TotalBytes();
+      EncodeRecvTensorOffer(value, offer, 0, &reply);
+      follows = value;
+    } else if (s.ok()) {
+      EncodeRecvTensorResponse(value, false, 0, &reply);
+    }
+    Send(r, s, std::move(reply), follows);
+  }
+  // Answers `r` with these bytes as the response.
+  void AnswerRaw(const std::shared_ptr<Request>& r, const std::string& bytes) {
+    Send(r, absl::OkStatus(), BufferOf(bytes), Tensor());
+  }
+
+  int cancelled() const { return cancelled_.load(); }
+
+ private:
+  void Send(const std::shared_ptr<Request>& r, const absl::Status& s, grpc::ByteBuffer reply,
+            const Tensor& follows) {
     SideChannelServer::KeyedDone done;
     {
       absl::MutexLock lock(&mu_);
@@ -98,12 +122,9 @@ class Source {
       done = std::move(r->done);
       r->done = nullptr;
     }
-    done(s, s.ok() ? BufferOf(bytes) : grpc::ByteBuffer());
+    done(s, std::move(reply), follows);
   }
 
-  int cancelled() const { return cancelled_.load(); }
-
- private:
   bool HasPending() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !pending_.empty(); }
 
   absl::Mutex mu_;
@@ -115,13 +136,19 @@ class Source {
 struct Outcome {
   absl::Notification done;
   absl::Status status;
-  std::string reply;
+  Tensor tensor;
+  bool is_dead = false;
   bool sent = false;
 
+  // `a`, landing here.
+  SideChannelClient::KeyedArgs Into(SideChannelClient::KeyedArgs a) {
+    a.tensor = &tensor;
+    a.is_dead = &is_dead;
+    return a;
+  }
   SideChannelClient::KeyedDone Fn() {
-    return [this](const absl::Status& s, grpc::ByteBuffer reply_bytes, bool was_sent) {
+    return [this](const absl::Status& s, bool was_sent) {
       status = s;
-      reply = BufferBytes(reply_bytes);
       sent = was_sent;
       done.Notify();
     };
@@ -160,18 +187,21 @@ TEST_F(KeyedTest, ReplyComesWhenTheSourceAnswers) {
   SideChannelClient client;
   for (int i = 0; i < 3; ++i) {
     Outcome out;
-    ASSERT_TRUE(client.TryRecvAsync(Args("edge;" + std::to_string(i), 40 + i), out.Fn()));
+    ASSERT_TRUE(client.TryRecvAsync(out.Into(Args("edge;" + std::to_string(i), 40 + i)), out.Fn()));
     std::shared_ptr<Source::Request> r = source_.Next();
     ASSERT_NE(r, nullptr);
     EXPECT_EQ(r->step_id, 40 + i);
     EXPECT_EQ(r->key, "edge;" + std::to_string(i));
     EXPECT_FALSE(out.done.HasBeenNotified());  // waits for the tensor
-    const std::string bytes(1000 + 70000 * i, static_cast<char>('a' + i));
-    source_.Answer(r, absl::OkStatus(), bytes);
+    // 1 000 bytes in the response; 71 000 and 141 000 after it.
+    const Tensor sent = Pattern(250 + 17500 * i);
+    source_.Answer(r, absl::OkStatus(), sent);
     ASSERT_TRUE(out.Wait());
     ASSERT_TRUE(out.status.ok()) << out.status;
     EXPECT_TRUE(out.sent);
-    EXPECT_EQ(out.reply, bytes);
+    EXPECT_FALSE(out.is_dead);
+    ASSERT_EQ(out.tensor.NumElements(), sent.NumElements());
+    EXPECT_EQ(std::memcmp(out.tensor.raw_data(), sent.raw_data(), sent.TotalBytes()), 0);
   }
   EXPECT_EQ(server_->keyed_served(), 3);
   // One connection carried all three, greeted once.
@@ -181,13 +211,25 @@ TEST_F(KeyedTest, ReplyComesWhenTheSourceAnswers) {
 TEST_F(KeyedTest, SourceErrorReachesTheReceiver) {
   SideChannelClient client;
   Outcome out;
-  ASSERT_TRUE(client.TryRecvAsync(Args("edge"), out.Fn()));
+  ASSERT_TRUE(client.TryRecvAsync(out.Into(Args("edge")), out.Fn()));
   std::shared_ptr<Source::Request> r = source_.Next();
   ASSERT_NE(r, nullptr);
-  source_.Answer(r, absl::AbortedError("step 5 was aborted"), "");
+  source_.Answer(r, absl::AbortedError("step 5 was aborted"));
   ASSERT_TRUE(out.Wait());
   EXPECT_TRUE(absl::IsAborted(out.status)) << out.status;
   EXPECT_THAT(out.status.message(), HasSubstr("step 5 was aborted"));
+  EXPECT_THAT(out.status.message(), HasSubstr(kTask));
+}
+
+TEST_F(KeyedTest, ReplyThatIsNoRecvTensorResponseIsDataLoss) {
+  SideChannelClient client;
+  Outcome out;
+  ASSERT_TRUE(client.TryRecvAsync(out.Into(Args("edge")), out.Fn()));
+  std::shared_ptr<Source::Request> r = source_.Next();
+  ASSERT_NE(r, nullptr);
+  source_.AnswerRaw(r, std::string(64, '\xff'));
+  ASSERT_TRUE(out.Wait());
+  EXPECT_TRUE(absl::IsDataLoss(out.status)) << out.status;
   EXPECT_THAT(out.status.message(), HasSubstr(kTask));
 }
 
@@ -196,7 +238,7 @@ TEST_F(KeyedTest, DeadlineCancelsTheProducersWait) {
   Outcome out;
   SideChannelClient::KeyedArgs a = Args("never");
   a.deadline = absl::Now() + absl::Milliseconds(300);
-  ASSERT_TRUE(client.TryRecvAsync(a, out.Fn()));
+  ASSERT_TRUE(client.TryRecvAsync(out.Into(a), out.Fn()));
   ASSERT_TRUE(out.Wait());
   EXPECT_TRUE(absl::IsDeadlineExceeded(out.status)) << out.status;
   // The producer gave up at the same time and freed its wait.
@@ -210,7 +252,7 @@ TEST_F(KeyedTest, CancelledReceiverFreesTheProducersWait) {
   CallOptions opts;
   SideChannelClient::KeyedArgs a = Args("never");
   a.opts = &opts;
-  ASSERT_TRUE(client.TryRecvAsync(a, out.Fn()));
+  ASSERT_TRUE(client.TryRecvAsync(out.Into(a), out.Fn()));
   std::shared_ptr<Source::Request> r = source_.Next();
   ASSERT_NE(r, nullptr);
   opts.StartCancel();
@@ -226,7 +268,7 @@ TEST_F(KeyedTest, WrongTokenIsUnauthenticated) {
   Outcome out;
   SideChannelClient::KeyedArgs a = Args("edge");
   a.token = "not-the-token";
-  ASSERT_TRUE(client.TryRecvAsync(a, out.Fn()));
+  ASSERT_TRUE(client.TryRecvAsync(out.Into(a), out.Fn()));
   ASSERT_TRUE(out.Wait());
   EXPECT_TRUE(absl::IsUnauthenticated(out.status)) << out.status;
   EXPECT_EQ(server_->keyed_served(), 0);
@@ -291,7 +333,7 @@ TEST(KeyedClientTest, NothingListeningMeansNotSent) {
   a.key = "edge";
   a.task = kTask;
   Outcome out;
-  ASSERT_TRUE(client.TryRecvAsync(a, out.Fn()));
+  ASSERT_TRUE(client.TryRecvAsync(out.Into(a), out.Fn()));
   ASSERT_TRUE(out.Wait());
   EXPECT_TRUE(absl::IsUnavailable(out.status)) << out.status;
   EXPECT_FALSE(out.sent);  // gRPC may ask instead
@@ -302,29 +344,29 @@ TEST_F(KeyedTest, NoFreeThreadMeansNotStarted) {
   o.keyed_threads = 1;
   SideChannelClient client(o);
   Outcome first;
-  ASSERT_TRUE(client.TryRecvAsync(Args("first"), first.Fn()));
+  ASSERT_TRUE(client.TryRecvAsync(first.Into(Args("first")), first.Fn()));
   std::shared_ptr<Source::Request> r = source_.Next();
   ASSERT_NE(r, nullptr);
   Outcome second;
-  EXPECT_FALSE(client.TryRecvAsync(Args("second"), second.Fn()));
+  EXPECT_FALSE(client.TryRecvAsync(second.Into(Args("second")), second.Fn()));
   EXPECT_FALSE(second.done.HasBeenNotified());
-  source_.Answer(r, absl::OkStatus(), "x");
+  source_.Answer(r, absl::OkStatus(), Pattern(1));
   ASSERT_TRUE(first.Wait());
   EXPECT_TRUE(first.status.ok()) << first.status;
   // Free again.
   Outcome third;
-  ASSERT_TRUE(client.TryRecvAsync(Args("third"), third.Fn()));
+  ASSERT_TRUE(client.TryRecvAsync(third.Into(Args("third")), third.Fn()));
   r = source_.Next();
   ASSERT_NE(r, nullptr);
-  source_.Answer(r, absl::OkStatus(), "y");
+  source_.Answer(r, absl::OkStatus(), Pattern(2));
   ASSERT_TRUE(third.Wait());
-  EXPECT_EQ(third.reply, "y");
+  EXPECT_EQ(third.tensor.NumElements(), 2);
 }
 
 TEST_F(KeyedTest, StopEndsAWaitingReceive) {
   SideChannelClient client;
   Outcome out;
-  ASSERT_TRUE(client.TryRecvAsync(Args("never"), out.Fn()));
+  ASSERT_TRUE(client.TryRecvAsync(out.Into(Args("never")), out.Fn()));
   std::shared_ptr<Source::Request> r = source_.Next();
   ASSERT_NE(r, nullptr);
   server_->Stop();

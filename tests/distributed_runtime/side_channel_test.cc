@@ -903,6 +903,26 @@ grpc::ByteBuffer HandMadeOffer(const RecvTensorSideChannel& side, const TensorPr
   return grpc::ByteBuffer(&slice, 1);
 }
 
+TEST(SideChannelCodingTest, PayloadThatFollowsRoundTrip) {
+  const Tensor sent = Pattern(70000);
+  SideChannelOffer offer;
+  offer.follows = true;
+  offer.payload_bytes = sent.TotalBytes();
+  grpc::ByteBuffer buf;
+  EncodeRecvTensorOffer(sent, offer, 0, &buf);
+  Tensor got;
+  bool is_dead = true;
+  int64_t start = 0;
+  std::optional<SideChannelOffer> decoded;
+  ASSERT_TRUE(DecodeRecvTensorResponse(buf, &got, &is_dead, &start, &decoded).ok());
+  EXPECT_FALSE(is_dead);
+  ASSERT_TRUE(decoded.has_value());
+  EXPECT_TRUE(decoded->follows);
+  EXPECT_EQ(decoded->port, 0);
+  EXPECT_EQ(decoded->payload_bytes, sent.TotalBytes());
+  EXPECT_EQ(got.shape(), sent.shape());  // allocated, its bytes to come
+}
+
 TEST(SideChannelCodingTest, BadOffersAreDataLoss) {
   RecvTensorSideChannel side;
   side.set_ticket(std::string(16, 'k'));
@@ -928,6 +948,9 @@ TEST(SideChannelCodingTest, BadOffersAreDataLoss) {
   EXPECT_TRUE(absl::IsDataLoss(decode(HandMadeOffer(wrong, tensor))));
   wrong = side;
   wrong.set_port(70000);
+  EXPECT_TRUE(absl::IsDataLoss(decode(HandMadeOffer(wrong, tensor))));
+  wrong = side;
+  wrong.set_follows(true);  // bytes that follow carry no ticket, no port
   EXPECT_TRUE(absl::IsDataLoss(decode(HandMadeOffer(wrong, tensor))));
 
   TensorProto with_content = tensor;

@@ -268,7 +268,7 @@ absl::Status GrpcServer::Start() {
           request->set_step_id(step_id);
           request->set_rendezvous_key(key);
           request->set_side_channel_ok(true);
-          AnswerRecvTensor(worker, side, cm, std::move(request), std::move(done));
+          AnswerRecvTensor(worker, side, cm, std::move(request), /*keyed=*/true, std::move(done));
         });
   }
   impl_->worker_service = std::make_unique<GrpcWorkerService>(impl_->worker.get(), options_.token,

@@ -260,8 +260,16 @@ absl::Status DecodeOffer(SliceReader* r, SideChannelOffer* offer) {
   std::string bytes(n, '\0');
   r->Read(n, bytes.data());
   RecvTensorSideChannel proto;
-  if (!proto.ParseFromString(bytes) || !TicketFromBytes(proto.ticket(), &offer->ticket) ||
-      proto.port() <= 0 || proto.port() > 65535 || proto.payload_bytes() <= 0) {
+  if (!proto.ParseFromString(bytes) || proto.payload_bytes() <= 0) {
+    return Malformed("bad side channel offer");
+  }
+  offer->follows = proto.follows();
+  if (offer->follows) {
+    if (!proto.ticket().empty() || proto.port() != 0) {
+      return Malformed("a side channel payload that follows has no ticket and no port");
+    }
+  } else if (!TicketFromBytes(proto.ticket(), &offer->ticket) || proto.port() <= 0 ||
+             proto.port() > 65535) {
     return Malformed("bad side channel offer");
   }
   offer->port = proto.port();
@@ -282,8 +290,12 @@ void EncodeRecvTensorOffer(const Tensor& tensor, const SideChannelOffer& offer,
                            int64_t send_start_micros, grpc::ByteBuffer* out) {
   RecvTensorResponse resp;
   RecvTensorSideChannel* side = resp.mutable_side_channel();
-  side->set_ticket(TicketBytes(offer.ticket));
-  side->set_port(offer.port);
+  if (offer.follows) {
+    side->set_follows(true);
+  } else {
+    side->set_ticket(TicketBytes(offer.ticket));
+    side->set_port(offer.port);
+  }
   side->set_payload_bytes(static_cast<int64_t>(offer.payload_bytes));
   // Field 6 first: the reader must know, when it reaches the tensor, that
   // the tensor has no content.

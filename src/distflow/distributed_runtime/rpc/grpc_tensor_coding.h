@@ -29,10 +29,13 @@ void EncodeRecvTensorResponse(const Tensor& tensor, bool is_dead, int64_t send_s
                               grpc::ByteBuffer* out, int side_channel_port = 0);
 
 // Where a tensor's bytes wait on the producer's side channel.
+// With `follows`, the bytes come right after the reply on the keyed
+// connection that carried it instead (no ticket, no port).
 struct SideChannelOffer {
   SideChannelTicket ticket{};
   int port = 0;
   uint64_t payload_bytes = 0;
+  bool follows = false;
 };
 
 // A reply carrying `tensor`'s dtype and shape and `offer` for its bytes.

@@ -208,12 +208,13 @@ void GrpcWorkerClient::RecvTensorAsync(int64_t step_id, const std::string& rende
     args.deadline = deadline;
     args.opts = opts;
     args.task = task_;
+    args.tensor = tensor;
+    args.is_dead = is_dead;
     // `done` moves into the callback only once it is sure to run.
     auto shared_done = std::make_shared<StatusCallback>(std::move(done));
     const bool started = recv_->side->TryRecvAsync(
-        std::move(args),
-        [path = recv_, port, step_id, rendezvous_key, tensor, is_dead, opts, deadline, shared_done](
-            const absl::Status& s, grpc::ByteBuffer reply, bool sent) {
+        std::move(args), [path = recv_, port, step_id, rendezvous_key, tensor, is_dead, opts,
+                          deadline, shared_done](const absl::Status& s, bool sent) {
           StatusCallback done = std::move(*shared_done);
           if (!sent) {
             // Nothing listens there now (a restarted task): ask over gRPC,
@@ -224,12 +225,11 @@ void GrpcWorkerClient::RecvTensorAsync(int64_t step_id, const std::string& rende
                          std::move(done));
             return;
           }
-          if (!s.ok()) {
-            done(s);
-            return;
+          if (s.ok()) {
+            CountTensorTransfer(false, TensorTransport::kSideChannel, path->task,
+                                static_cast<int64_t>(tensor->TotalBytes()));
           }
-          FinishRecv(path, reply, TensorTransport::kSideChannel, tensor, is_dead, opts, deadline,
-                     std::move(done));
+          done(s);
         });
     if (started) return;
     done = std::move(*shared_done);
@@ -238,21 +238,25 @@ void GrpcWorkerClient::RecvTensorAsync(int64_t step_id, const std::string& rende
 }
 
 void GrpcWorkerClient::FinishRecv(const std::shared_ptr<RecvPath>& path,
-                                  const grpc::ByteBuffer& reply, TensorTransport transport,
-                                  Tensor* tensor, bool* is_dead, CallOptions* opts,
-                                  absl::Time deadline, StatusCallback done) {
+                                  const grpc::ByteBuffer& reply, Tensor* tensor, bool* is_dead,
+                                  CallOptions* opts, absl::Time deadline, StatusCallback done) {
   int64_t send_start = 0;
   std::optional<SideChannelOffer> offer;
   int port = 0;
   absl::Status decoded = DecodeRecvTensorResponse(reply, tensor, is_dead, &send_start,
                                                   path->side != nullptr ? &offer : nullptr, &port);
+  if (decoded.ok() && offer.has_value() && offer->follows) {
+    decoded = errors::DataLoss("a RecvTensor reply from ", path->task,
+                               " says bytes follow, which only a keyed reply may");
+  }
   if (decoded.ok() && path->side != nullptr) {
     if (offer.has_value()) port = offer->port;
     if (port > 0) path->side_port.store(port, std::memory_order_relaxed);
   }
   if (!decoded.ok() || !offer.has_value()) {
     if (decoded.ok()) {
-      CountTensorTransfer(false, transport, path->task, static_cast<int64_t>(tensor->TotalBytes()));
+      CountTensorTransfer(false, TensorTransport::kGrpc, path->task,
+                          static_cast<int64_t>(tensor->TotalBytes()));
     }
     done(decoded);
     return;
@@ -303,7 +307,7 @@ void GrpcWorkerClient::RecvOverGrpc(const std::shared_ptr<RecvPath>& path, int64
       done(s);
       return;
     }
-    FinishRecv(path, bufs->response, TensorTransport::kGrpc, tensor, is_dead, opts, deadline, done);
+    FinishRecv(path, bufs->response, tensor, is_dead, opts, deadline, done);
   };
   std::shared_ptr<CallState> state = BeginCall(path->task, "RecvTensor", opts, std::move(wrapped));
   if (state == nullptr) return;

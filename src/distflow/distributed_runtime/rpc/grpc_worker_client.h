@@ -21,7 +21,6 @@
 #include "absl/status/status.h"
 #include "distflow/distributed_runtime/rpc/grpc_call_queue.h"
 #include "distflow/distributed_runtime/rpc/side_channel_client.h"
-#include "distflow/distributed_runtime/transfer_stats.h"
 #include "distflow/distributed_runtime/worker_interface.h"
 #include "distflow/framework/tensor.h"
 #include "distflow/worker.pb.h"
@@ -93,11 +92,11 @@ class GrpcWorkerClient : public WorkerInterface {
   static void RecvOverGrpc(const std::shared_ptr<RecvPath>& path, int64_t step_id,
                            const std::string& rendezvous_key, Tensor* tensor, bool* is_dead,
                            CallOptions* opts, absl::Time deadline, StatusCallback done);
-  // Decodes a reply that came over `transport`, fetching an offered
-  // payload from the side channel.
+  // Decodes a RecvTensor reply, fetching an offered payload from the side
+  // channel.
   static void FinishRecv(const std::shared_ptr<RecvPath>& path, const grpc::ByteBuffer& reply,
-                         TensorTransport transport, Tensor* tensor, bool* is_dead,
-                         CallOptions* opts, absl::Time deadline, StatusCallback done);
+                         Tensor* tensor, bool* is_dead, CallOptions* opts, absl::Time deadline,
+                         StatusCallback done);
 
   const std::string task_;
   std::shared_ptr<grpc::Channel> channel_;

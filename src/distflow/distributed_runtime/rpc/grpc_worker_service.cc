@@ -39,14 +39,15 @@ void AddSync(ServerCallQueue* queue, ThreadPool* pool, const std::string* token,
 }  // namespace
 
 void AnswerRecvTensor(Worker* worker, SideChannelServer* side_channel, CancellationManager* cm,
-                      std::shared_ptr<const RecvTensorRequest> request, RecvTensorReplyDone done) {
+                      std::shared_ptr<const RecvTensorRequest> request, bool keyed,
+                      RecvTensorReplyDone done) {
   SideChannelServer* side = request->side_channel_ok() ? side_channel : nullptr;
   worker->RecvTensorAsync(
       cm, *request,
-      [request, side, done = std::move(done)](const absl::Status& s, const Tensor& value,
-                                              bool is_dead) {
+      [request, side, keyed, done = std::move(done)](const absl::Status& s, const Tensor& value,
+                                                     bool is_dead) {
         if (!s.ok()) {
-          done(s, grpc::ByteBuffer());
+          done(s, grpc::ByteBuffer(), Tensor());
           return;
         }
         // The peer is the receiving device's task.
@@ -55,15 +56,26 @@ void AnswerRecvTensor(Worker* worker, SideChannelServer* side_channel, Cancellat
                                      ? TaskOfDevice(parsed.dst_device)
                                      : std::string("unknown");
         std::optional<SideChannelTicket> ticket;
-        if (side != nullptr && !is_dead) ticket = side->Offer(value);
+        if (!keyed && side != nullptr && !is_dead) ticket = side->Offer(value);
+        const bool follows = keyed && !is_dead && !IsRefType(value.dtype()) &&
+                             DataTypeSize(value.dtype()) > 0 &&
+                             value.TotalBytes() >= kSideChannelFollowBytes;
         CountTensorTransfer(
-            true, ticket.has_value() ? TensorTransport::kSideChannel : TensorTransport::kGrpc, peer,
-            static_cast<int64_t>(value.TotalBytes()));
+            true,
+            keyed || ticket.has_value() ? TensorTransport::kSideChannel : TensorTransport::kGrpc,
+            peer, static_cast<int64_t>(value.TotalBytes()));
         grpc::ByteBuffer reply;
-        if (ticket.has_value()) {
-          EncodeRecvTensorOffer(value, {*ticket, side->port(), value.TotalBytes()}, NowMicros(),
-                                &reply);
-          done(absl::OkStatus(), std::move(reply));
+        if (ticket.has_value() || follows) {
+          SideChannelOffer offer;
+          offer.payload_bytes = value.TotalBytes();
+          if (follows) {
+            offer.follows = true;
+          } else {
+            offer.ticket = *ticket;
+            offer.port = side->port();
+          }
+          EncodeRecvTensorOffer(value, offer, NowMicros(), &reply);
+          done(absl::OkStatus(), std::move(reply), follows ? value : Tensor());
           return;
         }
         if (value.dtype() == DT_STRING && !is_dead) {
@@ -74,15 +86,15 @@ void AnswerRecvTensor(Worker* worker, SideChannelServer* side_channel, Cancellat
               bytes, absl::StrCat("encoding the strings of '", request->rendezvous_key(), "' ",
                                   value.shape().DebugString()));
           if (!charge.ok()) {
-            done(charge.status(), grpc::ByteBuffer());
+            done(charge.status(), grpc::ByteBuffer(), Tensor());
             return;
           }
         }
-        // Other tensors' replies point at their own buffers: no copy. The
-        // reply names the side channel's port for keyed receives.
+        // Other tensors' replies point at their own buffers: no copy. A
+        // gRPC reply names the side channel's port for keyed receives.
         EncodeRecvTensorResponse(value, is_dead, NowMicros(), &reply,
-                                 side != nullptr ? side->port() : 0);
-        done(absl::OkStatus(), std::move(reply));
+                                 side != nullptr && !keyed ? side->port() : 0);
+        done(absl::OkStatus(), std::move(reply), Tensor());
       });
 }
 
@@ -170,8 +182,8 @@ void GrpcWorkerService::ServeOn(ServerCallQueue* queue, ThreadPool* pool) {
           return;
         }
         AnswerRecvTensor(
-            worker_, side_channel_, cm, std::move(request),
-            [resp, done = std::move(done)](const absl::Status& s, grpc::ByteBuffer reply) {
+            worker_, side_channel_, cm, std::move(request), /*keyed=*/false,
+            [resp, done = std::move(done)](const absl::Status& s, grpc::ByteBuffer reply, Tensor) {
               if (s.ok()) resp->Swap(&reply);
               done(ToGrpcStatus(s));
             });

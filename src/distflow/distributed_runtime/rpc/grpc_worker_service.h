@@ -38,13 +38,18 @@ using WorkerServiceBase =
                                         WorkerService::WithAsyncMethod_Tracing<
                                             WorkerService::Service>>>>>>>>>>>;
 
-// Answers a RecvTensor (over gRPC, or a keyed receive over the side
-// channel) from `worker`: `done` gets the reply's bytes, which offer a large
-// tensor's over `side_channel` (may be null) and name its port when the
-// request says side_channel_ok. `cm` may cancel the wait.
-using RecvTensorReplyDone = std::function<void(const absl::Status&, grpc::ByteBuffer)>;
+// Answers a RecvTensor from `worker`: `done` gets the reply's bytes. Over
+// gRPC (`keyed` false) a large tensor's bytes are offered over
+// `side_channel` (may be null) and the reply names its port, when the
+// request says side_channel_ok. For a keyed receive on the side channel a
+// large fixed-size tensor's reply says its bytes follow, and `done` gets
+// the tensor to send after the reply (an empty tensor otherwise). `cm` may
+// cancel the wait.
+using RecvTensorReplyDone =
+    std::function<void(const absl::Status&, grpc::ByteBuffer reply, Tensor follows)>;
 void AnswerRecvTensor(Worker* worker, SideChannelServer* side_channel, CancellationManager* cm,
-                      std::shared_ptr<const RecvTensorRequest> request, RecvTensorReplyDone done);
+                      std::shared_ptr<const RecvTensorRequest> request, bool keyed,
+                      RecvTensorReplyDone done);
 
 class GrpcWorkerService final : public WorkerServiceBase {
  public:

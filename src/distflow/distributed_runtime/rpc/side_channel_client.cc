@@ -11,6 +11,7 @@
 #include <array>
 #include <climits>
 #include <deque>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -18,6 +19,7 @@
 #include "distflow/core/memory_budget.h"
 #include "distflow/core/status.h"
 #include "distflow/core/timer.h"
+#include "distflow/distributed_runtime/rpc/grpc_tensor_coding.h"
 
 namespace distflow {
 
@@ -368,15 +370,14 @@ bool SideChannelClient::TryRecvAsync(KeyedArgs args, KeyedDone done) {
     }
   };
   w->job = [this, args = std::move(args), shared_done, finished] {
-    grpc::ByteBuffer reply;
     bool sent = false;
-    const absl::Status s = Keyed(args, &reply, &sent);
+    const absl::Status s = Keyed(args, &sent);
     finished();
-    (*shared_done)(s, std::move(reply), sent);
+    (*shared_done)(s, sent);
   };
   w->done = [shared_done, finished](const absl::Status& s) {
     finished();
-    (*shared_done)(s, grpc::ByteBuffer(), true);
+    (*shared_done)(s, true);
   };
   absl::MutexLock lock(&pool_->mu);
   if (pool_->stopping || pool_->keyed >= options_.keyed_threads) return false;
@@ -395,7 +396,7 @@ bool SideChannelClient::TryRecvAsync(KeyedArgs args, KeyedDone done) {
   return true;
 }
 
-absl::Status SideChannelClient::Keyed(const KeyedArgs& a, grpc::ByteBuffer* reply, bool* sent) {
+absl::Status SideChannelClient::Keyed(const KeyedArgs& a, bool* sent) {
   *sent = false;
   for (int attempt = 0;; ++attempt) {
     if (absl::Now() >= a.deadline) {
@@ -407,7 +408,7 @@ absl::Status SideChannelClient::Keyed(const KeyedArgs& a, grpc::ByteBuffer* repl
                         Take(a.host, a.port, a.deadline, a.task, &reused));
     *sent = true;
     DF_RETURN_IF_ERROR(Begin(c, c->generation(), a.opts, a.task));
-    Attempt r = KeyedTransfer(c.get(), a, reply);
+    Attempt r = KeyedTransfer(c.get(), a);
     End(c, a.opts);
     if (c->EndFetch()) return errors::Cancelled("RecvTensor from ", a.task, " was cancelled");
     if (r.status.ok()) {
@@ -422,8 +423,7 @@ absl::Status SideChannelClient::Keyed(const KeyedArgs& a, grpc::ByteBuffer* repl
   }
 }
 
-SideChannelClient::Attempt SideChannelClient::KeyedTransfer(Connection* c, const KeyedArgs& a,
-                                                            grpc::ByteBuffer* reply) {
+SideChannelClient::Attempt SideChannelClient::KeyedTransfer(Connection* c, const KeyedArgs& a) {
   const absl::Duration stall = options_.stall_timeout;
   if (a.token.size() > kSideChannelMaxToken || a.key.empty() || a.key.size() > kSideChannelMaxKey) {
     return {errors::InvalidArgument("RecvTensor from ", a.task,
@@ -492,7 +492,26 @@ SideChannelClient::Attempt SideChannelClient::KeyedTransfer(Connection* c, const
   if (o != IoOutcome::kDone) {
     return {IoFailure(o, error, "reading a keyed reply", moved, slice.size(), stall, a.task)};
   }
-  *reply = grpc::ByteBuffer(&slice, 1);
+  int64_t send_start = 0;
+  std::optional<SideChannelOffer> offer;
+  absl::Status decoded = DecodeRecvTensorResponse(grpc::ByteBuffer(&slice, 1), a.tensor, a.is_dead,
+                                                  &send_start, &offer);
+  if (!decoded.ok())
+    return {errors::Annotate(decoded, absl::StrCat("keyed reply from ", a.task, ": "))};
+  if (!offer.has_value()) return {absl::OkStatus()};
+  if (!offer->follows) {
+    return {errors::DataLoss("a keyed reply on the tensor side channel from ", a.task,
+                             " offered a ticket")};
+  }
+  // The tensor's bytes come next, straight into its buffer.
+  AdviseHugePages(a.tensor->raw_data(), offer->payload_bytes);
+  o = ReadFully(c->fd(), a.tensor->raw_data(), offer->payload_bytes, a.deadline, stall, &moved,
+                &error);
+  if (o != IoOutcome::kDone) {
+    *a.tensor = Tensor();
+    return {IoFailure(o, error, "reading the tensor", moved, offer->payload_bytes, stall, a.task)};
+  }
+  CanonicalizeBools(a.tensor);
   return {absl::OkStatus()};
 }
 

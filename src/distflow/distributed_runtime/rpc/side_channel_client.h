@@ -43,7 +43,7 @@
 #include "absl/time/time.h"
 #include "distflow/distributed_runtime/rpc/side_channel_wire.h"
 #include "distflow/distributed_runtime/worker_interface.h"
-#include "grpcpp/support/byte_buffer.h"
+#include "distflow/framework/tensor.h"
 
 namespace distflow {
 
@@ -95,7 +95,8 @@ class SideChannelClient {
   // names args.task. args.dst and args.opts must stay valid until `done`.
   void FetchAsync(FetchArgs args, FetchDone done);
 
-  // A keyed receive's arguments. `token` goes in the connection's hello.
+  // A keyed receive's arguments. `token` goes in the connection's hello;
+  // the tensor and its deadness land in *tensor and *is_dead.
   struct KeyedArgs {
     std::string host;
     int port = 0;
@@ -105,15 +106,16 @@ class SideChannelClient {
     absl::Time deadline = absl::InfiniteFuture();
     CallOptions* opts = nullptr;
     std::string task;
+    Tensor* tensor = nullptr;
+    bool* is_dead = nullptr;
   };
-  // `reply` holds the producer's RecvTensorResponse bytes when the status
-  // is OK. `sent` is false when the request reached no producer (nothing
-  // could connect): asking over gRPC is then safe.
-  using KeyedDone = std::function<void(const absl::Status&, grpc::ByteBuffer reply, bool sent)>;
+  // `sent` is false when the request reached no producer (nothing could
+  // connect): asking over gRPC is then safe.
+  using KeyedDone = std::function<void(const absl::Status&, bool sent)>;
   // Starts a keyed receive when a thread is free for it (`done` then runs
   // exactly once, on that thread or, at shutdown, the caller's); false,
-  // with nothing started, when none is. args.opts must stay valid until
-  // `done`.
+  // with nothing started, when none is. args.opts, args.tensor and
+  // args.is_dead must stay valid until `done`.
   bool TryRecvAsync(KeyedArgs args, KeyedDone done);
 
   // Fails the fetches waiting for a thread and cuts those running short
@@ -144,8 +146,8 @@ class SideChannelClient {
   Attempt Transfer(Connection* c, const SideChannelTicket& ticket, void* dst, uint64_t bytes,
                    absl::Time deadline, const std::string& task);
   // A keyed receive, on the calling thread.
-  absl::Status Keyed(const KeyedArgs& a, grpc::ByteBuffer* reply, bool* sent);
-  Attempt KeyedTransfer(Connection* c, const KeyedArgs& a, grpc::ByteBuffer* reply);
+  absl::Status Keyed(const KeyedArgs& a, bool* sent);
+  Attempt KeyedTransfer(Connection* c, const KeyedArgs& a);
   // Takes `c` for one request: cancellable through `opts` and by Shutdown.
   // Cancelled when either happened already.
   absl::Status Begin(const std::shared_ptr<Connection>& c, uint64_t generation, CallOptions* opts,

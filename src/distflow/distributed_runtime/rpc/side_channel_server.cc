@@ -256,6 +256,7 @@ struct KeyedWait {
   absl::Notification done;
   absl::Status status;
   grpc::ByteBuffer reply;
+  Tensor follows;
 };
 
 // How often a keyed receive's wait looks at the receiver and the server,
@@ -339,11 +340,13 @@ bool SideChannelServer::ServeKeyed(Connection* c, const SideChannelRequestHead& 
     return false;
   }
   auto wait = std::make_shared<KeyedWait>();
-  source(head.step_id, key, &wait->cm, [wait](const absl::Status& s, grpc::ByteBuffer reply) {
-    wait->status = s;
-    wait->reply = std::move(reply);
-    wait->done.Notify();
-  });
+  source(head.step_id, key, &wait->cm,
+         [wait](const absl::Status& s, grpc::ByteBuffer reply, Tensor follows) {
+           wait->status = s;
+           wait->reply = std::move(reply);
+           wait->follows = std::move(follows);
+           wait->done.Notify();
+         });
   const absl::Time give_up = head.timeout_ms > 0 ? absl::Now() + absl::Milliseconds(head.timeout_ms)
                                                  : absl::InfiniteFuture();
   absl::Status why_cancelled;
@@ -409,7 +412,11 @@ bool SideChannelServer::ServeKeyed(Connection* c, const SideChannelRequestHead& 
       return false;
     }
   }
-  return true;
+  // The bytes the response says follow, from the tensor's own buffer.
+  const Tensor& follows = wait->follows;
+  return !follows.IsInitialized() ||
+         WriteFully(fd, follows.raw_data(), follows.TotalBytes(), no_deadline,
+                    options_.stall_timeout, &moved, &error) == IoOutcome::kDone;
 }
 
 }  // namespace distflow

@@ -58,8 +58,11 @@ class SideChannelServer {
     uint64_t min_bytes = 512 << 10;
     SideChannelTickets::Limits tickets;
     int max_connections = 64;
-    // A receiver sends its request as soon as it connects.
-    absl::Duration first_request_timeout = absl::Milliseconds(250);
+    // A receiver sends its request as soon as it connects; on a lossy
+    // network its first segment may need a few retransmissions (200 ms,
+    // then 400, 800, ...). A silent stranger holding a slot meanwhile
+    // gives way to a receiver when the slots are full.
+    absl::Duration first_request_timeout = absl::Seconds(5);
     absl::Duration idle_timeout = absl::Seconds(30);
     absl::Duration stall_timeout = absl::Seconds(30);
     // The token a hello must carry (empty: the cluster has none).
@@ -67,9 +70,11 @@ class SideChannelServer {
   };
 
   // Answers a keyed receive: `done` runs exactly once, on any thread, with
-  // the RecvTensorResponse bytes gRPC would have sent, or an error. `cm`
-  // stays valid until then.
-  using KeyedDone = std::function<void(const absl::Status&, grpc::ByteBuffer reply)>;
+  // the RecvTensorResponse bytes to send, and the tensor whose bytes follow
+  // them when that response says so (side_channel_wire.h); or an error.
+  // `cm` stays valid until then.
+  using KeyedDone =
+      std::function<void(const absl::Status&, grpc::ByteBuffer reply, Tensor follows)>;
   using KeyedSource = std::function<void(int64_t step_id, const std::string& key,
                                          CancellationManager* cm, KeyedDone done)>;
 

@@ -11,6 +11,27 @@
 //             payload length (u64)                                 40 bytes
 //             then the message, then the payload (code 0 only)
 //
+// A receiver that knows the producer's side channel port (a RecvTensor
+// reply names it) may also ask for a tensor by its rendezvous key, with no
+// gRPC call at all: a keyed receive. Once per connection it first proves
+// membership of the cluster with the token its gRPC calls carry
+// (grpc_auth.h; empty when the cluster has none):
+//
+//   hello   = "dfscHEL1" | token length (u32, <= kSideChannelMaxToken) |
+//             12 zero bytes                                        24 bytes
+//             then the token
+//   keyed   = "dfscRCV1" | step id (i64) | key length (u32, 1 to
+//             kSideChannelMaxKey) | timeout in ms (u32, 0: none)   24 bytes
+//             then the rendezvous key
+//
+// The producer answers a keyed request once the tensor is there, with a
+// reply whose ticket echo is all zero and whose payload is the
+// RecvTensorResponse gRPC would have carried. For a tensor of fixed-size
+// elements and at least kSideChannelFollowBytes, that response carries only
+// dtype and shape and says the bytes follow (no ticket): they come right
+// after it, read straight into the tensor. A keyed request without a good
+// hello before it is answered Unauthenticated.
+//
 // Integers are little-endian; `code` is an absl::StatusCode. After a reply
 // with a nonzero code the producer closes the connection.
 //
@@ -38,6 +59,8 @@ inline constexpr size_t kSideChannelRequestBytes = 24;
 // The longest token a hello may carry, and rendezvous key a keyed request.
 inline constexpr uint32_t kSideChannelMaxToken = 4096;
 inline constexpr uint32_t kSideChannelMaxKey = 64 << 10;
+// The smallest tensor a keyed reply sends after its response.
+inline constexpr uint64_t kSideChannelFollowBytes = 64 << 10;
 inline constexpr size_t kSideChannelReplyHeaderBytes = 40;
 // The longest error message a reply may carry.
 inline constexpr uint32_t kSideChannelMaxMessage = 1024;
