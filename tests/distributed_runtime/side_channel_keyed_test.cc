@@ -263,6 +263,33 @@ TEST_F(KeyedTest, CancelledReceiverFreesTheProducersWait) {
   EXPECT_EQ(source_.cancelled(), 1);
 }
 
+TEST_F(KeyedTest, CancelOnAPooledConnectionFreesTheProducersWait) {
+  SideChannelClient client;
+  // A first receive leaves a connection pooled: the next request leaves
+  // from the caller's thread.
+  Outcome warm;
+  ASSERT_TRUE(client.TryRecvAsync(warm.Into(Args("warm")), warm.Fn()));
+  std::shared_ptr<Source::Request> first = source_.Next();
+  ASSERT_NE(first, nullptr);
+  source_.Answer(first, absl::OkStatus(), Pattern(3));
+  ASSERT_TRUE(warm.Wait());
+  ASSERT_TRUE(warm.status.ok()) << warm.status;
+  ASSERT_EQ(client.IdleConnections("127.0.0.1", server_->port()), 1);
+  Outcome out;
+  CallOptions opts;
+  SideChannelClient::KeyedArgs a = Args("never");
+  a.opts = &opts;
+  ASSERT_TRUE(client.TryRecvAsync(out.Into(a), out.Fn()));
+  std::shared_ptr<Source::Request> r = source_.Next();
+  ASSERT_NE(r, nullptr);
+  opts.StartCancel();
+  ASSERT_TRUE(out.Wait());
+  EXPECT_TRUE(absl::IsCancelled(out.status)) << out.status;
+  // The producer sees the hang-up within its poll interval.
+  for (int i = 0; i < 500 && source_.cancelled() == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_EQ(source_.cancelled(), 1);
+}
+
 TEST_F(KeyedTest, WrongTokenIsUnauthenticated) {
   SideChannelClient client;
   Outcome out;

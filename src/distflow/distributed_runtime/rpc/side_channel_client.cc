@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "distflow/core/errno_text.h"
 #include "distflow/core/memory_budget.h"
 #include "distflow/core/status.h"
@@ -357,9 +358,18 @@ void SideChannelClient::End(const std::shared_ptr<Connection>& c, CallOptions* o
   busy_.erase(c);
 }
 
+// What the caller of TryRecvAsync sent: `ready` once it is done trying.
+struct SideChannelClient::Early {
+  absl::Notification ready;
+  std::shared_ptr<Connection> c;  // null: nothing sent
+  std::string request;
+  size_t sent = 0;
+};
+
 bool SideChannelClient::TryRecvAsync(KeyedArgs args, KeyedDone done) {
   auto w = std::make_shared<Waiting>();
-  const std::string task = args.task;
+  auto a = std::make_shared<const KeyedArgs>(std::move(args));
+  auto early = std::make_shared<Early>();
   // The job and the failure share `done`; exactly one of them runs.
   auto shared_done = std::make_shared<KeyedDone>(std::move(done));
   std::weak_ptr<Pool> weak = pool_;
@@ -369,46 +379,90 @@ bool SideChannelClient::TryRecvAsync(KeyedArgs args, KeyedDone done) {
       --pool->keyed;
     }
   };
-  w->job = [this, args = std::move(args), shared_done, finished] {
+  w->job = [this, a, early, shared_done, finished] {
+    early->ready.WaitForNotification();
     bool sent = false;
-    const absl::Status s = Keyed(args, &sent);
+    const absl::Status s = Keyed(*a, early.get(), &sent);
     finished();
     (*shared_done)(s, sent);
   };
-  w->done = [shared_done, finished](const absl::Status& s) {
+  w->done = [this, a, early, shared_done, finished](const absl::Status& s) {
+    early->ready.WaitForNotification();
+    if (early->c != nullptr) End(early->c, a->opts);
     finished();
     (*shared_done)(s, true);
   };
-  absl::MutexLock lock(&pool_->mu);
-  if (pool_->stopping || pool_->keyed >= options_.keyed_threads) return false;
-  if (pool_->idle > pool_->waiting) {
-    pool_->work.Signal();
-  } else if (static_cast<int>(pool_->threads.size()) <
-             options_.fetch_threads + options_.keyed_threads) {
-    pool_->threads.emplace_back([pool = pool_, this] { FetchLoop(pool, this); });
-  } else {
-    return false;
+  {
+    absl::MutexLock lock(&pool_->mu);
+    if (pool_->stopping || pool_->keyed >= options_.keyed_threads) return false;
+    if (pool_->idle > pool_->waiting) {
+      pool_->work.Signal();
+    } else if (static_cast<int>(pool_->threads.size()) <
+               options_.fetch_threads + options_.keyed_threads) {
+      pool_->threads.emplace_back([pool = pool_, this] { FetchLoop(pool, this); });
+    } else {
+      return false;
+    }
+    ++pool_->keyed;
+    pool_->queue.push_back(std::move(w));
+    pool_->queue.back()->queued = true;
+    ++pool_->waiting;
   }
-  ++pool_->keyed;
-  pool_->queue.push_back(std::move(w));
-  pool_->queue.back()->queued = true;
-  ++pool_->waiting;
+  // The request leaves from this thread while the fetcher wakes up.
+  SendEarly(*a, early.get());
+  early->ready.Notify();
   return true;
 }
 
-absl::Status SideChannelClient::Keyed(const KeyedArgs& a, bool* sent) {
+std::shared_ptr<SideChannelClient::Connection> SideChannelClient::TakeIdle(
+    const std::string& endpoint) {
+  absl::MutexLock lock(&mu_);
+  auto it = idle_.find(endpoint);
+  while (it != idle_.end() && !it->second.empty()) {
+    std::shared_ptr<Connection> c = std::move(it->second.back());
+    it->second.pop_back();
+    if (c->LooksOpen()) return c;
+  }
+  return nullptr;
+}
+
+void SideChannelClient::SendEarly(const KeyedArgs& a, Early* early) {
+  if (a.token.size() > kSideChannelMaxToken || a.key.empty() || a.key.size() > kSideChannelMaxKey) {
+    return;  // the fetcher says what is wrong
+  }
+  std::shared_ptr<Connection> c = TakeIdle(Endpoint(a.host, a.port));
+  if (c == nullptr) return;
+  if (!Begin(c, c->generation(), a.opts, a.task).ok()) return;  // the fetcher fails it
+  early->request = KeyedRequest(*c, a);
+  // One try, never waiting: the fetcher sends what is left.
+  const ssize_t n =
+      send(c->fd(), early->request.data(), early->request.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  early->sent = n > 0 ? static_cast<size_t>(n) : 0;
+  early->c = std::move(c);
+}
+
+absl::Status SideChannelClient::Keyed(const KeyedArgs& a, Early* early, bool* sent) {
   *sent = false;
   for (int attempt = 0;; ++attempt) {
-    if (absl::Now() >= a.deadline) {
-      *sent = true;  // too late for gRPC as well
-      return errors::DeadlineExceeded("RecvTensor from ", a.task, " timed out");
-    }
+    std::shared_ptr<Connection> c;
     bool reused = false;
-    DF_ASSIGN_OR_RETURN(std::shared_ptr<Connection> c,
-                        Take(a.host, a.port, a.deadline, a.task, &reused));
-    *sent = true;
-    DF_RETURN_IF_ERROR(Begin(c, c->generation(), a.opts, a.task));
-    Attempt r = KeyedTransfer(c.get(), a);
+    Attempt r;
+    if (attempt == 0 && early->c != nullptr) {
+      // Taken and begun by the caller, the request maybe sent.
+      c = std::move(early->c);
+      reused = true;
+      *sent = true;
+      r = KeyedTransfer(c.get(), a, early->request, early->sent);
+    } else {
+      if (absl::Now() >= a.deadline) {
+        *sent = true;  // too late for gRPC as well
+        return errors::DeadlineExceeded("RecvTensor from ", a.task, " timed out");
+      }
+      DF_ASSIGN_OR_RETURN(c, Take(a.host, a.port, a.deadline, a.task, &reused));
+      *sent = true;
+      DF_RETURN_IF_ERROR(Begin(c, c->generation(), a.opts, a.task));
+      r = KeyedTransfer(c.get(), a, KeyedRequest(*c, a), 0);
+    }
     End(c, a.opts);
     if (c->EndFetch()) return errors::Cancelled("RecvTensor from ", a.task, " was cancelled");
     if (r.status.ok()) {
@@ -423,16 +477,10 @@ absl::Status SideChannelClient::Keyed(const KeyedArgs& a, bool* sent) {
   }
 }
 
-SideChannelClient::Attempt SideChannelClient::KeyedTransfer(Connection* c, const KeyedArgs& a) {
-  const absl::Duration stall = options_.stall_timeout;
-  if (a.token.size() > kSideChannelMaxToken || a.key.empty() || a.key.size() > kSideChannelMaxKey) {
-    return {errors::InvalidArgument("RecvTensor from ", a.task,
-                                    ": the token or rendezvous key is too long for the tensor "
-                                    "side channel")};
-  }
+std::string SideChannelClient::KeyedRequest(const Connection& c, const KeyedArgs& a) {
   std::string request;
   std::array<char, kSideChannelRequestBytes> head;
-  if (!c->greeted()) {
+  if (!c.greeted()) {
     EncodeSideChannelHello(static_cast<uint32_t>(a.token.size()), &head);
     request.append(head.data(), head.size());
     request += a.token;
@@ -446,12 +494,25 @@ SideChannelClient::Attempt SideChannelClient::KeyedTransfer(Connection* c, const
   EncodeSideChannelKeyed(a.step_id, static_cast<uint32_t>(a.key.size()), timeout_ms, &head);
   request.append(head.data(), head.size());
   request += a.key;
+  return request;
+}
+
+SideChannelClient::Attempt SideChannelClient::KeyedTransfer(Connection* c, const KeyedArgs& a,
+                                                            const std::string& request,
+                                                            size_t offset) {
+  const absl::Duration stall = options_.stall_timeout;
+  if (a.token.size() > kSideChannelMaxToken || a.key.empty() || a.key.size() > kSideChannelMaxKey) {
+    return {errors::InvalidArgument("RecvTensor from ", a.task,
+                                    ": the token or rendezvous key is too long for the tensor "
+                                    "side channel")};
+  }
   size_t moved = 0;
   int error = 0;
-  IoOutcome o =
-      WriteFully(c->fd(), request.data(), request.size(), a.deadline, stall, &moved, &error);
+  IoOutcome o = WriteFully(c->fd(), request.data() + offset, request.size() - offset, a.deadline,
+                           stall, &moved, &error);
   if (o != IoOutcome::kDone) {
-    return {IoFailure(o, error, "sending a keyed request", moved, request.size(), stall, a.task),
+    return {IoFailure(o, error, "sending a keyed request", offset + moved, request.size(), stall,
+                      a.task),
             o == IoOutcome::kClosed};
   }
   c->set_greeted();
@@ -563,17 +624,9 @@ SideChannelClient::Attempt SideChannelClient::Transfer(Connection* c,
 absl::StatusOr<std::shared_ptr<SideChannelClient::Connection>> SideChannelClient::Take(
     const std::string& host, int port, absl::Time deadline, const std::string& task, bool* reused) {
   const std::string endpoint = Endpoint(host, port);
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = idle_.find(endpoint);
-    while (it != idle_.end() && !it->second.empty()) {
-      std::shared_ptr<Connection> c = std::move(it->second.back());
-      it->second.pop_back();
-      if (c->LooksOpen()) {
-        *reused = true;
-        return c;
-      }
-    }
+  if (std::shared_ptr<Connection> c = TakeIdle(endpoint)) {
+    *reused = true;
+    return c;
   }
   std::string why;
   const int fd =

@@ -145,9 +145,20 @@ class SideChannelClient {
   void GiveBack(const std::string& endpoint, std::shared_ptr<Connection> c);
   Attempt Transfer(Connection* c, const SideChannelTicket& ticket, void* dst, uint64_t bytes,
                    absl::Time deadline, const std::string& task);
-  // A keyed receive, on the calling thread.
-  absl::Status Keyed(const KeyedArgs& a, bool* sent);
-  Attempt KeyedTransfer(Connection* c, const KeyedArgs& a);
+  // A keyed request sent by TryRecvAsync's caller on a pooled connection,
+  // for the fetcher thread to finish.
+  struct Early;
+  void SendEarly(const KeyedArgs& a, Early* early);
+  // A keyed receive, on the calling thread, going on from `early` when
+  // that sent something.
+  absl::Status Keyed(const KeyedArgs& a, Early* early, bool* sent);
+  // The request's bytes: a hello first on a connection that has had none.
+  static std::string KeyedRequest(const Connection& c, const KeyedArgs& a);
+  // Sends `request` from byte `offset` on, then reads the reply.
+  Attempt KeyedTransfer(Connection* c, const KeyedArgs& a, const std::string& request,
+                        size_t offset);
+  // An idle pooled connection to host:port that is still open, or null.
+  std::shared_ptr<Connection> TakeIdle(const std::string& endpoint);
   // Takes `c` for one request: cancellable through `opts` and by Shutdown.
   // Cancelled when either happened already.
   absl::Status Begin(const std::shared_ptr<Connection>& c, uint64_t generation, CallOptions* opts,
