@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -388,6 +389,46 @@ TEST_F(KeyedTest, NoFreeThreadMeansNotStarted) {
   source_.Answer(r, absl::OkStatus(), Pattern(2));
   ASSERT_TRUE(third.Wait());
   EXPECT_EQ(third.tensor.NumElements(), 2);
+}
+
+TEST_F(KeyedTest, KeyedReceivesLeaveTheFetchersFree) {
+  SideChannelClient::Options o;
+  o.fetch_threads = 1;
+  o.keyed_threads = 2;
+  SideChannelClient client(o);
+  // Two keyed receives wait for producers, holding a thread each.
+  Outcome first, second;
+  ASSERT_TRUE(client.TryRecvAsync(first.Into(Args("first")), first.Fn()));
+  ASSERT_TRUE(client.TryRecvAsync(second.Into(Args("second")), second.Fn()));
+  std::shared_ptr<Source::Request> r1 = source_.Next();
+  std::shared_ptr<Source::Request> r2 = source_.Next();
+  ASSERT_NE(r1, nullptr);
+  ASSERT_NE(r2, nullptr);
+  // A ticket's fetch still gets a thread of its own at once.
+  const Tensor sent = Pattern(1 << 18);  // 1 MiB: offered
+  std::optional<SideChannelTicket> ticket = server_->Offer(sent);
+  ASSERT_TRUE(ticket.has_value());
+  Tensor got(DT_FLOAT, sent.shape());
+  absl::Notification fetched;
+  absl::Status fetch_status;
+  SideChannelClient::FetchArgs f;
+  f.host = "127.0.0.1";
+  f.port = server_->port();
+  f.ticket = *ticket;
+  f.dst = got.raw_data();
+  f.bytes = got.TotalBytes();
+  f.task = kTask;
+  client.FetchAsync(f, [&](const absl::Status& s) {
+    fetch_status = s;
+    fetched.Notify();
+  });
+  ASSERT_TRUE(fetched.WaitForNotificationWithTimeout(absl::Seconds(20)));
+  ASSERT_TRUE(fetch_status.ok()) << fetch_status;
+  EXPECT_EQ(std::memcmp(got.raw_data(), sent.raw_data(), sent.TotalBytes()), 0);
+  source_.Answer(r1, absl::OkStatus(), Pattern(1));
+  source_.Answer(r2, absl::OkStatus(), Pattern(1));
+  ASSERT_TRUE(first.Wait());
+  ASSERT_TRUE(second.Wait());
 }
 
 TEST_F(KeyedTest, StopEndsAWaitingReceive) {

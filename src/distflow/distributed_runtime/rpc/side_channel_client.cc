@@ -155,6 +155,10 @@ struct SideChannelClient::Pool {
   std::vector<std::thread> threads ABSL_GUARDED_BY(mu);
 };
 
+int SideChannelClient::DefaultKeyedThreads() {
+  return std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
 SideChannelClient::SideChannelClient(Options options)
     : options_(options), pool_(std::make_shared<Pool>()) {}
 
@@ -197,7 +201,10 @@ void SideChannelClient::FetchAsync(FetchArgs args, FetchDone done) {
       pool_->queue.push_back(w);
       w->queued = true;
       ++pool_->waiting;
-      if (pool_->idle == 0 && static_cast<int>(pool_->threads.size()) < options_.fetch_threads) {
+      // Threads that keyed receives hold (waiting for producers that may
+      // wait for this fetch) do not count against the fetchers.
+      if (pool_->idle == 0 &&
+          static_cast<int>(pool_->threads.size()) < options_.fetch_threads + pool_->keyed) {
         pool_->threads.emplace_back([pool = pool_, this] { FetchLoop(pool, this); });
       } else {
         pool_->work.Signal();
