@@ -180,6 +180,8 @@ class KeyedTest : public ::testing::Test {
     return a;
   }
 
+  void ExpectCancelFreesTheWait(SideChannelClient* client);
+
   Source source_;
   std::unique_ptr<SideChannelServer> server_;
 };
@@ -247,13 +249,14 @@ TEST_F(KeyedTest, DeadlineCancelsTheProducersWait) {
   EXPECT_EQ(source_.cancelled(), 1);
 }
 
-TEST_F(KeyedTest, CancelledReceiverFreesTheProducersWait) {
-  SideChannelClient client;
+// Cancels a keyed receive through `client` while its producer waits; the
+// receiver ends Cancelled and the producer's wait is cancelled after it.
+void KeyedTest::ExpectCancelFreesTheWait(SideChannelClient* client) {
   Outcome out;
   CallOptions opts;
   SideChannelClient::KeyedArgs a = Args("never");
   a.opts = &opts;
-  ASSERT_TRUE(client.TryRecvAsync(out.Into(a), out.Fn()));
+  ASSERT_TRUE(client->TryRecvAsync(out.Into(a), out.Fn()));
   std::shared_ptr<Source::Request> r = source_.Next();
   ASSERT_NE(r, nullptr);
   opts.StartCancel();
@@ -262,6 +265,11 @@ TEST_F(KeyedTest, CancelledReceiverFreesTheProducersWait) {
   // The producer sees the hang-up within its poll interval.
   for (int i = 0; i < 500 && source_.cancelled() == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
   EXPECT_EQ(source_.cancelled(), 1);
+}
+
+TEST_F(KeyedTest, CancelledReceiverFreesTheProducersWait) {
+  SideChannelClient client;
+  ExpectCancelFreesTheWait(&client);
 }
 
 TEST_F(KeyedTest, CancelOnAPooledConnectionFreesTheProducersWait) {
@@ -276,19 +284,7 @@ TEST_F(KeyedTest, CancelOnAPooledConnectionFreesTheProducersWait) {
   ASSERT_TRUE(warm.Wait());
   ASSERT_TRUE(warm.status.ok()) << warm.status;
   ASSERT_EQ(client.IdleConnections("127.0.0.1", server_->port()), 1);
-  Outcome out;
-  CallOptions opts;
-  SideChannelClient::KeyedArgs a = Args("never");
-  a.opts = &opts;
-  ASSERT_TRUE(client.TryRecvAsync(out.Into(a), out.Fn()));
-  std::shared_ptr<Source::Request> r = source_.Next();
-  ASSERT_NE(r, nullptr);
-  opts.StartCancel();
-  ASSERT_TRUE(out.Wait());
-  EXPECT_TRUE(absl::IsCancelled(out.status)) << out.status;
-  // The producer sees the hang-up within its poll interval.
-  for (int i = 0; i < 500 && source_.cancelled() == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
-  EXPECT_EQ(source_.cancelled(), 1);
+  ExpectCancelFreesTheWait(&client);
 }
 
 TEST_F(KeyedTest, WrongTokenIsUnauthenticated) {
