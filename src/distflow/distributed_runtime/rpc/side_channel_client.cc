@@ -476,11 +476,13 @@ absl::Status SideChannelClient::Keyed(const KeyedArgs& a, Early* early, bool* se
       GiveBack(Endpoint(a.host, a.port), std::move(c));
       return absl::OkStatus();
     }
-    if (!(r.stale && reused && attempt == 0)) return r.status;
-    // The producer closed that pooled connection before it read the
-    // request: a fresh one asks again, and one that cannot connect leaves
-    // gRPC free to.
+    if (!r.stale) return r.status;
+    // Closed before any byte of a reply: the producer read no request
+    // (its slots were full, or it closed that pooled connection), or it is
+    // stopping. A pooled connection's first try asks again on a fresh one;
+    // otherwise gRPC asks.
     *sent = false;
+    if (!(reused && attempt == 0)) return r.status;
   }
 }
 

@@ -119,7 +119,9 @@ class SideChannelClient {
     bool* is_dead = nullptr;
   };
   // `sent` is false when the request reached no producer (nothing could
-  // connect): asking over gRPC is then safe.
+  // connect, or the producer closed the connection before any byte of a
+  // reply: its slots were full, or it is stopping): asking over gRPC is
+  // then safe.
   using KeyedDone = std::function<void(const absl::Status&, bool sent)>;
   // Starts a keyed receive when a thread is free for it (`done` then runs
   // exactly once, on that thread or, at shutdown, the caller's); false,
