@@ -1,13 +1,16 @@
 // Loopback sockets for the transport tests: a port nothing listens on (as
-// of the call) and a blocking connection to a port.
+// of the call), a blocking connection to a port, and a read until the peer
+// closes.
 #ifndef DISTFLOW_TESTS_DISTRIBUTED_RUNTIME_LOOPBACK_SOCKET_H_
 #define DISTFLOW_TESTS_DISTRIBUTED_RUNTIME_LOOPBACK_SOCKET_H_
 
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <string>
 
 namespace distflow {
 namespace test {
@@ -40,6 +43,24 @@ inline int Dial(int port) {
     return -1;
   }
   return fd;
+}
+
+// Reads until the peer closes; the bytes read. Gives up (returning what it
+// has, with *closed false) after 20 s so a bug cannot hang the test.
+inline std::string ReadUntilClosed(int fd, bool* closed) {
+  std::string out;
+  *closed = false;
+  for (;;) {
+    pollfd pfd{fd, POLLIN, 0};
+    if (poll(&pfd, 1, 20000) != 1) return out;
+    char buf[4096];
+    const ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) {
+      *closed = true;
+      return out;
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
 }
 
 }  // namespace test

@@ -351,14 +351,11 @@ TEST_F(SideChannelClusterTest, ConsumerWithoutSideChannelIsServedOverGrpc) {
   EXPECT_EQ(Served(), before);  // the consumer never asked
 }
 
-// Reads until the peer closes (true) or 20 s pass (false).
+// True iff the peer closes `fd` within 20 s.
 bool ClosedByPeer(int fd) {
-  for (;;) {
-    pollfd pfd{fd, POLLIN, 0};
-    if (poll(&pfd, 1, 20000) != 1) return false;
-    char buf[256];
-    if (recv(fd, buf, sizeof(buf), 0) <= 0) return true;
-  }
+  bool closed = false;
+  test::ReadUntilClosed(fd, &closed);
+  return closed;
 }
 
 TEST_F(SideChannelClusterTest, StrangersOnTheSidePortGetNothing) {

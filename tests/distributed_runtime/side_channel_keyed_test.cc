@@ -112,6 +112,12 @@ class Source {
   }
 
   int cancelled() const { return cancelled_.load(); }
+  // Waits up to 5 s for a first cancellation (the producer looks for a
+  // hang-up every 100 ms); the count then.
+  int WaitForCancelled() const {
+    for (int i = 0; i < 500 && cancelled() == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
+    return cancelled();
+  }
 
  private:
   void Send(const std::shared_ptr<Request>& r, const absl::Status& s, grpc::ByteBuffer reply,
@@ -245,8 +251,7 @@ TEST_F(KeyedTest, DeadlineCancelsTheProducersWait) {
   ASSERT_TRUE(out.Wait());
   EXPECT_TRUE(absl::IsDeadlineExceeded(out.status)) << out.status;
   // The producer gave up at the same time and freed its wait.
-  for (int i = 0; i < 200 && source_.cancelled() == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
-  EXPECT_EQ(source_.cancelled(), 1);
+  EXPECT_EQ(source_.WaitForCancelled(), 1);
 }
 
 // Cancels a keyed receive through `client` while its producer waits; the
@@ -262,9 +267,7 @@ void KeyedTest::ExpectCancelFreesTheWait(SideChannelClient* client) {
   opts.StartCancel();
   ASSERT_TRUE(out.Wait());
   EXPECT_TRUE(absl::IsCancelled(out.status)) << out.status;
-  // The producer sees the hang-up within its poll interval.
-  for (int i = 0; i < 500 && source_.cancelled() == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
-  EXPECT_EQ(source_.cancelled(), 1);
+  EXPECT_EQ(source_.WaitForCancelled(), 1);  // it saw the hang-up
 }
 
 TEST_F(KeyedTest, CancelledReceiverFreesTheProducersWait) {
@@ -301,15 +304,9 @@ TEST_F(KeyedTest, WrongTokenIsUnauthenticated) {
 // The reply header the server sends on `fd` and the message after it, then
 // true iff it closes the connection (all within 20 s).
 bool ReadErrorAndClose(int fd, SideChannelReplyHeader* header, std::string* message) {
-  std::string got;
-  for (;;) {
-    pollfd pfd{fd, POLLIN, 0};
-    if (poll(&pfd, 1, 20000) != 1) return false;
-    char buf[2048];
-    const ssize_t n = recv(fd, buf, sizeof(buf), 0);
-    if (n <= 0) break;
-    got.append(buf, static_cast<size_t>(n));
-  }
+  bool closed = false;
+  const std::string got = test::ReadUntilClosed(fd, &closed);
+  if (!closed) return false;
   if (got.size() < kSideChannelReplyHeaderBytes) return false;
   std::array<char, kSideChannelReplyHeaderBytes> head;
   std::memcpy(head.data(), got.data(), head.size());
@@ -467,8 +464,7 @@ TEST_F(KeyedTest, StopEndsAWaitingReceive) {
   ASSERT_TRUE(out.Wait());
   // Closed with no reply: gRPC may ask (a stopping server refuses that too).
   EXPECT_TRUE(absl::IsUnavailable(out.status)) << out.status;
-  for (int i = 0; i < 500 && source_.cancelled() == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
-  EXPECT_EQ(source_.cancelled(), 1);
+  EXPECT_EQ(source_.WaitForCancelled(), 1);
 }
 
 }  // namespace

@@ -181,24 +181,6 @@ std::unique_ptr<SideChannelServer> StartServer(SideChannelServer::Options option
   return s.ok() ? std::move(*s) : nullptr;
 }
 
-// Reads until the peer closes; the bytes read. Gives up (returning what it
-// has, with *closed false) after 20 s so a bug cannot hang the test.
-std::string ReadUntilClosed(int fd, bool* closed) {
-  std::string out;
-  *closed = false;
-  for (;;) {
-    pollfd pfd{fd, POLLIN, 0};
-    if (poll(&pfd, 1, 20000) != 1) return out;
-    char buf[4096];
-    const ssize_t n = recv(fd, buf, sizeof(buf), 0);
-    if (n <= 0) {
-      *closed = true;
-      return out;
-    }
-    out.append(buf, static_cast<size_t>(n));
-  }
-}
-
 absl::Status FetchInto(SideChannelClient* client, int port, const SideChannelTicket& ticket,
                        Tensor* dst, absl::Time deadline = absl::InfiniteFuture(),
                        CallOptions* opts = nullptr) {
@@ -322,7 +304,7 @@ TEST(SideChannelServerTest, InventedTicketGetsNotFoundAndTheConnectionCloses) {
   EncodeSideChannelRequest(invented, &req);
   ASSERT_EQ(send(fd, req.data(), req.size(), 0), static_cast<ssize_t>(req.size()));
   bool closed = false;
-  const std::string reply = ReadUntilClosed(fd, &closed);
+  const std::string reply = test::ReadUntilClosed(fd, &closed);
   close(fd);
   EXPECT_TRUE(closed);
   ASSERT_GE(reply.size(), kSideChannelReplyHeaderBytes);
@@ -356,7 +338,7 @@ TEST(SideChannelServerTest, GarbageAndSilenceCloseTheConnection) {
   const std::string garbage = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
   ASSERT_EQ(send(fd, garbage.data(), garbage.size(), 0), static_cast<ssize_t>(garbage.size()));
   bool closed = false;
-  EXPECT_EQ(ReadUntilClosed(fd, &closed), "");
+  EXPECT_EQ(test::ReadUntilClosed(fd, &closed), "");
   EXPECT_TRUE(closed);
   close(fd);
 
@@ -364,7 +346,7 @@ TEST(SideChannelServerTest, GarbageAndSilenceCloseTheConnection) {
   fd = test::Dial(server->port());
   ASSERT_GE(fd, 0);
   ASSERT_EQ(send(fd, "dfscREQ1", 8, 0), 8);
-  EXPECT_EQ(ReadUntilClosed(fd, &closed), "");
+  EXPECT_EQ(test::ReadUntilClosed(fd, &closed), "");
   EXPECT_TRUE(closed);
   close(fd);
 
@@ -399,7 +381,7 @@ TEST(SideChannelServerTest, ConnectionsBeyondTheCapAreClosed) {
   EncodeSideChannelRequest(SideChannelTicket{}, &req);
   send(extra, req.data(), req.size(), MSG_NOSIGNAL);
   bool closed = false;
-  EXPECT_EQ(ReadUntilClosed(extra, &closed), "");
+  EXPECT_EQ(test::ReadUntilClosed(extra, &closed), "");
   EXPECT_TRUE(closed);
   close(extra);
 }
@@ -422,7 +404,7 @@ TEST(SideChannelServerTest, SilentConnectionsGiveWayToAReceiver) {
   ASSERT_TRUE(fetched.ok()) << fetched;
   // The oldest stranger was closed to make room.
   bool closed = false;
-  EXPECT_EQ(ReadUntilClosed(silent[0], &closed), "");
+  EXPECT_EQ(test::ReadUntilClosed(silent[0], &closed), "");
   EXPECT_TRUE(closed);
   for (int fd : silent) close(fd);
 }
@@ -516,7 +498,7 @@ class FakeProducer {
   // Blocks until the client closes the connection (or 20 s).
   static void WaitForClose(int fd) {
     bool closed;
-    ReadUntilClosed(fd, &closed);
+    test::ReadUntilClosed(fd, &closed);
   }
 
  private:

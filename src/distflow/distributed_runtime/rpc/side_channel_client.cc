@@ -108,6 +108,12 @@ absl::Status IoFailure(IoOutcome outcome, int error, absl::string_view what, siz
   }
 }
 
+// Whether a keyed request's token and key are within the wire's bounds.
+bool FitsTheWire(const SideChannelClient::KeyedArgs& a) {
+  return a.token.size() <= kSideChannelMaxToken && !a.key.empty() &&
+         a.key.size() <= kSideChannelMaxKey;
+}
+
 // The longest keyed reply taken: gRPC's own bound on a message.
 constexpr uint64_t kMaxKeyedReplyBytes = uint64_t{2} << 30;
 
@@ -434,7 +440,7 @@ std::shared_ptr<SideChannelClient::Connection> SideChannelClient::TakeIdle(
 }
 
 void SideChannelClient::SendEarly(const KeyedArgs& a, Early* early) {
-  if (a.token.size() > kSideChannelMaxToken || a.key.empty() || a.key.size() > kSideChannelMaxKey) {
+  if (!FitsTheWire(a)) {
     return;  // the fetcher says what is wrong
   }
   std::shared_ptr<Connection> c = TakeIdle(Endpoint(a.host, a.port));
@@ -510,7 +516,7 @@ SideChannelClient::Attempt SideChannelClient::KeyedTransfer(Connection* c, const
                                                             const std::string& request,
                                                             size_t offset) {
   const absl::Duration stall = options_.stall_timeout;
-  if (a.token.size() > kSideChannelMaxToken || a.key.empty() || a.key.size() > kSideChannelMaxKey) {
+  if (!FitsTheWire(a)) {
     return {errors::InvalidArgument("RecvTensor from ", a.task,
                                     ": the token or rendezvous key is too long for the tensor "
                                     "side channel")};
