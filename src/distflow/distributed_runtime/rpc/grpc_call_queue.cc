@@ -37,6 +37,31 @@ void ServerCallQueue::CallEnded() {
   --calls_running_;
 }
 
+void ServerCallQueue::CallStarted() {
+  absl::MutexLock lock(&mu_);
+  ++calls_running_;
+}
+
+bool ServerCallQueue::AddClientCall(grpc::ClientContext* ctx, const std::function<void()>& start) {
+  absl::MutexLock lock(&mu_);
+  if (shutdown_ || !started_) return false;
+  client_calls_.insert(ctx);
+  start();
+  return true;
+}
+
+bool ServerCallQueue::RunIfRunning(const std::function<void()>& op) {
+  absl::MutexLock lock(&mu_);
+  if (shutdown_) return false;
+  op();
+  return true;
+}
+
+void ServerCallQueue::RemoveClientCall(grpc::ClientContext* ctx) {
+  absl::MutexLock lock(&mu_);
+  client_calls_.erase(ctx);
+}
+
 bool ServerCallQueue::WaitUntilNoCalls(absl::Time deadline) {
   absl::MutexLock lock(&mu_);
   auto none = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {

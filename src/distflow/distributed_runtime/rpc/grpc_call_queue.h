@@ -101,7 +101,15 @@ class ServerCallQueue {
                        Done done);
 
  private:
-  enum TagKind { kRequest = 0, kFinish = 1, kDone = 2 };
+  // The call streams of grpc_call_stream.h are calls of this queue too.
+  template <class SReq, class SResp>
+  friend class ServerCallStream;
+  template <class SReq, class SResp>
+  friend class ClientCallStream;
+  template <class SReq, class SResp>
+  friend struct StreamMethod;
+
+  enum TagKind { kRequest = 0, kFinish = 1, kDone = 2, kRead = 3, kWrite = 4, kStart = 5 };
   class Call;
   struct Tag {
     Call* call;
@@ -135,6 +143,18 @@ class ServerCallQueue {
   void RequestAnswered(bool came);
   // A call that came has ended: answered, or cancelled.
   void CallEnded();
+  // A call began on a stream that came (grpc_call_stream.h): WaitUntilNoCalls
+  // waits for it as for a call of its own.
+  void CallStarted();
+  // A client call (a stream) to cancel at Shutdown, which `start` starts;
+  // false, and nothing kept or started, when the queue is not running.
+  bool AddClientCall(grpc::ClientContext* ctx, const std::function<void()>& start);
+  void RemoveClientCall(grpc::ClientContext* ctx);
+  // Runs `op` (which starts an operation on the queue) unless the queue is
+  // shutting down: false then, and `op` did not run.
+  bool RunIfRunning(const std::function<void()>& op);
+  grpc::ServerCompletionQueue* cq() const { return cq_.get(); }
+  void AddMethod(std::unique_ptr<MethodBase> method) { methods_.push_back(std::move(method)); }
   void Poll();
 
   const std::unique_ptr<grpc::ServerCompletionQueue> cq_;

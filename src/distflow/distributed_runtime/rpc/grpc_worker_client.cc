@@ -24,31 +24,36 @@ struct CallState {
   const char* method = "";
 };
 
-// Runs the user's callback once with a status that names the peer for
-// transport-level failures.
-void FinishCall(const std::shared_ptr<CallState>& state, const grpc::Status& s) {
-  if (state->opts != nullptr) state->opts->ClearCancelCallback();
+// A call's status, naming the method and the peer for transport-level
+// failures.
+absl::Status CallStatus(const grpc::Status& s, const char* method, const std::string& task) {
   absl::Status status = FromGrpcStatus(s);
   // A status the server did not send is the call's own (gRPC's): the code
   // says what happened, and the message gets the method and the peer.
   if (!status.ok() && !IsServerStatus(s)) {
     switch (status.code()) {
       case absl::StatusCode::kUnavailable:
-        status =
-            errors::Unavailable(state->method, " to ", state->task, " failed: ", status.message());
+        status = errors::Unavailable(method, " to ", task, " failed: ", status.message());
         break;
       case absl::StatusCode::kDeadlineExceeded:
-        status = errors::DeadlineExceeded(state->method, " to ", state->task, " timed out");
+        status = errors::DeadlineExceeded(method, " to ", task, " timed out");
         break;
       case absl::StatusCode::kCancelled:
-        status = errors::Cancelled(state->method, " to ", state->task, " was cancelled");
+        status = errors::Cancelled(method, " to ", task, " was cancelled");
         break;
       default:
         break;
     }
   }
+  return status;
+}
+
+// Runs the user's callback once with a status that names the peer for
+// transport-level failures.
+void FinishCall(const std::shared_ptr<CallState>& state, const grpc::Status& s) {
+  if (state->opts != nullptr) state->opts->ClearCancelCallback();
   StatusCallback done = std::move(state->done);
-  done(status);
+  done(CallStatus(s, state->method, state->task));
 }
 
 // A call's state, its options' cancellation cancelling the live call (the
@@ -172,8 +177,43 @@ void GrpcWorkerClient::DeregisterGraphAsync(const DeregisterGraphRequest* req,
         &WorkerService::Stub::PrepareAsyncDeregisterGraph,
         &WorkerService::StubInterface::async_interface::DeregisterGraph);
 }
+GrpcWorkerClient::~GrpcWorkerClient() {
+  absl::MutexLock lock(&stream_mu_);
+  if (run_graph_stream_ != nullptr) run_graph_stream_->Close();
+}
+
+std::shared_ptr<GrpcWorkerClient::RunGraphStream> GrpcWorkerClient::OpenRunGraphStream(
+    bool reopen) {
+  absl::MutexLock lock(&stream_mu_);
+  if (run_graph_stream_ == nullptr || reopen || run_graph_stream_->broken()) {
+    run_graph_stream_ = RunGraphStream::Open(
+        queue_.get(), [this](grpc::ClientContext* ctx, grpc::CompletionQueue* cq) {
+          return stub_->PrepareAsyncRunGraphStream(ctx, cq);
+        });
+  }
+  return run_graph_stream_;
+}
+
 void GrpcWorkerClient::RunGraphAsync(const RunGraphRequest* req, RunGraphResponse* resp,
                                      CallOptions* opts, StatusCallback done) {
+  if (queue_ != nullptr && req->ByteSizeLong() <= kRunGraphStreamMaxBytes) {
+    auto finish = [opts, task = task_, done](const grpc::Status& s) {
+      if (opts != nullptr) opts->ClearCancelCallback();
+      done(CallStatus(s, "RunGraph", task));
+    };
+    const int64_t timeout_ms = opts == nullptr ? 0 : opts->timeout_ms();
+    // A stream that broke since the last call is opened anew, once.
+    for (bool reopen : {false, true}) {
+      std::shared_ptr<RunGraphStream> stream = OpenRunGraphStream(reopen);
+      if (stream == nullptr) break;
+      const uint64_t id = stream->Call(req, resp, timeout_ms, finish);
+      if (id == 0) continue;
+      if (opts != nullptr && !opts->SetCancelCallback([stream, id] { stream->Cancel(id); })) {
+        stream->Cancel(id);
+      }
+      return;
+    }
+  }
   Unary("RunGraph", req, resp, opts, std::move(done), &WorkerService::Stub::PrepareAsyncRunGraph,
         &WorkerService::StubInterface::async_interface::RunGraph);
 }

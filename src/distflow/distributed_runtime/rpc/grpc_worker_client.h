@@ -10,7 +10,11 @@
 // the producer's side channel port, later receives ask there by key (one
 // TCP round trip, no gRPC call) while the side channel client has a thread
 // free for them, and over gRPC otherwise or when that port takes no
-// connection. Thread-safe.
+// connection. On a server's call queue, RunGraph calls of up to
+// kRunGraphStreamMaxBytes go on one long-lived call stream per client
+// (grpc_call_stream.h) instead of a unary call each; larger ones, which
+// would hold up the small ones behind them on the stream, stay unary.
+// Thread-safe.
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_WORKER_CLIENT_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_WORKER_CLIENT_H_
 
@@ -20,6 +24,7 @@
 
 #include "absl/status/status.h"
 #include "distflow/distributed_runtime/rpc/grpc_call_queue.h"
+#include "distflow/distributed_runtime/rpc/grpc_call_stream.h"
 #include "distflow/distributed_runtime/rpc/side_channel_client.h"
 #include "distflow/distributed_runtime/worker_interface.h"
 #include "distflow/framework/tensor.h"
@@ -29,6 +34,8 @@
 
 namespace distflow {
 
+inline constexpr size_t kRunGraphStreamMaxBytes = 1 << 20;
+
 class GrpcWorkerClient : public WorkerInterface {
  public:
   // `task` ("/job:worker/replica:0/task:1") names the peer in errors.
@@ -37,6 +44,8 @@ class GrpcWorkerClient : public WorkerInterface {
   GrpcWorkerClient(std::string task, std::shared_ptr<grpc::Channel> channel,
                    std::shared_ptr<SideChannelClient> side_channel = nullptr, std::string host = "",
                    std::shared_ptr<ServerCallQueue> queue = nullptr);
+
+  ~GrpcWorkerClient() override;
 
   const std::string& task() const override { return task_; }
 
@@ -98,11 +107,18 @@ class GrpcWorkerClient : public WorkerInterface {
                          Tensor* tensor, bool* is_dead, CallOptions* opts, absl::Time deadline,
                          StatusCallback done);
 
+  // The open RunGraph stream, opened anew when there is none or it broke;
+  // null when the queue is not running.
+  using RunGraphStream = ClientCallStream<RunGraphStreamRequest, RunGraphStreamResponse>;
+  std::shared_ptr<RunGraphStream> OpenRunGraphStream(bool reopen);
+
   const std::string task_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<WorkerService::Stub> stub_;
   const std::shared_ptr<ServerCallQueue> queue_;
   const std::shared_ptr<RecvPath> recv_;
+  absl::Mutex stream_mu_;
+  std::shared_ptr<RunGraphStream> run_graph_stream_ ABSL_GUARDED_BY(stream_mu_);
 };
 
 }  // namespace distflow

@@ -10,6 +10,7 @@
 #include "distflow/core/memory_budget.h"
 #include "distflow/core/status.h"
 #include "distflow/distributed_runtime/rpc/grpc_auth.h"
+#include "distflow/distributed_runtime/rpc/grpc_call_stream.h"
 #include "distflow/distributed_runtime/rpc/grpc_tensor_coding.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
 #include "distflow/distributed_runtime/transfer_stats.h"
@@ -147,8 +148,7 @@ void GrpcWorkerService::ServeOn(ServerCallQueue* queue, ThreadPool* pool) {
         done(auth);
       },
       1);
-  queue->Add<RunGraphRequest, RunGraphResponse>(
-      [this](auto... args) { RequestRunGraph(args...); },
+  ServerCallQueue::Handler<RunGraphRequest, RunGraphResponse> run_graph =
       [this](grpc::ServerContext* ctx, const RunGraphRequest* req, RunGraphResponse* resp,
              CancellationManager* cm, Done done) {
         grpc::Status auth = CheckToken(ctx, token_);
@@ -159,7 +159,11 @@ void GrpcWorkerService::ServeOn(ServerCallQueue* queue, ThreadPool* pool) {
         worker_->RunGraphAsync(cm, req, resp, [done = std::move(done)](const absl::Status& s) {
           done(ToGrpcStatus(s));
         });
-      });
+      };
+  queue->Add<RunGraphRequest, RunGraphResponse>([this](auto... args) { RequestRunGraph(args...); },
+                                                run_graph);
+  StreamMethod<RunGraphStreamRequest, RunGraphStreamResponse>::AddTo(
+      queue, [this](auto... args) { RequestRunGraphStream(args...); }, run_graph, "RunGraphStream");
   queue->Add<grpc::ByteBuffer, grpc::ByteBuffer>(
       [this](auto... args) { RequestRecvTensor(args...); },
       [this](grpc::ServerContext* ctx, const grpc::ByteBuffer* req, grpc::ByteBuffer* resp,
