@@ -50,9 +50,11 @@ switch_ns() { echo "$1-sw"; }
 host_ns() { echo "$1-$2"; }
 addr() { echo "192.0.2.$(($1 + 1))"; }
 
-# The hosts of NAME, by index, as they exist now.
+# The hosts of NAME, by index, as they exist now. `ip netns list` looks up
+# each namespace's peer id and says "Peer netns reference is invalid" on
+# stderr when another cluster's namespace goes away meanwhile: not ours.
 hosts() {
-  ip netns list | awk '{print $1}' | sed -n "s/^$1-\([0-9]\{1,3\}\)\$/\1/p" | sort -n
+  ip netns list 2>/dev/null | awk '{print $1}' | sed -n "s/^$1-\([0-9]\{1,3\}\)\$/\1/p" | sort -n
 }
 
 # Rewrites every host's table "distflow" from the rule files in the state
@@ -91,7 +93,7 @@ apply_rules() {
 cmd_down() {
   local name=$1
   for ns in $(switch_ns "$name") $(for i in $(hosts "$name"); do host_ns "$name" "$i"; done); do
-    ip netns list | awk '{print $1}' | grep -qx "$ns" || continue
+    ip netns list 2>/dev/null | awk '{print $1}' | grep -qx "$ns" || continue
     local pids
     pids=$(ip netns pids "$ns" 2>/dev/null || true)
     # shellcheck disable=SC2086

@@ -3,10 +3,13 @@
 // stream and get their own answers; a deadline and a cancel end a call at
 // once and its step on the peer; a stopped peer fails the calls on the
 // stream and a restarted one serves the next; a stranger's call on a stream
-// is refused as a unary call is; cross-task steps go on the stream.
+// is refused as a unary call is; cross-task steps go on the stream. A
+// GrpcSession's steps go on streams to the master (grpc_sync_call_streams.h)
+// with a unary call's deadline, cancellation and restart behaviour.
 #include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -15,6 +18,7 @@
 #include "distflow/distributed_runtime/cluster_spec.h"
 #include "distflow/distributed_runtime/rpc/grpc_auth.h"
 #include "distflow/distributed_runtime/rpc/grpc_server.h"
+#include "distflow/distributed_runtime/rpc/grpc_session.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
 #include "distflow/distributed_runtime/rpc/grpc_worker_client.h"
 #include "distflow/framework/tensor_proto.h"
@@ -83,11 +87,30 @@ std::unique_ptr<GrpcServer> StartServer(const std::string& address, std::string 
   return *std::move(server);
 }
 
+// The calls of `method` the server answered, and those of them that came on
+// a call stream.
 int64_t Calls(const GrpcServer& server, const std::string& method) {
   for (const RpcStats::Row& row : server.call_queue()->stats().Rows()) {
     if (row.method == method) return row.calls;
   }
   return -1;
+}
+int64_t Streamed(const GrpcServer& server, const std::string& method) {
+  for (const RpcStats::Row& row : server.call_queue()->stats().Rows()) {
+    if (row.method == method) return row.streamed;
+  }
+  return -1;
+}
+
+// Waits until `server` has answered `calls` calls of `method` (a call that
+// was cancelled or timed out is counted once the server ended it, which may
+// come after its caller moved on); true when it has, and no more.
+bool CountReaches(const GrpcServer& server, const std::string& method, int64_t calls) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (Calls(server, method) < calls && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return Calls(server, method) == calls;
 }
 
 // Waits until `server` runs no step.
@@ -157,8 +180,8 @@ TEST_F(CallStreamTest, ManyCallsShareOneStreamAndEachGetsItsOwnAnswer) {
     EXPECT_THAT(outs[i].status.message(), HasSubstr(absl::StrCat("no-such-graph-", i, "'")))
         << outs[i].status;
   }
-  EXPECT_EQ(Calls(*peer_, "RunGraphStream"), kCalls);
-  EXPECT_EQ(Calls(*peer_, "RunGraph"), 0);
+  EXPECT_EQ(Calls(*peer_, "RunGraph"), kCalls);
+  EXPECT_EQ(Streamed(*peer_, "RunGraph"), kCalls);
 }
 
 TEST_F(CallStreamTest, ADeadlineEndsTheCallAndItsStepOnThePeer) {
@@ -175,7 +198,8 @@ TEST_F(CallStreamTest, ADeadlineEndsTheCallAndItsStepOnThePeer) {
   EXPECT_THAT(out.status.message(), HasSubstr(absl::StrCat("RunGraph to ", kPeerTask)));
   // The deadline went with the call: the peer ends the step too.
   EXPECT_TRUE(NoStepRuns(peer_.get()));
-  EXPECT_EQ(Calls(*peer_, "RunGraphStream"), 1);
+  EXPECT_TRUE(CountReaches(*peer_, "RunGraph", 1));
+  EXPECT_EQ(Streamed(*peer_, "RunGraph"), 1);
 }
 
 TEST_F(CallStreamTest, ACancelEndsTheCallAndItsStepOnThePeer) {
@@ -204,7 +228,8 @@ TEST_F(CallStreamTest, ACancelEndsTheCallAndItsStepOnThePeer) {
   client_->RunGraphAsync(&next, &next_resp, nullptr, next_out.Callback());
   ASSERT_TRUE(next_out.Wait());
   EXPECT_THAT(next_out.status.message(), HasSubstr("no-such-graph"));
-  EXPECT_EQ(Calls(*peer_, "RunGraphStream"), 2);
+  EXPECT_TRUE(CountReaches(*peer_, "RunGraph", 2));
+  EXPECT_EQ(Streamed(*peer_, "RunGraph"), 2);
 }
 
 TEST_F(CallStreamTest, AStoppedPeerFailsTheCallsOnTheStreamAndARestartedOneServesTheNext) {
@@ -239,7 +264,7 @@ TEST_F(CallStreamTest, AStoppedPeerFailsTheCallsOnTheStreamAndARestartedOneServe
     absl::SleepFor(absl::Milliseconds(50));
   }
   EXPECT_THAT(last.message(), HasSubstr("no-such-graph")) << last;
-  EXPECT_GE(Calls(*peer_, "RunGraphStream"), 1);
+  EXPECT_GE(Streamed(*peer_, "RunGraph"), 1);
 }
 
 TEST_F(CallStreamTest, AStrangersCallOnAStreamIsRefused) {
@@ -359,8 +384,124 @@ TEST(CallStreamClusterTest, CrossTaskStepsGoOnTheStream) {
     ASSERT_TRUE(TensorFromProto(resp.tensor(0).tensor(), &value).ok());
     EXPECT_EQ(value.flat<float>()[0], 6.0f);
   }
-  EXPECT_GE(Calls(*servers[1], "RunGraphStream"), kSteps);
-  EXPECT_EQ(Calls(*servers[1], "RunGraph"), 0);
+  EXPECT_GE(Streamed(*servers[1], "RunGraph"), kSteps);
+  EXPECT_EQ(Streamed(*servers[1], "RunGraph"), Calls(*servers[1], "RunGraph"));
+}
+
+// The queue graph: `deq` waits until `enq` has put a 7 in the queue.
+constexpr char kSessionQueueGraph[] = R"pb(
+  node {
+    name: "q"
+    op: "FIFOQueueV2"
+    attr {
+      key: "component_types"
+      value { list { type: DT_FLOAT } }
+    }
+  }
+  node {
+    name: "v"
+    op: "Const"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "value"
+      value {
+        tensor {
+          dtype: DT_FLOAT
+          tensor_shape {}
+          float_val: 7
+        }
+      }
+    }
+  }
+  node {
+    name: "enq"
+    op: "QueueEnqueueV2"
+    input: "q"
+    input: "v"
+    attr {
+      key: "Tcomponents"
+      value { list { type: DT_FLOAT } }
+    }
+  }
+  node {
+    name: "deq"
+    op: "QueueDequeueV2"
+    input: "q"
+    attr {
+      key: "component_types"
+      value { list { type: DT_FLOAT } }
+    }
+  }
+)pb";
+
+std::unique_ptr<GrpcSession> QueueSession(const GrpcServer& server) {
+  SessionOptions options;
+  options.target = absl::StrCat("grpc://127.0.0.1:", server.bound_port());
+  auto session = GrpcSession::Create(options);
+  EXPECT_TRUE(session.ok()) << session.status();
+  if (!session.ok()) return nullptr;
+  GraphDef graph;
+  EXPECT_TRUE(ParseGraphDefText(kSessionQueueGraph, &graph).ok());
+  EXPECT_TRUE((*session)->Create(graph).ok());
+  return *std::move(session);
+}
+
+TEST(SessionStreamTest, ADeadlineAndACancelEndTheStepAndTheSessionGoesOn) {
+  auto server = StartServer("127.0.0.1:0");
+  ASSERT_NE(server, nullptr);
+  auto session = QueueSession(*server);
+  ASSERT_NE(session, nullptr);
+  std::vector<Tensor> out;
+  RunOptions timed;
+  timed.set_timeout_in_ms(300);
+  absl::Status s = session->Run(timed, {}, {"deq:0"}, {}, &out, nullptr);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  ASSERT_TRUE(NoStepRuns(server.get()));
+  {
+    std::thread canceller([&] {
+      // Once the step runs.
+      while (server->stats().running_steps.empty()) absl::SleepFor(absl::Milliseconds(10));
+      ASSERT_TRUE(session->CancelRunningSteps().ok());
+    });
+    s = session->Run(RunOptions(), {}, {"deq:0"}, {}, &out, nullptr);
+    canceller.join();
+    EXPECT_EQ(s.code(), absl::StatusCode::kCancelled) << s;
+  }
+  // Had either abandoned step lived on, it would take the 7 enqueued now
+  // and the next dequeue would wait in vain.
+  ASSERT_TRUE(session->Run(RunOptions(), {}, {}, {"enq"}, &out, nullptr).ok());
+  s = session->Run(RunOptions(), {}, {"deq:0"}, {}, &out, nullptr);
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].flat<float>()[0], 7.0f);
+  EXPECT_TRUE(CountReaches(*server, "RunStep", 4));
+  EXPECT_EQ(Streamed(*server, "RunStep"), 4);
+}
+
+TEST(SessionStreamTest, ARestartedMasterIsReachedOnANewStream) {
+  auto server = StartServer("127.0.0.1:0");
+  ASSERT_NE(server, nullptr);
+  const int port = server->bound_port();
+  auto session = QueueSession(*server);
+  ASSERT_NE(session, nullptr);
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session->Run(RunOptions(), {}, {}, {"enq"}, &out, nullptr).ok());
+  server.reset();
+  server = StartServer(absl::StrCat("127.0.0.1:", port));
+  ASSERT_NE(server, nullptr);
+  // The idle stream died with the old master; the step reaches the new one,
+  // which knows no such session.
+  absl::Status s;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    s = session->Run(RunOptions(), {}, {}, {"enq"}, &out, nullptr);
+    if (s.code() != absl::StatusCode::kUnavailable) break;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_EQ(s.code(), absl::StatusCode::kAborted) << s;
+  EXPECT_THAT(s.message(), HasSubstr("is not found on this master"));
 }
 
 }  // namespace

@@ -68,8 +68,8 @@ struct StreamMethod final : ServerCallQueue::MethodBase {
   void Post(ServerCallQueue* owner) override;
 
   // Adds a stream method to `queue` (before it starts): each call on a
-  // stream is handed to `handler`, the unary method's. `name` names the
-  // calls in the queue's stats.
+  // stream is handed to `handler`, the unary method's. `name`, the unary
+  // method's, counts the calls in the queue's stats (as streamed).
   static void AddTo(ServerCallQueue* queue, RequestFn request,
                     ServerCallQueue::Handler<Req, Resp> handler, const std::string& name) {
     auto method = std::make_unique<StreamMethod>();
@@ -254,7 +254,7 @@ class ServerCallStream final : public ServerCallQueue::Call {
       reply->set_message(s.error_message());
       reply->set_derived(errors::IsDerived(FromGrpcStatus(s)));
     }
-    method_->stats->Record(absl::Now() - r->arrived, s.ok());
+    method_->stats->Record(absl::Now() - r->arrived, s.ok(), /*streamed=*/true);
     int ended = 0;
     int unrefs = 0;
     Timer::Id timer = 0;

@@ -1,6 +1,7 @@
 #include "distflow/distributed_runtime/rpc/grpc_master_service.h"
 
 #include "distflow/distributed_runtime/rpc/grpc_auth.h"
+#include "distflow/distributed_runtime/rpc/grpc_call_stream.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
 
 namespace distflow {
@@ -36,26 +37,30 @@ void AddOnPool(ServerCallQueue* queue, ThreadPool* pool, Master* master, const s
 template <class Req, class Resp>
 using CancellableMethod = void (Master::*)(const Req*, Resp*, CancellationManager*, Master::Done);
 
+// The handler of a Master method that takes the call's cancellation.
+template <class Req, class Resp>
+ServerCallQueue::Handler<Req, Resp> CancellableHandler(Master* master, const std::string* token,
+                                                       CancellableMethod<Req, Resp> method) {
+  return [master, token, method](grpc::ServerContext* ctx, const Req* req, Resp* resp,
+                                 CancellationManager* cm, Done done) {
+    grpc::Status auth = CheckToken(ctx, *token);
+    if (!auth.ok()) {
+      done(auth);
+      return;
+    }
+    (master->*method)(req, resp, cm,
+                      [done = std::move(done)](const absl::Status& s) { done(ToGrpcStatus(s)); });
+  };
+}
+
 // Adds a method of the Master that takes the call's cancellation, run on
 // `pool` when given.
 template <class Req, class Resp>
 void AddCancellable(ServerCallQueue* queue, ThreadPool* pool, Master* master,
                     const std::string* token, ServerCallQueue::RequestFn<Req, Resp> request,
                     CancellableMethod<Req, Resp> method) {
-  queue->Add<Req, Resp>(
-      std::move(request),
-      [master, token, method](grpc::ServerContext* ctx, const Req* req, Resp* resp,
-                              CancellationManager* cm, Done done) {
-        grpc::Status auth = CheckToken(ctx, *token);
-        if (!auth.ok()) {
-          done(auth);
-          return;
-        }
-        (master->*method)(req, resp, cm, [done = std::move(done)](const absl::Status& s) {
-          done(ToGrpcStatus(s));
-        });
-      },
-      pool != nullptr ? 1 : 4, pool);
+  queue->Add<Req, Resp>(std::move(request), CancellableHandler(master, token, method),
+                        pool != nullptr ? 1 : 4, pool);
 }
 
 }  // namespace
@@ -90,6 +95,10 @@ void GrpcMasterService::ServeOn(ServerCallQueue* queue, ThreadPool* pool) {
   AddCancellable<RunStepRequest, RunStepResponse>(
       queue, nullptr, master_, &token_, [this](auto... args) { RequestRunStep(args...); },
       &Master::RunStep);
+  StreamMethod<RunStepStreamRequest, RunStepStreamResponse>::AddTo(
+      queue, [this](auto... args) { RequestRunStepStream(args...); },
+      CancellableHandler<RunStepRequest, RunStepResponse>(master_, &token_, &Master::RunStep),
+      "RunStep");
   AddCancellable<RunCallableRequest, RunCallableResponse>(
       queue, nullptr, master_, &token_, [this](auto... args) { RequestRunCallable(args...); },
       &Master::RunCallable);

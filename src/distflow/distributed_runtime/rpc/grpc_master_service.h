@@ -16,14 +16,14 @@
 namespace distflow {
 
 // Every method async, each marked once.
-using MasterServiceBase =
-    MasterService::WithAsyncMethod_CreateSession<MasterService::WithAsyncMethod_ExtendSession<
-        MasterService::WithAsyncMethod_PartialRunSetup<MasterService::WithAsyncMethod_RunStep<
+using MasterServiceBase = MasterService::WithAsyncMethod_CreateSession<
+    MasterService::WithAsyncMethod_ExtendSession<MasterService::WithAsyncMethod_PartialRunSetup<
+        MasterService::WithAsyncMethod_RunStep<MasterService::WithAsyncMethod_RunStepStream<
             MasterService::WithAsyncMethod_CloseSession<MasterService::WithAsyncMethod_ListDevices<
                 MasterService::WithAsyncMethod_Reset<MasterService::WithAsyncMethod_MakeCallable<
                     MasterService::WithAsyncMethod_RunCallable<
                         MasterService::WithAsyncMethod_ReleaseCallable<
-                            MasterService::Service>>>>>>>>>>;
+                            MasterService::Service>>>>>>>>>>>;
 
 class GrpcMasterService final : public MasterServiceBase {
  public:

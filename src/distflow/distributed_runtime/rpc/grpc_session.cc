@@ -113,7 +113,8 @@ GrpcSession::GrpcSession(SessionOptions options, std::string address,
                          std::shared_ptr<grpc::Channel> channel)
     : options_(std::move(options)),
       address_(std::move(address)),
-      stub_(MasterService::NewStub(std::move(channel))) {}
+      stub_(MasterService::NewStub(std::move(channel))),
+      run_step_streams_([this](grpc::ClientContext* ctx) { return stub_->RunStepStream(ctx); }) {}
 
 GrpcSession::~GrpcSession() { Close().IgnoreError(); }
 
@@ -205,17 +206,18 @@ absl::Status GrpcSession::Run(const RunOptions& run_options,
   if (timeout <= 0) timeout = options_.config.operation_timeout_in_ms();
   if (timeout > 0) req.mutable_options()->set_timeout_in_ms(timeout);
   RunStepResponse resp;
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, timeout);
-  {
-    absl::MutexLock l(&mu_);
-    running_.insert(&ctx);
-  }
-  absl::Cleanup forget = [this, &ctx] {
-    absl::MutexLock l(&mu_);
-    running_.erase(&ctx);
-  };
-  DF_RETURN_IF_ERROR(Check(stub_->RunStep(&ctx, req, &resp)));
+  // The call's deadline is the step's, with the same slack a unary call's
+  // context gets.
+  const int64_t call_timeout = timeout > 0 ? timeout + kDeadlineSlackMs : 0;
+  DF_RETURN_IF_ERROR(Check(run_step_streams_.Call(req, &resp, call_timeout,
+                                                  [this](grpc::ClientContext* ctx, bool running) {
+                                                    absl::MutexLock l(&mu_);
+                                                    if (running) {
+                                                      running_.insert(ctx);
+                                                    } else {
+                                                      running_.erase(ctx);
+                                                    }
+                                                  })));
   if (resp.tensor_size() != static_cast<int>(output_tensor_names.size())) {
     return errors::Internal("master returned ", resp.tensor_size(), " tensors for ",
                             output_tensor_names.size(), " fetches");

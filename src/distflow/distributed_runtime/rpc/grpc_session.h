@@ -3,7 +3,9 @@
 // callables (a fixed signature prepared once and run many times) and partial
 // runs. Calls that are safe to repeat (ListDevices, Close, MakeCallable's
 // lookups) are retried with backoff when the master is briefly Unavailable.
-// Thread-safe.
+// Run's steps go on call streams to the master (RunStepStream, one stream
+// per thread running a step at once, grpc_sync_call_streams.h) instead of a
+// unary call each. Thread-safe.
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_SESSION_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_SESSION_H_
 
@@ -15,6 +17,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "distflow/common_runtime/session.h"
+#include "distflow/distributed_runtime/rpc/grpc_sync_call_streams.h"
 #include "distflow/master_service.grpc.pb.h"
 
 namespace distflow {
@@ -72,6 +75,7 @@ class GrpcSession : public Session {
   const SessionOptions options_;
   const std::string address_;
   std::unique_ptr<MasterService::Stub> stub_;
+  SyncCallStreams<RunStepStreamRequest, RunStepStreamResponse> run_step_streams_;
   std::atomic<bool> reached_{false};
   absl::Mutex mu_;
   std::string handle_ ABSL_GUARDED_BY(mu_);

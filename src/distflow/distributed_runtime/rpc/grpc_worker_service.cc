@@ -163,7 +163,7 @@ void GrpcWorkerService::ServeOn(ServerCallQueue* queue, ThreadPool* pool) {
   queue->Add<RunGraphRequest, RunGraphResponse>([this](auto... args) { RequestRunGraph(args...); },
                                                 run_graph);
   StreamMethod<RunGraphStreamRequest, RunGraphStreamResponse>::AddTo(
-      queue, [this](auto... args) { RequestRunGraphStream(args...); }, run_graph, "RunGraphStream");
+      queue, [this](auto... args) { RequestRunGraphStream(args...); }, run_graph, "RunGraph");
   queue->Add<grpc::ByteBuffer, grpc::ByteBuffer>(
       [this](auto... args) { RequestRecvTensor(args...); },
       [this](grpc::ServerContext* ctx, const grpc::ByteBuffer* req, grpc::ByteBuffer* resp,

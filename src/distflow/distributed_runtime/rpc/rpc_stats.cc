@@ -13,9 +13,10 @@ std::vector<double> LatencyBounds() {
 
 RpcStats::Method::Method(std::string name) : name_(std::move(name)), latency_(LatencyBounds()) {}
 
-void RpcStats::Method::Record(absl::Duration latency, bool ok) {
+void RpcStats::Method::Record(absl::Duration latency, bool ok, bool streamed) {
   latency_.Observe(absl::ToDoubleSeconds(latency));
   if (!ok) errors_.fetch_add(1, std::memory_order_relaxed);
+  if (streamed) streamed_.fetch_add(1, std::memory_order_relaxed);
 }
 
 RpcStats::Method* RpcStats::Add(const std::string& name) {
@@ -28,7 +29,9 @@ RpcStats::Method* RpcStats::Add(const std::string& name) {
 std::vector<RpcStats::Row> RpcStats::Rows() const {
   std::vector<Row> rows;
   rows.reserve(methods_.size());
-  for (const Method& m : methods_) rows.push_back({m.name(), m.calls(), m.errors(), m.seconds()});
+  for (const Method& m : methods_) {
+    rows.push_back({m.name(), m.calls(), m.errors(), m.seconds(), m.streamed()});
+  }
   return rows;
 }
 
@@ -43,6 +46,12 @@ void RpcStats::WritePrometheus(PrometheusText* out) const {
   for (const Method& m : methods_) {
     out->Sample("distflow_rpc_server_errors_total", {{"method", m.name()}},
                 static_cast<double>(m.errors()));
+  }
+  out->Family("distflow_rpc_server_streamed_calls_total", "counter",
+              "Calls of each method that came on a call stream, counted in its latency too.");
+  for (const Method& m : methods_) {
+    out->Sample("distflow_rpc_server_streamed_calls_total", {{"method", m.name()}},
+                static_cast<double>(m.streamed()));
   }
 }
 
