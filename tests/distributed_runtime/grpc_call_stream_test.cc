@@ -301,9 +301,9 @@ TEST_F(CallStreamTest, AStrangersCallOnAStreamIsRefused) {
   }
 }
 
-// A step whose graph sits on another task: the master's RunGraph to it goes
-// on the stream, and the step's result is the peer's.
-TEST(CallStreamClusterTest, CrossTaskStepsGoOnTheStream) {
+// A step whose graph is partly on another task: the master's RunGraph to it
+// and task 0's receive from it go on streams, and the result is right.
+TEST(CallStreamClusterTest, CrossTaskStepsAndTheirReceivesGoOnStreams) {
   // Fixed ports: each task must know the other's.
   std::vector<std::unique_ptr<GrpcServer>> servers;
   std::vector<int> ports;
@@ -319,12 +319,16 @@ TEST(CallStreamClusterTest, CrossTaskStepsGoOnTheStream) {
     def.set_job_name("worker");
     def.set_task_index(i);
     def.set_protocol("grpc");
-    auto server = GrpcServer::Create(def, GrpcServerOptions());
+    // Every receive goes over gRPC: no side channel.
+    GrpcServerOptions options;
+    options.tensor_side_channel = false;
+    auto server = GrpcServer::Create(def, options);
     ASSERT_TRUE(server.ok()) << server.status();
     ASSERT_TRUE((*server)->Start().ok());
     servers.push_back(*std::move(server));
   }
-  // c = a + b, all on task 1; the client talks to task 0's master.
+  // c = a + a on task 0, `a` on task 1: a tensor crosses each step. The
+  // client talks to task 0's master.
   constexpr char kAddGraph[] = R"pb(
     node {
       name: "a"
@@ -350,7 +354,7 @@ TEST(CallStreamClusterTest, CrossTaskStepsGoOnTheStream) {
       op: "AddV2"
       input: "a"
       input: "a"
-      device: "/job:worker/replica:0/task:1"
+      device: "/job:worker/replica:0/task:0"
       attr {
         key: "T"
         value { type: DT_FLOAT }
@@ -386,6 +390,8 @@ TEST(CallStreamClusterTest, CrossTaskStepsGoOnTheStream) {
   }
   EXPECT_GE(Streamed(*servers[1], "RunGraph"), kSteps);
   EXPECT_EQ(Streamed(*servers[1], "RunGraph"), Calls(*servers[1], "RunGraph"));
+  EXPECT_GE(Streamed(*servers[1], "RecvTensor"), kSteps);
+  EXPECT_EQ(Streamed(*servers[1], "RecvTensor"), Calls(*servers[1], "RecvTensor"));
 }
 
 // The queue graph: `deq` waits until `enq` has put a 7 in the queue.

@@ -183,6 +183,7 @@ std::string MessageName(const M& m) {
   return m.GetTypeName();
 }
 inline std::string MessageName(const grpc::ByteBuffer&) { return "raw message"; }
+inline std::string MessageName(const std::string&) { return "raw message"; }
 // "RunStep" for distflow.RunStepRequest.
 template <class Req>
 std::string MethodName() {

@@ -50,6 +50,7 @@
 #include "distflow/core/timer.h"
 #include "distflow/distributed_runtime/rpc/grpc_call_queue.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
+#include "distflow/distributed_runtime/worker_interface.h"
 #include "grpcpp/grpcpp.h"
 
 namespace distflow {
@@ -412,10 +413,11 @@ class ClientCallStream final : public ServerCallQueue::Call {
   // Sends a call: `*resp` gets its response, and `done` its status, once;
   // `req` and `resp` must live until then. A deadline of `timeout_ms` (0:
   // none) ends it with DEADLINE_EXCEEDED. Returns the call's id, or 0 when
-  // the stream is broken: the call was not taken, and `done` will not run.
+  // the stream is broken or already carries kMaxCallsPerStream calls: the
+  // call was not taken, and `done` will not run.
   uint64_t Call(const Req* req, Resp* resp, int64_t timeout_ms, Done done) {
     absl::MutexLock lock(&mu_);
-    if (broken_) return 0;
+    if (broken_ || calls_.size() >= kMaxCallsPerStream) return 0;
     const uint64_t id = next_id_++;
     Pending& p = calls_[id];
     p.resp = resp;
@@ -592,7 +594,8 @@ class ClientCallStream final : public ServerCallQueue::Call {
     if (p.timer != 0) Timer::Default()->Cancel(p.timer);
     grpc::Status status;
     if (reading_.code() == 0) {
-      p.resp->Swap(reading_.mutable_response());
+      using std::swap;
+      swap(*p.resp, *reading_.mutable_response());
     } else {
       absl::Status s(static_cast<absl::StatusCode>(reading_.code()), reading_.message());
       status = ToGrpcStatus(reading_.derived() ? errors::MakeDerived(s) : s);
@@ -647,6 +650,61 @@ class ClientCallStream final : public ServerCallQueue::Call {
       {this, ServerCallQueue::kRequest}, {this, ServerCallQueue::kFinish},
       {this, ServerCallQueue::kDone},    {this, ServerCallQueue::kRead},
       {this, ServerCallQueue::kWrite},   {this, ServerCallQueue::kStart}};
+};
+
+// The open stream of one method to one peer, opened with the first call
+// and anew, once, for a call that finds it broken. Thread-safe.
+template <class SReq, class SResp>
+class ClientCallStreamSlot {
+ public:
+  using Stream = ClientCallStream<SReq, SResp>;
+  using Req = typename Stream::Req;
+  using Resp = typename Stream::Resp;
+
+  // `queue` may be null (then no call goes on a stream).
+  ClientCallStreamSlot(ServerCallQueue* queue, typename Stream::Opener open)
+      : queue_(queue), open_(std::move(open)) {}
+  ~ClientCallStreamSlot() {
+    absl::MutexLock lock(&mu_);
+    if (stream_ != nullptr) stream_->Close();
+  }
+
+  // Sends a call on the stream (Stream::Call), under `opts`' deadline and
+  // cancellation (may be null). False when no stream took it (the queue is
+  // not running, or the stream is full): the caller makes it another way,
+  // and `done` will not run.
+  bool Call(const Req* req, Resp* resp, CallOptions* opts, typename Stream::Done done) {
+    if (queue_ == nullptr) return false;
+    const int64_t timeout_ms = opts == nullptr ? 0 : opts->timeout_ms();
+    for (bool reopen : {false, true}) {
+      std::shared_ptr<Stream> stream = Current(reopen);
+      if (stream == nullptr) return false;
+      const uint64_t id = stream->Call(req, resp, timeout_ms, done);
+      if (id == 0) {
+        if (!stream->broken()) return false;  // full
+        continue;
+      }
+      if (opts != nullptr && !opts->SetCancelCallback([stream, id] { stream->Cancel(id); })) {
+        stream->Cancel(id);
+      }
+      return true;
+    }
+    return false;
+  }
+
+ private:
+  std::shared_ptr<Stream> Current(bool reopen) {
+    absl::MutexLock lock(&mu_);
+    if (stream_ == nullptr || (reopen && stream_->broken())) {
+      stream_ = Stream::Open(queue_, open_);
+    }
+    return stream_;
+  }
+
+  ServerCallQueue* const queue_;
+  const typename Stream::Opener open_;
+  absl::Mutex mu_;
+  std::shared_ptr<Stream> stream_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace distflow

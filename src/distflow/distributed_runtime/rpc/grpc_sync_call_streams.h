@@ -157,7 +157,8 @@ class SyncCallStreams {
       absl::Status s(static_cast<absl::StatusCode>(reply.code()), reply.message());
       return ToGrpcStatus(reply.derived() ? errors::MakeDerived(s) : s);
     }
-    resp->Swap(reply.mutable_response());
+    using std::swap;
+    swap(*resp, *reply.mutable_response());
     return grpc::Status::OK;
   }
 

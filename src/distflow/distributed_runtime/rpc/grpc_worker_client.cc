@@ -86,17 +86,24 @@ struct GrpcWorkerClient::RecvPath {
            std::shared_ptr<ServerCallQueue> queue)
       : task(std::move(task)),
         generic(channel),
+        stub(WorkerService::NewStub(channel)),
         side(std::move(side)),
         host(std::move(host)),
-        queue(std::move(queue)) {}
+        queue(std::move(queue)),
+        stream(this->queue.get(), [this](grpc::ClientContext* ctx, grpc::CompletionQueue* cq) {
+          return stub->PrepareAsyncRecvTensorStream(ctx, cq);
+        }) {}
   const std::string task;
   grpc::GenericStub generic;
+  const std::unique_ptr<WorkerService::Stub> stub;
   const std::shared_ptr<SideChannelClient> side;  // null: gRPC only
   const std::string host;
   const std::shared_ptr<ServerCallQueue> queue;
   // The producer's side channel port, from its last reply that named one;
   // 0 while none has (or after it took no connection).
   std::atomic<int> side_port{0};
+  // Receives that go over gRPC, on a server's queue.
+  ClientCallStreamSlot<RecvTensorStreamRequest, RecvTensorStreamResponse> stream;
 };
 
 GrpcWorkerClient::GrpcWorkerClient(std::string task, std::shared_ptr<grpc::Channel> channel,
@@ -107,7 +114,10 @@ GrpcWorkerClient::GrpcWorkerClient(std::string task, std::shared_ptr<grpc::Chann
       stub_(WorkerService::NewStub(channel)),
       queue_(queue),
       recv_(std::make_shared<RecvPath>(std::move(task), channel, std::move(side_channel),
-                                       std::move(host), std::move(queue))) {}
+                                       std::move(host), queue)),
+      run_graph_stream_(queue.get(), [this](grpc::ClientContext* ctx, grpc::CompletionQueue* cq) {
+        return stub_->PrepareAsyncRunGraphStream(ctx, cq);
+      }) {}
 
 void GrpcWorkerClient::Call(const char* name, CallOptions* opts, StatusCallback done,
                             const Invoker& invoke) {
@@ -177,42 +187,14 @@ void GrpcWorkerClient::DeregisterGraphAsync(const DeregisterGraphRequest* req,
         &WorkerService::Stub::PrepareAsyncDeregisterGraph,
         &WorkerService::StubInterface::async_interface::DeregisterGraph);
 }
-GrpcWorkerClient::~GrpcWorkerClient() {
-  absl::MutexLock lock(&stream_mu_);
-  if (run_graph_stream_ != nullptr) run_graph_stream_->Close();
-}
-
-std::shared_ptr<GrpcWorkerClient::RunGraphStream> GrpcWorkerClient::OpenRunGraphStream(
-    bool reopen) {
-  absl::MutexLock lock(&stream_mu_);
-  if (run_graph_stream_ == nullptr || reopen || run_graph_stream_->broken()) {
-    run_graph_stream_ = RunGraphStream::Open(
-        queue_.get(), [this](grpc::ClientContext* ctx, grpc::CompletionQueue* cq) {
-          return stub_->PrepareAsyncRunGraphStream(ctx, cq);
-        });
-  }
-  return run_graph_stream_;
-}
-
 void GrpcWorkerClient::RunGraphAsync(const RunGraphRequest* req, RunGraphResponse* resp,
                                      CallOptions* opts, StatusCallback done) {
-  if (queue_ != nullptr && req->ByteSizeLong() <= kRunGraphStreamMaxBytes) {
-    auto finish = [opts, task = task_, done](const grpc::Status& s) {
-      if (opts != nullptr) opts->ClearCancelCallback();
-      done(CallStatus(s, "RunGraph", task));
-    };
-    const int64_t timeout_ms = opts == nullptr ? 0 : opts->timeout_ms();
-    // A stream that broke since the last call is opened anew, once.
-    for (bool reopen : {false, true}) {
-      std::shared_ptr<RunGraphStream> stream = OpenRunGraphStream(reopen);
-      if (stream == nullptr) break;
-      const uint64_t id = stream->Call(req, resp, timeout_ms, finish);
-      if (id == 0) continue;
-      if (opts != nullptr && !opts->SetCancelCallback([stream, id] { stream->Cancel(id); })) {
-        stream->Cancel(id);
-      }
-      return;
-    }
+  if (queue_ != nullptr && req->ByteSizeLong() <= kRunGraphStreamMaxBytes &&
+      run_graph_stream_.Call(req, resp, opts, [opts, task = task_, done](const grpc::Status& s) {
+        if (opts != nullptr) opts->ClearCancelCallback();
+        done(CallStatus(s, "RunGraph", task));
+      })) {
+    return;
   }
   Unary("RunGraph", req, resp, opts, std::move(done), &WorkerService::Stub::PrepareAsyncRunGraph,
         &WorkerService::StubInterface::async_interface::RunGraph);
@@ -332,6 +314,35 @@ void GrpcWorkerClient::RecvOverGrpc(const std::shared_ptr<RecvPath>& path, int64
     grpc::ByteBuffer request;
     grpc::ByteBuffer response;
   };
+  if (path->queue != nullptr) {
+    // On the call stream: the request and the reply's bytes live with the
+    // call.
+    struct StreamState {
+      RecvTensorRequest request;
+      std::string reply;
+    };
+    auto state = std::make_shared<StreamState>();
+    state->request.set_step_id(step_id);
+    state->request.set_rendezvous_key(rendezvous_key);
+    state->request.set_side_channel_ok(path->side != nullptr);
+    auto finish = [path, state, tensor, is_dead, opts, deadline,
+                   done](const grpc::Status& s) mutable {
+      if (opts != nullptr) opts->ClearCancelCallback();
+      absl::Status status = CallStatus(s, "RecvTensor", path->task);
+      if (!status.ok()) {
+        done(status);
+        return;
+      }
+      // The reply's bytes move into the buffer the decoder reads.
+      auto* bytes = new std::string(std::move(state->reply));
+      grpc::Slice slice(
+          bytes->data(), bytes->size(), [](void* p) { delete static_cast<std::string*>(p); },
+          bytes);
+      FinishRecv(path, grpc::ByteBuffer(&slice, 1), tensor, is_dead, opts, deadline,
+                 std::move(done));
+    };
+    if (path->stream.Call(&state->request, &state->reply, opts, finish)) return;
+  }
   auto bufs = std::make_shared<RecvState>();
   {
     RecvTensorRequest req;

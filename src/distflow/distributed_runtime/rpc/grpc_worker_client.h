@@ -11,10 +11,10 @@
 // TCP round trip, no gRPC call) while the side channel client has a thread
 // free for them, and over gRPC otherwise or when that port takes no
 // connection. On a server's call queue, RunGraph calls of up to
-// kRunGraphStreamMaxBytes go on one long-lived call stream per client
-// (grpc_call_stream.h) instead of a unary call each; larger ones, which
-// would hold up the small ones behind them on the stream, stay unary.
-// Thread-safe.
+// kRunGraphStreamMaxBytes, and the receives that go over gRPC, go on one
+// long-lived call stream per method and client (grpc_call_stream.h)
+// instead of a unary call each; larger RunGraph requests, which would hold
+// up the small calls behind them on the stream, stay unary. Thread-safe.
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_WORKER_CLIENT_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_WORKER_CLIENT_H_
 
@@ -44,8 +44,6 @@ class GrpcWorkerClient : public WorkerInterface {
   GrpcWorkerClient(std::string task, std::shared_ptr<grpc::Channel> channel,
                    std::shared_ptr<SideChannelClient> side_channel = nullptr, std::string host = "",
                    std::shared_ptr<ServerCallQueue> queue = nullptr);
-
-  ~GrpcWorkerClient() override;
 
   const std::string& task() const override { return task_; }
 
@@ -107,18 +105,12 @@ class GrpcWorkerClient : public WorkerInterface {
                          Tensor* tensor, bool* is_dead, CallOptions* opts, absl::Time deadline,
                          StatusCallback done);
 
-  // The open RunGraph stream, opened anew when there is none or it broke;
-  // null when the queue is not running.
-  using RunGraphStream = ClientCallStream<RunGraphStreamRequest, RunGraphStreamResponse>;
-  std::shared_ptr<RunGraphStream> OpenRunGraphStream(bool reopen);
-
   const std::string task_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<WorkerService::Stub> stub_;
   const std::shared_ptr<ServerCallQueue> queue_;
   const std::shared_ptr<RecvPath> recv_;
-  absl::Mutex stream_mu_;
-  std::shared_ptr<RunGraphStream> run_graph_stream_ ABSL_GUARDED_BY(stream_mu_);
+  ClientCallStreamSlot<RunGraphStreamRequest, RunGraphStreamResponse> run_graph_stream_;
 };
 
 }  // namespace distflow

@@ -193,6 +193,30 @@ void GrpcWorkerService::ServeOn(ServerCallQueue* queue, ThreadPool* pool) {
             });
       },
       8, nullptr, "RecvTensor");
+  StreamMethod<RecvTensorStreamRequest, RecvTensorStreamResponse>::AddTo(
+      queue, [this](auto... args) { RequestRecvTensorStream(args...); },
+      [this](grpc::ServerContext* ctx, const RecvTensorRequest* req, std::string* resp,
+             CancellationManager* cm, Done done) {
+        grpc::Status auth = CheckToken(ctx, token_);
+        if (!auth.ok()) {
+          done(auth);
+          return;
+        }
+        AnswerRecvTensor(
+            worker_, side_channel_, cm, std::make_shared<RecvTensorRequest>(*req),
+            /*keyed=*/false,
+            [resp, done = std::move(done)](const absl::Status& s, grpc::ByteBuffer reply, Tensor) {
+              std::vector<grpc::Slice> slices;
+              if (s.ok() && reply.Dump(&slices).ok()) {
+                resp->reserve(reply.Length());
+                for (const grpc::Slice& slice : slices) {
+                  resp->append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+                }
+              }
+              done(ToGrpcStatus(s));
+            });
+      },
+      "RecvTensor");
 }
 
 }  // namespace distflow

@@ -2,8 +2,8 @@
 // (grpc_call_queue.h): each RPC is handed to the Worker and finished when
 // the Worker's callback runs, so no thread blocks on a step or a tensor.
 // The per-step methods (RunGraph, RecvTensor, GetStatus) are handled on the
-// polling thread, RunGraph also when it comes on a call stream
-// (RunGraphStream, grpc_call_stream.h); the others, which may take long or wait (registering a
+// polling thread, also when they come on a call stream (RunGraphStream,
+// RecvTensorStream, grpc_call_stream.h); the others, which may take long or wait (registering a
 // graph, ending a session), on a pool. RecvTensor uses raw byte buffers so
 // tensor bytes are sent from the tensor's own memory. A RunGraph whose
 // caller cancels (or whose deadline passes) cancels the step. A RecvTensor
@@ -36,9 +36,10 @@ using WorkerServiceBase =
                             WorkerService::WithAsyncMethod_CleanupGraph<
                                 WorkerService::WithAsyncMethod_CleanupAll<
                                     WorkerService::WithRawMethod_RecvTensor<
-                                        WorkerService::WithAsyncMethod_Logging<
-                                            WorkerService::WithAsyncMethod_Tracing<
-                                                WorkerService::Service>>>>>>>>>>>>;
+                                        WorkerService::WithAsyncMethod_RecvTensorStream<
+                                            WorkerService::WithAsyncMethod_Logging<
+                                                WorkerService::WithAsyncMethod_Tracing<
+                                                    WorkerService::Service>>>>>>>>>>>>>;
 
 // Answers a RecvTensor from `worker`: `done` gets the reply's bytes. Over
 // gRPC (`keyed` false) a large tensor's bytes are offered over
