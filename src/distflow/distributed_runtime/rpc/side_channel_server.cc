@@ -352,9 +352,10 @@ bool SideChannelServer::ServeKeyed(Connection* c, const SideChannelRequestHead& 
   absl::Status why_cancelled;
   absl::Time cancelled_at = absl::InfiniteFuture();
   for (;;) {
+    // Past the deadline the wait goes on for the cancelled source's answer,
+    // in whole slices: a zero slice would spin.
     const absl::Time now = absl::Now();
-    const absl::Duration slice =
-        std::min(kKeyedPoll, std::max(absl::ZeroDuration(), give_up - now));
+    const absl::Duration slice = now < give_up ? std::min(kKeyedPoll, give_up - now) : kKeyedPoll;
     if (wait->done.WaitForNotificationWithTimeout(slice)) break;
     if (!why_cancelled.ok()) {
       // The source did not answer its cancellation: leave it the state.
