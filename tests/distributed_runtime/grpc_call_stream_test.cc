@@ -510,5 +510,30 @@ TEST(SessionStreamTest, ARestartedMasterIsReachedOnANewStream) {
   EXPECT_THAT(s.message(), HasSubstr("is not found on this master"));
 }
 
+TEST(SessionStreamTest, CallablesGoOnTheirOwnStream) {
+  auto server = StartServer("127.0.0.1:0");
+  ASSERT_NE(server, nullptr);
+  auto session = QueueSession(*server);
+  ASSERT_NE(session, nullptr);
+  CallableOptions options;
+  options.add_fetch("v:0");
+  GrpcSession::CallableHandle handle = 0;
+  ASSERT_TRUE(session->MakeCallable(options, &handle).ok());
+  for (int i = 0; i < 3; ++i) {
+    std::vector<Tensor> out;
+    absl::Status s = session->RunCallable(handle, {}, &out, nullptr);
+    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].flat<float>()[0], 7.0f);
+  }
+  EXPECT_EQ(Calls(*server, "RunCallable"), 3);
+  EXPECT_EQ(Streamed(*server, "RunCallable"), 3);
+  // A callable the master does not know is the master's error.
+  std::vector<Tensor> out;
+  absl::Status s = session->RunCallable(handle + 1000, {}, &out, nullptr);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.code(), absl::StatusCode::kUnavailable) << s;
+}
+
 }  // namespace
 }  // namespace distflow

@@ -102,6 +102,11 @@ void GrpcMasterService::ServeOn(ServerCallQueue* queue, ThreadPool* pool) {
   AddCancellable<RunCallableRequest, RunCallableResponse>(
       queue, nullptr, master_, &token_, [this](auto... args) { RequestRunCallable(args...); },
       &Master::RunCallable);
+  StreamMethod<RunCallableStreamRequest, RunCallableStreamResponse>::AddTo(
+      queue, [this](auto... args) { RequestRunCallableStream(args...); },
+      CancellableHandler<RunCallableRequest, RunCallableResponse>(master_, &token_,
+                                                                  &Master::RunCallable),
+      "RunCallable");
 }
 
 }  // namespace distflow

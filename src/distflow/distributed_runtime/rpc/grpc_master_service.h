@@ -22,8 +22,9 @@ using MasterServiceBase = MasterService::WithAsyncMethod_CreateSession<
             MasterService::WithAsyncMethod_CloseSession<MasterService::WithAsyncMethod_ListDevices<
                 MasterService::WithAsyncMethod_Reset<MasterService::WithAsyncMethod_MakeCallable<
                     MasterService::WithAsyncMethod_RunCallable<
-                        MasterService::WithAsyncMethod_ReleaseCallable<
-                            MasterService::Service>>>>>>>>>>>;
+                        MasterService::WithAsyncMethod_RunCallableStream<
+                            MasterService::WithAsyncMethod_ReleaseCallable<
+                                MasterService::Service>>>>>>>>>>>>;
 
 class GrpcMasterService final : public MasterServiceBase {
  public:

@@ -114,7 +114,9 @@ GrpcSession::GrpcSession(SessionOptions options, std::string address,
     : options_(std::move(options)),
       address_(std::move(address)),
       stub_(MasterService::NewStub(std::move(channel))),
-      run_step_streams_([this](grpc::ClientContext* ctx) { return stub_->RunStepStream(ctx); }) {}
+      run_step_streams_([this](grpc::ClientContext* ctx) { return stub_->RunStepStream(ctx); }),
+      run_callable_streams_(
+          [this](grpc::ClientContext* ctx) { return stub_->RunCallableStream(ctx); }) {}
 
 GrpcSession::~GrpcSession() { Close().IgnoreError(); }
 
@@ -209,15 +211,9 @@ absl::Status GrpcSession::Run(const RunOptions& run_options,
   // The call's deadline is the step's, with the same slack a unary call's
   // context gets.
   const int64_t call_timeout = timeout > 0 ? timeout + kDeadlineSlackMs : 0;
-  DF_RETURN_IF_ERROR(Check(run_step_streams_.Call(req, &resp, call_timeout,
-                                                  [this](grpc::ClientContext* ctx, bool running) {
-                                                    absl::MutexLock l(&mu_);
-                                                    if (running) {
-                                                      running_.insert(ctx);
-                                                    } else {
-                                                      running_.erase(ctx);
-                                                    }
-                                                  })));
+  DF_RETURN_IF_ERROR(Check(run_step_streams_.Call(
+      req, &resp, call_timeout,
+      [this](grpc::ClientContext* ctx, bool running) { TrackRunning(ctx, running); })));
   if (resp.tensor_size() != static_cast<int>(output_tensor_names.size())) {
     return errors::Internal("master returned ", resp.tensor_size(), " tensors for ",
                             output_tensor_names.size(), " fetches");
@@ -255,6 +251,15 @@ absl::Status GrpcSession::ListDevices(std::vector<DeviceAttributes>* response) {
   for (const auto& d : resp.local_device()) response->push_back(d);
   for (const auto& d : resp.remote_device()) response->push_back(d);
   return absl::OkStatus();
+}
+
+void GrpcSession::TrackRunning(grpc::ClientContext* ctx, bool running) {
+  absl::MutexLock l(&mu_);
+  if (running) {
+    running_.insert(ctx);
+  } else {
+    running_.erase(ctx);
+  }
 }
 
 absl::Status GrpcSession::CancelRunningSteps() {
@@ -304,9 +309,10 @@ absl::Status GrpcSession::RunCallable(CallableHandle handle, const std::vector<T
   req.set_handle(handle);
   for (const Tensor& t : feeds) TensorToProto(t, req.add_feed());
   RunCallableResponse resp;
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, options_.config.operation_timeout_in_ms());
-  DF_RETURN_IF_ERROR(Check(stub_->RunCallable(&ctx, req, &resp)));
+  const int64_t timeout = options_.config.operation_timeout_in_ms();
+  DF_RETURN_IF_ERROR(Check(run_callable_streams_.Call(
+      req, &resp, timeout > 0 ? timeout + kDeadlineSlackMs : 0,
+      [this](grpc::ClientContext* ctx, bool running) { TrackRunning(ctx, running); })));
   outputs->clear();
   for (const TensorProto& p : resp.fetch()) {
     Tensor value;

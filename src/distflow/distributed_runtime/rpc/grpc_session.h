@@ -3,9 +3,10 @@
 // callables (a fixed signature prepared once and run many times) and partial
 // runs. Calls that are safe to repeat (ListDevices, Close, MakeCallable's
 // lookups) are retried with backoff when the master is briefly Unavailable.
-// Run's steps go on call streams to the master (RunStepStream, one stream
-// per thread running a step at once, grpc_sync_call_streams.h) instead of a
-// unary call each. Thread-safe.
+// Run's and RunCallable's steps go on call streams to the master
+// (RunStepStream, RunCallableStream: one stream per thread running a step
+// at once, grpc_sync_call_streams.h) instead of a unary call each.
+// Thread-safe.
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_SESSION_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_GRPC_SESSION_H_
 
@@ -37,8 +38,8 @@ class GrpcSession : public Session {
                    RunMetadata* run_metadata) override;
   using Session::Run;
   absl::Status ListDevices(std::vector<DeviceAttributes>* response) override;
-  // Cancels the RunStep calls in flight: each returns Cancelled at once;
-  // the master cancels a step whose call was cancelled.
+  // Cancels the steps in flight (Run's and RunCallable's): each returns
+  // Cancelled at once; the master cancels a step whose call was cancelled.
   absl::Status CancelRunningSteps() override;
   absl::Status Close() override;
 
@@ -71,17 +72,21 @@ class GrpcSession : public Session {
   // has, TLS is known to match, and a later failure is the master going away
   // (even if a restarted one listens at the address again).
   absl::Status Check(const grpc::Status& s);
+  // Adds (`running`) or drops a step's call context in running_, which
+  // CancelRunningSteps cancels.
+  void TrackRunning(grpc::ClientContext* ctx, bool running);
 
   const SessionOptions options_;
   const std::string address_;
   std::unique_ptr<MasterService::Stub> stub_;
   SyncCallStreams<RunStepStreamRequest, RunStepStreamResponse> run_step_streams_;
+  SyncCallStreams<RunCallableStreamRequest, RunCallableStreamResponse> run_callable_streams_;
   std::atomic<bool> reached_{false};
   absl::Mutex mu_;
   std::string handle_ ABSL_GUARDED_BY(mu_);
   int64_t graph_version_ ABSL_GUARDED_BY(mu_) = 0;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
-  // The RunStep calls in flight.
+  // The contexts of the steps in flight (their streams').
   absl::flat_hash_set<grpc::ClientContext*> running_ ABSL_GUARDED_BY(mu_);
 };
 
