@@ -21,60 +21,13 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "queue_graph.h"
 
 namespace distflow {
 namespace {
 
+using test::kQueueGraph;
 using ::testing::HasSubstr;
-
-// `deq` blocks until `enq` has put a 7 in the queue.
-constexpr char kQueueGraph[] = R"pb(
-  node {
-    name: "q"
-    op: "FIFOQueueV2"
-    attr {
-      key: "component_types"
-      value { list { type: DT_FLOAT } }
-    }
-  }
-  node {
-    name: "v"
-    op: "Const"
-    attr {
-      key: "dtype"
-      value { type: DT_FLOAT }
-    }
-    attr {
-      key: "value"
-      value {
-        tensor {
-          dtype: DT_FLOAT
-          tensor_shape {}
-          float_val: 7
-        }
-      }
-    }
-  }
-  node {
-    name: "enq"
-    op: "QueueEnqueueV2"
-    input: "q"
-    input: "v"
-    attr {
-      key: "Tcomponents"
-      value { list { type: DT_FLOAT } }
-    }
-  }
-  node {
-    name: "deq"
-    op: "QueueDequeueV2"
-    input: "q"
-    attr {
-      key: "component_types"
-      value { list { type: DT_FLOAT } }
-    }
-  }
-)pb";
 
 class CallQueuesTest : public ::testing::Test {
  protected:

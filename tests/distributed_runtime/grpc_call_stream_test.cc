@@ -28,6 +28,7 @@
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "queue_graph.h"
 
 namespace distflow {
 namespace {
@@ -394,55 +395,6 @@ TEST(CallStreamClusterTest, CrossTaskStepsAndTheirReceivesGoOnStreams) {
   EXPECT_EQ(Streamed(*servers[1], "RecvTensor"), Calls(*servers[1], "RecvTensor"));
 }
 
-// The queue graph: `deq` waits until `enq` has put a 7 in the queue.
-constexpr char kSessionQueueGraph[] = R"pb(
-  node {
-    name: "q"
-    op: "FIFOQueueV2"
-    attr {
-      key: "component_types"
-      value { list { type: DT_FLOAT } }
-    }
-  }
-  node {
-    name: "v"
-    op: "Const"
-    attr {
-      key: "dtype"
-      value { type: DT_FLOAT }
-    }
-    attr {
-      key: "value"
-      value {
-        tensor {
-          dtype: DT_FLOAT
-          tensor_shape {}
-          float_val: 7
-        }
-      }
-    }
-  }
-  node {
-    name: "enq"
-    op: "QueueEnqueueV2"
-    input: "q"
-    input: "v"
-    attr {
-      key: "Tcomponents"
-      value { list { type: DT_FLOAT } }
-    }
-  }
-  node {
-    name: "deq"
-    op: "QueueDequeueV2"
-    input: "q"
-    attr {
-      key: "component_types"
-      value { list { type: DT_FLOAT } }
-    }
-  }
-)pb";
-
 std::unique_ptr<GrpcSession> QueueSession(const GrpcServer& server) {
   SessionOptions options;
   options.target = absl::StrCat("grpc://127.0.0.1:", server.bound_port());
@@ -450,7 +402,7 @@ std::unique_ptr<GrpcSession> QueueSession(const GrpcServer& server) {
   EXPECT_TRUE(session.ok()) << session.status();
   if (!session.ok()) return nullptr;
   GraphDef graph;
-  EXPECT_TRUE(ParseGraphDefText(kSessionQueueGraph, &graph).ok());
+  EXPECT_TRUE(ParseGraphDefText(test::kQueueGraph, &graph).ok());
   EXPECT_TRUE((*session)->Create(graph).ok());
   return *std::move(session);
 }
