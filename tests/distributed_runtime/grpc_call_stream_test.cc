@@ -1,8 +1,9 @@
 // RunGraph on a call stream (grpc_call_stream.h), between two real servers:
 // one server's worker client calls the other's worker. Calls share one
 // stream and get their own answers; a deadline and a cancel end a call at
-// once and its step on the peer; a stopped peer fails the calls on the
-// stream and a restarted one serves the next; a stranger's call on a stream
+// once and its step on the peer; a call id already running is refused; a
+// stopped peer fails the calls on the stream and a restarted one serves the
+// next; a stranger's call on a stream
 // is refused as a unary call is; cross-task steps go on the stream. A
 // GrpcSession's steps go on streams to the master (grpc_sync_call_streams.h)
 // with a unary call's deadline, cancellation and restart behaviour.
@@ -266,6 +267,43 @@ TEST_F(CallStreamTest, AStoppedPeerFailsTheCallsOnTheStreamAndARestartedOneServe
   }
   EXPECT_THAT(last.message(), HasSubstr("no-such-graph")) << last;
   EXPECT_GE(Streamed(*peer_, "RunGraph"), 1);
+}
+
+TEST_F(CallStreamTest, ARunningCallsIdIsRefusedAndACancelMessageEndsItsCall) {
+  const std::string handle = RegisterBlockingGraph();
+  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", peer_->bound_port()),
+                                     grpc::InsecureChannelCredentials());
+  auto stub = WorkerService::NewStub(channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  auto stream = stub->RunGraphStream(&ctx);
+  RunGraphStreamRequest blocked;
+  blocked.set_call_id(1);
+  blocked.mutable_request()->set_graph_handle(handle);
+  blocked.mutable_request()->set_step_id(11);
+  ASSERT_TRUE(stream->Write(blocked));
+  // The same id again, while call 1 waits on its queue.
+  RunGraphStreamRequest again = blocked;
+  again.mutable_request()->set_step_id(12);
+  ASSERT_TRUE(stream->Write(again));
+  RunGraphStreamResponse reply;
+  ASSERT_TRUE(stream->Read(&reply));
+  EXPECT_EQ(reply.call_id(), 1u);
+  EXPECT_EQ(reply.code(), static_cast<int>(grpc::StatusCode::INVALID_ARGUMENT)) << reply.message();
+  EXPECT_THAT(reply.message(), HasSubstr("call 1 is already running on this stream"));
+  // The cancel ends call 1 and its step; its reply still comes.
+  RunGraphStreamRequest cancel;
+  cancel.set_call_id(1);
+  cancel.set_cancel(true);
+  ASSERT_TRUE(stream->Write(cancel));
+  ASSERT_TRUE(stream->Read(&reply));
+  EXPECT_EQ(reply.call_id(), 1u);
+  EXPECT_EQ(reply.code(), static_cast<int>(grpc::StatusCode::CANCELLED)) << reply.message();
+  EXPECT_TRUE(NoStepRuns(peer_.get()));
+  ASSERT_TRUE(stream->WritesDone());
+  EXPECT_FALSE(stream->Read(&reply));
+  grpc::Status end = stream->Finish();
+  EXPECT_TRUE(end.ok()) << end.error_message();
 }
 
 TEST_F(CallStreamTest, AStrangersCallOnAStreamIsRefused) {
