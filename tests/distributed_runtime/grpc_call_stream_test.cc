@@ -91,17 +91,17 @@ std::unique_ptr<GrpcServer> StartServer(const std::string& address, std::string 
 
 // The calls of `method` the server answered, and those of them that came on
 // a call stream.
-int64_t Calls(const GrpcServer& server, const std::string& method) {
+RpcStats::Row StatsRow(const GrpcServer& server, const std::string& method) {
   for (const RpcStats::Row& row : server.call_queue()->stats().Rows()) {
-    if (row.method == method) return row.calls;
+    if (row.method == method) return row;
   }
-  return -1;
+  return RpcStats::Row{method, -1, -1, 0, -1};
+}
+int64_t Calls(const GrpcServer& server, const std::string& method) {
+  return StatsRow(server, method).calls;
 }
 int64_t Streamed(const GrpcServer& server, const std::string& method) {
-  for (const RpcStats::Row& row : server.call_queue()->stats().Rows()) {
-    if (row.method == method) return row.streamed;
-  }
-  return -1;
+  return StatsRow(server, method).streamed;
 }
 
 // Waits until `server` has answered `calls` calls of `method` (a call that

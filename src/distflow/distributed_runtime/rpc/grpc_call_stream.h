@@ -46,9 +46,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "distflow/core/memory_budget.h"
-#include "distflow/core/status.h"
 #include "distflow/core/timer.h"
 #include "distflow/distributed_runtime/rpc/grpc_call_queue.h"
+#include "distflow/distributed_runtime/rpc/grpc_call_stream_frame.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
 #include "distflow/distributed_runtime/worker_interface.h"
 #include "grpcpp/grpcpp.h"
@@ -116,13 +116,7 @@ class ServerCallStream final : public ServerCallQueue::Call {
         if (ok) {
           OnMessage();
         } else {
-          bool unref = false;
-          {
-            absl::MutexLock lock(&mu_);
-            read_ended_ = true;
-            unref = MaybeFinishLocked();
-          }
-          if (unref) Unref(1);
+          EndReading();
         }
         return;
       case ServerCallQueue::kWrite:
@@ -159,6 +153,11 @@ class ServerCallStream final : public ServerCallQueue::Call {
     reading_ = std::make_unique<SReq>();
     SReq* msg = reading_.get();
     if (owner_->RunIfRunning([&] { stream_.Read(msg, &tags_[ServerCallQueue::kRead]); })) return;
+    EndReading();
+  }
+
+  // No message will come any more: the client is done, or the stream broke.
+  void EndReading() {
     bool unref = false;
     {
       absl::MutexLock lock(&mu_);
@@ -249,12 +248,7 @@ class ServerCallStream final : public ServerCallQueue::Call {
       }
     }
     reply->set_call_id(r->id);
-    if (!s.ok()) {
-      reply->clear_response();
-      reply->set_code(static_cast<int32_t>(s.error_code()));
-      reply->set_message(s.error_message());
-      reply->set_derived(errors::IsDerived(FromGrpcStatus(s)));
-    }
+    SetStreamReplyStatus(s, reply);
     method_->stats->Record(absl::Now() - r->arrived, s.ok(), /*streamed=*/true);
     int ended = 0;
     int unrefs = 0;
@@ -592,13 +586,10 @@ class ClientCallStream final : public ServerCallQueue::Call {
     Pending p = std::move(it->second);
     calls_.erase(it);
     if (p.timer != 0) Timer::Default()->Cancel(p.timer);
-    grpc::Status status;
-    if (reading_.code() == 0) {
+    grpc::Status status = StreamReplyStatus(reading_);
+    if (status.ok()) {
       using std::swap;
       swap(*p.resp, *reading_.mutable_response());
-    } else {
-      absl::Status s(static_cast<absl::StatusCode>(reading_.code()), reading_.message());
-      status = ToGrpcStatus(reading_.derived() ? errors::MakeDerived(s) : s);
     }
     finished->emplace_back(std::move(p.done), std::move(status));
   }

@@ -28,8 +28,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "distflow/core/status.h"
 #include "distflow/core/timer.h"
+#include "distflow/distributed_runtime/rpc/grpc_call_stream_frame.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
 #include "grpcpp/grpcpp.h"
 
@@ -116,8 +116,9 @@ class SyncCallStreams {
     msg.unsafe_arena_set_allocated_request(const_cast<Req*>(&req));
     if (track) track(&stream->ctx, true);
     Timer::Id timer = 0;
-    auto expired = std::make_shared<std::atomic<bool>>(false);
+    std::shared_ptr<std::atomic<bool>> expired;  // set by the deadline's timer
     if (timeout_ms > 0) {
+      expired = std::make_shared<std::atomic<bool>>(false);
       std::weak_ptr<Stream> weak = stream;
       timer = Timer::Default()->Schedule(absl::Milliseconds(timeout_ms), [weak, expired] {
         if (std::shared_ptr<Stream> s = weak.lock()) {
@@ -135,7 +136,7 @@ class SyncCallStreams {
     stream->unsent = !written;
     if (!read) {
       grpc::Status end = stream->rw->Finish();
-      if (expired->load())
+      if (expired != nullptr && expired->load())
         return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded");
       if (end.ok())
         end = grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server ended the call stream");
@@ -147,19 +148,18 @@ class SyncCallStreams {
                           absl::StrCat("the call stream answered call ", reply.call_id(),
                                        " where call ", id, " was asked"));
     }
-    if (expired->load()) {
+    if (expired != nullptr && expired->load()) {
       // The timer cancelled the stream after the reply came: drop it.
       Close(stream.get());
     } else {
       GiveBack(stream);
     }
-    if (reply.code() != 0) {
-      absl::Status s(static_cast<absl::StatusCode>(reply.code()), reply.message());
-      return ToGrpcStatus(reply.derived() ? errors::MakeDerived(s) : s);
+    grpc::Status status = StreamReplyStatus(reply);
+    if (status.ok()) {
+      using std::swap;
+      swap(*resp, *reply.mutable_response());
     }
-    using std::swap;
-    swap(*resp, *reply.mutable_response());
-    return grpc::Status::OK;
+    return status;
   }
 
   void GiveBack(const std::shared_ptr<Stream>& stream) {

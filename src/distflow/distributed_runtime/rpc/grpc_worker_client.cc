@@ -111,19 +111,18 @@ GrpcWorkerClient::GrpcWorkerClient(std::string task, std::shared_ptr<grpc::Chann
                                    std::string host, std::shared_ptr<ServerCallQueue> queue)
     : task_(task),
       channel_(channel),
-      stub_(WorkerService::NewStub(channel)),
       queue_(queue),
       recv_(std::make_shared<RecvPath>(std::move(task), channel, std::move(side_channel),
                                        std::move(host), queue)),
       run_graph_stream_(queue.get(), [this](grpc::ClientContext* ctx, grpc::CompletionQueue* cq) {
-        return stub_->PrepareAsyncRunGraphStream(ctx, cq);
+        return recv_->stub->PrepareAsyncRunGraphStream(ctx, cq);
       }) {}
 
 void GrpcWorkerClient::Call(const char* name, CallOptions* opts, StatusCallback done,
                             const Invoker& invoke) {
   std::shared_ptr<CallState> state = BeginCall(task_, name, opts, std::move(done));
   if (state == nullptr) return;
-  invoke(stub_->async(), &state->ctx, [state](grpc::Status s) { FinishCall(state, s); });
+  invoke(recv_->stub->async(), &state->ctx, [state](grpc::Status s) { FinishCall(state, s); });
 }
 
 template <class Resp>
@@ -143,7 +142,7 @@ void GrpcWorkerClient::Unary(const char* name, const Req* req, Resp* resp, CallO
     CallOnQueue(name, opts, std::move(done), resp,
                 ServerCallQueue::Prepare<Resp>(
                     [this, req, prepare](grpc::ClientContext* ctx, grpc::CompletionQueue* cq) {
-                      return (stub_.get()->*prepare)(ctx, *req, cq);
+                      return (recv_->stub.get()->*prepare)(ctx, *req, cq);
                     }));
     return;
   }
@@ -314,17 +313,17 @@ void GrpcWorkerClient::RecvOverGrpc(const std::shared_ptr<RecvPath>& path, int64
     grpc::ByteBuffer request;
     grpc::ByteBuffer response;
   };
+  // The request and, on the call stream, the reply's bytes live with the
+  // call.
+  struct StreamState {
+    RecvTensorRequest request;
+    std::string reply;
+  };
+  auto state = std::make_shared<StreamState>();
+  state->request.set_step_id(step_id);
+  state->request.set_rendezvous_key(rendezvous_key);
+  state->request.set_side_channel_ok(path->side != nullptr);
   if (path->queue != nullptr) {
-    // On the call stream: the request and the reply's bytes live with the
-    // call.
-    struct StreamState {
-      RecvTensorRequest request;
-      std::string reply;
-    };
-    auto state = std::make_shared<StreamState>();
-    state->request.set_step_id(step_id);
-    state->request.set_rendezvous_key(rendezvous_key);
-    state->request.set_side_channel_ok(path->side != nullptr);
     auto finish = [path, state, tensor, is_dead, opts, deadline,
                    done](const grpc::Status& s) mutable {
       if (opts != nullptr) opts->ClearCancelCallback();
@@ -345,11 +344,7 @@ void GrpcWorkerClient::RecvOverGrpc(const std::shared_ptr<RecvPath>& path, int64
   }
   auto bufs = std::make_shared<RecvState>();
   {
-    RecvTensorRequest req;
-    req.set_step_id(step_id);
-    req.set_rendezvous_key(rendezvous_key);
-    req.set_side_channel_ok(path->side != nullptr);
-    grpc::Slice slice(req.SerializeAsString());
+    grpc::Slice slice(state->request.SerializeAsString());
     bufs->request = grpc::ByteBuffer(&slice, 1);
   }
   auto wrapped = [path, bufs, tensor, is_dead, opts, deadline,
@@ -360,21 +355,21 @@ void GrpcWorkerClient::RecvOverGrpc(const std::shared_ptr<RecvPath>& path, int64
     }
     FinishRecv(path, bufs->response, tensor, is_dead, opts, deadline, done);
   };
-  std::shared_ptr<CallState> state = BeginCall(path->task, "RecvTensor", opts, std::move(wrapped));
-  if (state == nullptr) return;
+  std::shared_ptr<CallState> call = BeginCall(path->task, "RecvTensor", opts, std::move(wrapped));
+  if (call == nullptr) return;
   if (path->queue != nullptr) {
     path->queue->StartClientCall<grpc::ByteBuffer>(
-        &state->ctx, &bufs->response,
+        &call->ctx, &bufs->response,
         [path, bufs](grpc::ClientContext* ctx, grpc::CompletionQueue* cq) {
           return path->generic.PrepareUnaryCall(ctx, "/distflow.WorkerService/RecvTensor",
                                                 bufs->request, cq);
         },
-        [state](const grpc::Status& s) { FinishCall(state, s); });
+        [call](const grpc::Status& s) { FinishCall(call, s); });
     return;
   }
-  path->generic.UnaryCall(&state->ctx, "/distflow.WorkerService/RecvTensor", grpc::StubOptions(),
+  path->generic.UnaryCall(&call->ctx, "/distflow.WorkerService/RecvTensor", grpc::StubOptions(),
                           &bufs->request, &bufs->response,
-                          [state](grpc::Status s) { FinishCall(state, s); });
+                          [call](grpc::Status s) { FinishCall(call, s); });
 }
 
 }  // namespace distflow

@@ -107,7 +107,6 @@ class GrpcWorkerClient : public WorkerInterface {
 
   const std::string task_;
   std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<WorkerService::Stub> stub_;
   const std::shared_ptr<ServerCallQueue> queue_;
   const std::shared_ptr<RecvPath> recv_;
   ClientCallStreamSlot<RunGraphStreamRequest, RunGraphStreamResponse> run_graph_stream_;
