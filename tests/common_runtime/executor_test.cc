@@ -2,6 +2,7 @@
 // chains, wide fan-out), async kernels, control edges, dead values, errors
 // naming the failing node, cancellation, and the barrier joining executors.
 #include "distflow/common_runtime/executor.h"
+#include "distflow/common_runtime/executor_state.h"
 
 #include <atomic>
 #include <thread>
@@ -464,6 +465,34 @@ TEST_F(ExecutorTest, BuildErrorsNameTheNode) {
     ASSERT_FALSE(exec.ok());
     EXPECT_THAT(std::string(exec.status().message()), HasSubstr("bad_send"));
   }
+}
+
+// The cost estimate that decides inline or hand-off: a preempted run of a
+// cheap kernel moves it little and the next clean run takes it back; a
+// kernel that really got dearer gets there within a few samples.
+TEST(FoldCostSampleTest, DiscountsLongOutliersAndTracksRealCost) {
+  using executor_internal::FoldCostSample;
+  using executor_internal::kUnmeasured;
+  constexpr int64_t kFloor = 1000;
+  EXPECT_EQ(FoldCostSample(kUnmeasured, 5000, kFloor), 5000);
+  // The first run was slow (cold caches); clean runs of 300 ns take the
+  // estimate under the floor in three samples.
+  int64_t cost = 5000;
+  for (int i = 0; i < 3; ++i) cost = FoldCostSample(cost, 300, kFloor);
+  EXPECT_EQ(cost, 888);
+  // One run of 30 us (the thread lost its core) adds an eighth of the cap.
+  cost = FoldCostSample(300, 30000, kFloor);
+  EXPECT_EQ(cost, 300 + (4 * 300 + kFloor - 300) / 8);
+  EXPECT_LT(cost, kFloor);
+  EXPECT_EQ(FoldCostSample(cost, 300, kFloor), 300 + (cost - 300 + 1) / 2);
+  // A kernel that now takes 50 us every time is past the floor in 3 samples
+  // and within 10% of its cost in 30.
+  cost = 300;
+  int samples = 0;
+  while (cost < kFloor) cost = FoldCostSample(cost, 50000, kFloor), ++samples;
+  EXPECT_EQ(samples, 3);
+  for (; samples < 30; ++samples) cost = FoldCostSample(cost, 50000, kFloor);
+  EXPECT_GT(cost, 45000);
 }
 
 }  // namespace

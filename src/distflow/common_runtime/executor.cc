@@ -25,7 +25,6 @@ using executor_internal::kDeadInput;
 using executor_internal::kMergeDeadMask;
 using executor_internal::kMergeLiveShift;
 using executor_internal::kPendingMask;
-using executor_internal::kUnmeasured;
 using executor_internal::MergeLiveInput;
 using executor_internal::NodePrefix;
 
@@ -50,14 +49,9 @@ bool Executor::IsExpensive(const NodeItem& item) const {
 
 void Executor::RecordCost(const NodeItem& item, int64_t nanos) const {
   std::atomic<int64_t>& cost = cost_nanos_[&item - items_.data()];
-  const int64_t old = cost.load(std::memory_order_relaxed);
-  if (old == kUnmeasured) {
-    cost.store(nanos, std::memory_order_relaxed);
-    return;
-  }
-  // A sample far above the estimate is more likely the thread losing its
-  // core than the kernel's own cost: it moves the estimate by a bounded step.
-  cost.store((3 * old + std::min(nanos, 4 * old + kExpensiveNanos)) / 4, std::memory_order_relaxed);
+  cost.store(executor_internal::FoldCostSample(cost.load(std::memory_order_relaxed), nanos,
+                                               kExpensiveNanos),
+             std::memory_order_relaxed);
 }
 
 void Executor::RecycleIterationState(std::unique_ptr<IterationState> state) const {

@@ -7,8 +7,10 @@
 // last expensive one stays on this thread when nothing cheap is left), and
 // asynchronous kernels (e.g. _Recv) finish through a callback. A kernel is
 // cheap when it says so (OpKernel::IsExpensive() is false) or when its
-// measured run time, sampled in one step out of kCostSampleSteps, averages
-// under kExpensiveNanos: a hand-off to another thread costs more than that.
+// measured run time, sampled in one step out of kCostSampleSteps, is
+// estimated (executor_internal::FoldCostSample, which discounts runs made
+// long by losing the core) under kExpensiveNanos: a hand-off to another
+// thread costs more than that.
 //
 // The first error of a step — reported as "node 'x' (Op): <message>" with
 // the kernel's status code — stops the step: no new node starts, the step's
@@ -169,8 +171,8 @@ class Executor {
   // frames_[0] is the root frame: every node when the graph has no loops.
   std::vector<FrameInfo> frames_;
   bool has_loops_ = false;
-  // By node index: the kernel's average run time in ns (a decaying mean of
-  // sampled runs), kUnmeasured until its first sample. Relaxed atomics: a
+  // By node index: the kernel's estimated run time in ns (FoldCostSample
+  // over sampled runs), kUnmeasured until its first sample. Relaxed atomics: a
   // lost update only delays the estimate.
   std::unique_ptr<std::atomic<int64_t>[]> cost_nanos_;
   // Steps started, to pick the ones that sample costs.

@@ -138,6 +138,21 @@ inline uint64_t StableHash(const void* data, size_t n, uint64_t h = 0xcbf29ce484
 // A kernel's cost estimate before its first sample.
 constexpr int64_t kUnmeasured = std::numeric_limits<int64_t>::max();
 
+// A kernel's cost estimate (ns) after one more timed run of `sample` ns.
+// A wall-clock sample is the kernel's cost plus whatever took its core
+// meanwhile (an interrupt, a thread of another process on a busy machine),
+// so noise only ever lengthens it: the estimate falls halfway to a shorter
+// sample at once and rises towards a longer one by an eighth of the gap,
+// capped at 4x the estimate plus `rise_floor`. A kernel that really costs
+// more is there within a few samples; one preempted run moves a cheap
+// kernel's estimate by under half the cap.
+constexpr int64_t FoldCostSample(int64_t old, int64_t sample, int64_t rise_floor) {
+  if (old == kUnmeasured) return sample;
+  if (sample <= old) return old - (old - sample) / 2;
+  const int64_t capped = sample < 4 * old + rise_floor ? sample : 4 * old + rise_floor;
+  return old + (capped - old) / 8;
+}
+
 }  // namespace executor_internal
 
 // The values and pending counts of one iteration of one frame. A step that
