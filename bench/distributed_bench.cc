@@ -3,7 +3,8 @@
 // loopback and a memcpy moving the same bytes in the same run, and the
 // round-trip latency of a one-node RunStep. Prints medians.
 //
-//   distributed_bench [--protocol grpc,grpc+verbs] [--side-channel on,off] [--min-kib 1]
+//   distributed_bench [--protocol grpc,grpc+verbs] [--side-channel on,off]
+//                     [--tensor-push on,off] [--min-kib 1]
 //                     [--max-mib 256] [--max-kib N] [--reps 7] [--rtt-steps 200]
 //
 // --max-kib, when given, bounds the sizes in KiB instead of --max-mib (one
@@ -11,7 +12,8 @@
 //
 // grpc runs once per --side-channel value: with the tensor side channel (the
 // servers' default: large payloads over a TCP stream beside gRPC) and with
-// `--tensor-side-channel off` (every byte over gRPC).
+// `--tensor-side-channel off` (every byte over gRPC); with the side channel
+// once per --tensor-push value (the servers' default: on).
 //
 // With grpc+verbs it also times the verbs channel alone between two
 // processes (shared-memory provider): a receive of 1 KiB and of 64 MiB —
@@ -64,10 +66,12 @@ using Child = ServerChild;
 // A `distflow server` task, started as the program's own launchers start
 // one (launcher/server_child.h); pid -1 when it did not start.
 Child StartServer(const char* binary, const std::string& cluster, const std::string& job, int task,
-                  const std::string& protocol, const std::string& side_channel) {
-  absl::StatusOr<ServerChild> child = SpawnServer(
-      binary, {"server", "--cluster", cluster, "--job", job, "--task", std::to_string(task),
-               "--protocol", protocol, "--tensor-side-channel", side_channel});
+                  const std::string& protocol, const std::string& side_channel,
+                  const std::string& push) {
+  absl::StatusOr<ServerChild> child =
+      SpawnServer(binary, {"server", "--cluster", cluster, "--job", job, "--task",
+                           std::to_string(task), "--protocol", protocol, "--tensor-side-channel",
+                           side_channel, "--tensor-push", push});
   if (!child.ok()) {
     std::fprintf(stderr, "%s\n", child.status().ToString().c_str());
     return {};
@@ -419,10 +423,12 @@ int Main(int argc, char** argv) {
   int rtt_steps = 200;
   std::vector<std::string> protocols = {"grpc", "grpc+verbs"};
   std::vector<std::string> side_channels = {"on", "off"};
+  std::vector<std::string> pushes = {"on"};
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--side-channel") == 0) {
       side_channels = absl::StrSplit(argv[i + 1], ',');
     }
+    if (std::strcmp(argv[i], "--tensor-push") == 0) pushes = absl::StrSplit(argv[i + 1], ',');
     if (std::strcmp(argv[i], "--min-kib") == 0) min_kib = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--max-mib") == 0) max_mib = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--max-kib") == 0) max_kib = std::atoi(argv[i + 1]);
@@ -445,20 +451,29 @@ int Main(int argc, char** argv) {
   if (std::find(protocols.begin(), protocols.end(), "grpc+verbs") != protocols.end()) {
     TimeVerbsChannel(reps);
   }
-  // (protocol, side channel) pairs: grpc once per side-channel setting.
-  std::vector<std::pair<std::string, std::string>> runs;
+  // (protocol, side channel, push) runs: grpc once per side-channel
+  // setting, and with the side channel once per push setting.
+  struct Run {
+    std::string protocol, side, push;
+  };
+  std::vector<Run> runs;
   for (const std::string& protocol : protocols) {
     if (protocol != "grpc") {
-      runs.emplace_back(protocol, "on");
+      runs.push_back({protocol, "on", "off"});
       continue;
     }
-    for (const std::string& side : side_channels) runs.emplace_back(protocol, side);
+    for (const std::string& side : side_channels) {
+      if (side == "off") {
+        runs.push_back({protocol, side, "off"});
+        continue;
+      }
+      for (const std::string& push : pushes) runs.push_back({protocol, side, push});
+    }
   }
-  for (const auto& [protocol, side] : runs) {
-    Child w0 =
-        StartServer(DISTFLOW_BINARY, "worker=127.0.0.1:0,127.0.0.1:0", "worker", 0, protocol, side);
-    Child w1 =
-        StartServer(DISTFLOW_BINARY, "worker=127.0.0.1:0,127.0.0.1:0", "worker", 1, protocol, side);
+  for (const auto& [protocol, side, push] : runs) {
+    const std::string cluster = "worker=127.0.0.1:0,127.0.0.1:0";
+    Child w0 = StartServer(DISTFLOW_BINARY, cluster, "worker", 0, protocol, side, push);
+    Child w1 = StartServer(DISTFLOW_BINARY, cluster, "worker", 1, protocol, side, push);
     if (w0.port == 0 || w1.port == 0) {
       std::fprintf(stderr, "servers did not start\n");
       return 1;
@@ -472,9 +487,9 @@ int Main(int argc, char** argv) {
     opts.config = config;
 
     std::printf(
-        "\n--protocol %s --tensor-side-channel %s: a tensor between two server processes vs a "
-        "loopback TCP socket and memcpy (medians of %d)\n",
-        protocol.c_str(), side.c_str(), reps);
+        "\n--protocol %s --tensor-side-channel %s --tensor-push %s: a tensor between two server "
+        "processes vs a loopback TCP socket and memcpy (medians of %d)\n",
+        protocol.c_str(), side.c_str(), push.c_str(), reps);
     std::printf("%10s %12s %12s %12s %12s %12s %8s\n", "size", "step_remote", "step_local",
                 "transfer", "tcp", "memcpy", "ratio");
     const size_t largest_kib =

@@ -222,6 +222,11 @@ int Main(int argc, char** argv) {
                    "on: large tensors between tasks over a TCP stream beside gRPC (never with "
                    "TLS); off: all over gRPC")
       ->capture_default_str();
+  server_cmd
+      ->add_option("--tensor-push", server.tensor_push,
+                   "on: with the side channel, small tensors go to the task that receives them "
+                   "before it asks; off: every receive asks")
+      ->capture_default_str();
   server_cmd->add_option("--task", server.task, "this task's index")->capture_default_str();
   server_cmd->add_option("--bind", server.bind,
                          "host to listen on instead of the task's cluster entry (0.0.0.0: all)");

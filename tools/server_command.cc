@@ -57,6 +57,10 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out, int* 
     return errors::InvalidArgument("--tensor-side-channel must be on or off, got '",
                                    flags.tensor_side_channel, "'");
   }
+  if (flags.tensor_push != "on" && flags.tensor_push != "off") {
+    return errors::InvalidArgument("--tensor-push must be on or off, got '", flags.tensor_push,
+                                   "'");
+  }
   if (flags.step_timeout_ms < 0) return errors::InvalidArgument("--step-timeout-ms must be >= 0");
   if (flags.grace_seconds < 0) return errors::InvalidArgument("--grace-seconds must be >= 0");
   if (!(flags.stuck_step_warn_seconds >= 0) || flags.stuck_step_warn_seconds > kMaxWarnSeconds) {
@@ -97,6 +101,7 @@ absl::Status RunServerCommand(const ServerFlags& flags, std::ostream& out, int* 
   options.max_receive_message_bytes = flags.max_request_mb << 20;
   options.verbs_max_buffer_bytes = static_cast<uint64_t>(verbs_max_buffer_bytes);
   options.tensor_side_channel = flags.tensor_side_channel == "on";
+  options.tensor_push = flags.tensor_push == "on";
   if (!flags.token_file.empty()) {
     DF_ASSIGN_OR_RETURN(options.token, ReadTokenFile(flags.token_file));
   }

@@ -45,6 +45,7 @@ struct ServerFlags {
   int64_t verbs_max_buffer_mb = 4096;
   // "on" or "off": large RecvTensor payloads over the tensor side channel.
   std::string tensor_side_channel = "on";
+  std::string tensor_push = "on";
   std::string job;
   int task = 0;
   // CPU devices in this task.

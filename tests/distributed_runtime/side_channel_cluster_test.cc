@@ -192,8 +192,9 @@ Tensor Pattern(int64_t n) {
 
 class SideChannelClusterTest : public ::testing::Test {
  protected:
-  // Starts both tasks, with the side channel on or off in each.
-  void StartServers(bool side0, bool side1) {
+  // Starts both tasks, with the side channel on or off in each; pushes
+  // only when asked (they make the way of a small tensor vary by timing).
+  void StartServers(bool side0, bool side1, bool push = false) {
     absl::Status last;
     for (int attempt = 0; attempt < 5; ++attempt) {
       servers_.clear();
@@ -205,6 +206,7 @@ class SideChannelClusterTest : public ::testing::Test {
         ASSERT_TRUE(def.ok()) << def.status();
         GrpcServerOptions options;
         options.tensor_side_channel = task == 0 ? side0 : side1;
+        options.tensor_push = push;
         auto server = GrpcServer::Create(*def, options);
         ASSERT_TRUE(server.ok()) << server.status();
         last = (*server)->Start();
@@ -324,6 +326,36 @@ TEST_F(SideChannelClusterTest, ReceivesGoByKeyOnceAReplyNamedThePort) {
   ExpectPatternCrosses(session.get(), kLarge);
   EXPECT_EQ(Tickets(), tickets);
   EXPECT_EQ(side->keyed_served(), keyed + 8);
+}
+
+// Once task 1 has asked task 0 by key (its hello names its own side
+// channel's port), task 0 pushes the small tensors task 1 is not asking for
+// yet. Whichever way each comes, every step gets its values intact.
+TEST_F(SideChannelClusterTest, SmallTensorsArePushedOnceTheReceiverSaidWhereItListens) {
+  StartServers(true, true, /*push=*/true);
+  auto session = NewClusterSession();
+  const SideChannelServer* consumer = servers_[1]->side_channel();
+  ASSERT_NE(consumer, nullptr);
+  int steps = 0;
+  // Whether a push or the receive's request comes first is up to timing;
+  // within a few steps a push does.
+  for (; steps < 200 && consumer->pushes_received() == 0; ++steps) {
+    ExpectPatternCrosses(session.get(), 1000 + steps);
+  }
+  EXPECT_GT(consumer->pushes_received(), 0) << "after " << steps << " steps";
+  for (int step = 0; step < 20; ++step) ExpectPatternCrosses(session.get(), 100 + step);
+  // Strings and dead tensors too.
+  std::vector<Tensor> out;
+  for (int step = 0; step < 5; ++step) {
+    absl::Status s = session->Run({}, {"s", "m", "m:1"}, {}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(out[0].flat<std::string>()[0], "beside");
+    EXPECT_EQ(out[1].scalar<float>(), 7.0f);
+    EXPECT_EQ(out[2].scalar<int32_t>(), 1);
+  }
+  // Once task 0 knows the way, steps go by push, not by key.
+  EXPECT_GT(consumer->pushes_received(), 20);
+  EXPECT_TRUE(session->Close().ok());
 }
 
 TEST_F(SideChannelClusterTest, OffEverywhereIsAllGrpc) {

@@ -46,7 +46,8 @@ void LocalRendezvous::InsertLocked(uint64_t hash, std::unique_ptr<Item> item) {
 
 absl::Status LocalRendezvous::Send(const Rendezvous::ParsedKey& key,
                                    const Rendezvous::Args& send_args, const Tensor& value,
-                                   bool is_dead) {
+                                   bool is_dead, bool* taken) {
+  if (taken != nullptr) *taken = false;
   std::unique_ptr<Item> waiter;
   {
     absl::MutexLock l(&mu_);
@@ -68,6 +69,7 @@ absl::Status LocalRendezvous::Send(const Rendezvous::ParsedKey& key,
     }
   }
   DeregisterWaiter(waiter->recv_args, waiter->token);
+  if (taken != nullptr) *taken = true;
   waiter->done(absl::OkStatus(), send_args, waiter->recv_args, value, is_dead);
   return absl::OkStatus();
 }

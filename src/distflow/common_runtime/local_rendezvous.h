@@ -32,9 +32,10 @@ class LocalRendezvous {
   LocalRendezvous(const LocalRendezvous&) = delete;
   LocalRendezvous& operator=(const LocalRendezvous&) = delete;
 
-  // Same contracts as Rendezvous::Send / RecvAsync / StartAbort.
+  // Same contracts as Rendezvous::Send / RecvAsync / StartAbort. Send sets
+  // *taken (may be null) to whether a waiting receiver took the value.
   absl::Status Send(const Rendezvous::ParsedKey& key, const Rendezvous::Args& send_args,
-                    const Tensor& value, bool is_dead);
+                    const Tensor& value, bool is_dead, bool* taken = nullptr);
   void RecvAsync(const Rendezvous::ParsedKey& key, const Rendezvous::Args& recv_args,
                  Rendezvous::DoneCallback done);
   void StartAbort(const absl::Status& status);

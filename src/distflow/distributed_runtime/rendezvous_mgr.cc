@@ -1,17 +1,24 @@
 #include "distflow/distributed_runtime/rendezvous_mgr.h"
 
+#include <optional>
+
 #include "absl/cleanup/cleanup.h"
 #include "distflow/core/logging.h"
 #include "distflow/core/status.h"
+#include "distflow/distributed_runtime/transfer_stats.h"
 
 namespace distflow {
 
-RemoteRendezvous::RemoteRendezvous(std::string task_name, int64_t step_id)
-    : task_name_(std::move(task_name)), step_id_(step_id) {
+RemoteRendezvous::RemoteRendezvous(std::string task_name, int64_t step_id, PushSetup push)
+    : task_name_(std::move(task_name)), step_id_(step_id), push_(std::move(push)) {
   DF_CHECK(device_name::Parse(task_name_, &task_));
 }
 
-RemoteRendezvous::~RemoteRendezvous() = default;
+RemoteRendezvous::~RemoteRendezvous() {
+  int64_t held = 0;
+  for (const auto& [key, p] : pushed_) held += p.bytes;
+  if (held > 0) push_.held->fetch_sub(held);
+}
 
 bool RemoteRendezvous::IsLocal(const ParsedDeviceName& d) const {
   return d.has_job && d.job == task_.job && d.has_task && d.task == task_.task &&
@@ -35,7 +42,42 @@ absl::Status RemoteRendezvous::Send(const ParsedKey& key, const Args& args, cons
     return errors::InvalidArgument("step ", step_id_, ": cannot send tensor '", key.edge_name,
                                    "' from device ", key.src_device, " on task ", task_name_);
   }
-  return local_.Send(key, args, value, is_dead);
+  bool taken = false;
+  DF_RETURN_IF_ERROR(local_.Send(key, args, value, is_dead, &taken));
+  // A receiver in another task that is not asking yet may get it now.
+  if (!taken && push_.pusher != nullptr && !IsLocal(key.dst)) {
+    push_.pusher->TryPush(TaskOfDevice(key.dst_device), step_id_, std::string(key.FullKey()), value,
+                          is_dead);
+  }
+  return absl::OkStatus();
+}
+
+bool RemoteRendezvous::DeliverPushed(const std::string& key, const Tensor& value, bool is_dead,
+                                     int64_t bytes) {
+  if (!push_.accept) return false;
+  std::shared_ptr<Race> race;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!status_.ok()) return false;
+    auto it = asking_.find(key);
+    if (it == asking_.end()) {
+      return pushed_.try_emplace(key, Pushed{value, is_dead, bytes}).second;
+    }
+    race = std::move(it->second);
+    asking_.erase(it);
+  }
+  if (race->Settle()) {
+    if (race->args.cancellation_manager != nullptr) {
+      race->args.cancellation_manager->TryDeregisterCallback(race->token);
+    }
+    ParsedKey parsed;
+    if (ParseKey(key, &parsed).ok()) {
+      CountTensorTransfer(false, TensorTransport::kSideChannel, TaskOfDevice(parsed.src_device),
+                          static_cast<int64_t>(value.TotalBytes()));
+    }
+    race->done(absl::OkStatus(), Args(), race->args, value, is_dead);
+  }
+  return false;
 }
 
 void RemoteRendezvous::RecvAsync(const ParsedKey& key, const Args& args, DoneCallback done) {
@@ -63,18 +105,45 @@ void RemoteRendezvous::RecvLocalAsync(const ParsedKey& key, const Args& args, Do
   local_.RecvAsync(key, args, std::move(done));
 }
 
+std::optional<RemoteRendezvous::Pushed> RemoteRendezvous::TakePushedLocked(absl::string_view key) {
+  if (pushed_.empty()) return std::nullopt;
+  auto it = pushed_.find(key);
+  if (it == pushed_.end()) return std::nullopt;
+  Pushed p = std::move(it->second);
+  pushed_.erase(it);
+  return p;
+}
+
+void RemoteRendezvous::ReceivePushed(absl::string_view src_device, const Pushed& pushed,
+                                     const Args& args, const DoneCallback& done) {
+  push_.held->fetch_sub(pushed.bytes);
+  CountTensorTransfer(false, TensorTransport::kSideChannel, TaskOfDevice(src_device),
+                      static_cast<int64_t>(pushed.value.TotalBytes()));
+  done(absl::OkStatus(), Args(), args, pushed.value, pushed.is_dead);
+}
+
 void RemoteRendezvous::RecvFromRemote(const ParsedKey& key, const Args& args, DoneCallback done) {
   std::shared_ptr<WorkerCache> cache;
   auto opts = std::make_shared<CallOptions>();
   absl::Status aborted;
+  std::optional<Pushed> pushed;
   {
     absl::MutexLock lock(&mu_);
     aborted = status_;
     cache = worker_cache_;
-    if (aborted.ok()) active_calls_[opts.get()] = ActiveCall{opts, std::string(key.FullKey())};
+    if (aborted.ok()) {
+      pushed = TakePushedLocked(key.FullKey());
+      if (!pushed.has_value()) {
+        active_calls_[opts.get()] = ActiveCall{opts, std::string(key.FullKey())};
+      }
+    }
   }
   if (!aborted.ok()) {
     done(aborted, Args(), args, Tensor(), false);
+    return;
+  }
+  if (pushed.has_value()) {
+    ReceivePushed(key.src_device, *pushed, args, done);
     return;
   }
   absl::StatusOr<WorkerInterface*> worker = cache->GetWorker(key.src_device);
@@ -100,6 +169,31 @@ void RemoteRendezvous::RecvFromRemote(const ParsedKey& key, const Args& args, Do
       return;
     }
   }
+  // With pushes accepted, the receive asks and a push may answer first
+  // (DeliverPushed): whichever settles the race runs `done`, and only it
+  // touches the step's CancellationManager, which may be gone once `done`
+  // has run.
+  std::shared_ptr<Race> race;
+  if (push_.accept) {
+    race = std::make_shared<Race>();
+    race->args = args;
+    race->token = token;
+    race->done = std::move(done);
+    {
+      absl::MutexLock lock(&mu_);
+      pushed = TakePushedLocked(key.FullKey());  // it came meanwhile
+      if (pushed.has_value()) {
+        active_calls_.erase(opts.get());
+      } else {
+        asking_[std::string(key.FullKey())] = race;
+      }
+    }
+    if (pushed.has_value()) {
+      if (cm != nullptr) cm->TryDeregisterCallback(token);
+      ReceivePushed(key.src_device, *pushed, args, race->done);
+      return;
+    }
+  }
   struct Result {
     Tensor tensor;
     bool is_dead = false;
@@ -109,16 +203,26 @@ void RemoteRendezvous::RecvFromRemote(const ParsedKey& key, const Args& args, Do
   RefPtr<RemoteRendezvous> self(this);
   (*worker)->RecvTensorAsync(
       step_id_, std::string(key.FullKey()), &result->tensor, &result->is_dead, opts.get(),
-      [self, opts, result, cm, token, args, done = std::move(done)](const absl::Status& s) {
-        if (cm != nullptr) cm->TryDeregisterCallback(token);
+      [self, opts, result, cm, token, args, race, key = std::string(key.FullKey()),
+       done = std::move(done)](const absl::Status& s) {
+        const bool answered = race == nullptr || race->Settle();
         absl::Status status = s;
         {
           absl::MutexLock lock(&self->mu_);
           self->active_calls_.erase(opts.get());
           if (!self->status_.ok()) status = self->status_;
+          if (race != nullptr) {
+            auto it = self->asking_.find(key);
+            if (it != self->asking_.end() && it->second == race) self->asking_.erase(it);
+          }
         }
-        done(status, Args(), args, status.ok() ? result->tensor : Tensor(),
-             status.ok() && result->is_dead);
+        // A push answered first: the step may be over, its
+        // CancellationManager gone.
+        if (!answered) return;
+        if (cm != nullptr) cm->TryDeregisterCallback(token);
+        const DoneCallback& finish = race != nullptr ? race->done : done;
+        finish(status, Args(), args, status.ok() ? result->tensor : Tensor(),
+               status.ok() && result->is_dead);
       });
 }
 
@@ -130,12 +234,17 @@ void RemoteRendezvous::StartAbort(const absl::Status& cause) {
   local_.StartAbort(status);
   std::vector<Deferred> deferred;
   std::vector<std::shared_ptr<CallOptions>> calls;
+  absl::flat_hash_map<std::string, Pushed> pushed;
   {
     absl::MutexLock lock(&mu_);
     if (status_.ok()) status_ = status;
     deferred.swap(deferred_);
+    pushed.swap(pushed_);
     for (auto& [raw, call] : active_calls_) calls.push_back(call.opts);
   }
+  int64_t held = 0;
+  for (const auto& [key, p] : pushed) held += p.bytes;
+  if (held > 0) push_.held->fetch_sub(held);
   // Outside the lock: a cancelled call's completion takes the lock.
   for (auto& c : calls) c->StartCancel();
   for (Deferred& d : deferred) d.done(status, Args(), d.args, Tensor(), false);
@@ -163,7 +272,7 @@ RefPtr<RemoteRendezvous> RendezvousMgr::Find(int64_t step_id) {
   absl::MutexLock lock(&mu_);
   unclaimed_.erase(step_id);
   auto& slot = table_[step_id];
-  if (slot == nullptr) slot.reset(new RemoteRendezvous(task_name_, step_id));
+  if (slot == nullptr) slot.reset(new RemoteRendezvous(task_name_, step_id, push_));
   return slot;
 }
 
@@ -190,9 +299,62 @@ absl::StatusOr<RefPtr<RemoteRendezvous>> RendezvousMgr::FindForReceive(int64_t s
                                      step_id, " is refused");
   }
   RefPtr<RemoteRendezvous>& slot = table_[step_id];
-  slot.reset(new RemoteRendezvous(task_name_, step_id));
+  slot.reset(new RemoteRendezvous(task_name_, step_id, push_));
   unclaimed_[step_id] = Unclaimed{absl::Now(), 1};
   return slot;
+}
+
+void RendezvousMgr::SetPush(PushSetup push) {
+  absl::MutexLock lock(&mu_);
+  push_ = std::move(push);
+}
+
+int64_t RendezvousMgr::PushedBytesHeld() const {
+  absl::MutexLock lock(&mu_);
+  return push_.held->load();
+}
+
+bool RendezvousMgr::DeliverPushed(int64_t step_id, const std::string& key, const Tensor& value,
+                                  bool is_dead) {
+  const int64_t bytes = static_cast<int64_t>(value.TotalBytes());
+  std::shared_ptr<std::atomic<int64_t>> held;
+  RefPtr<RemoteRendezvous> r;
+  std::vector<RefPtr<RemoteRendezvous>> expired;
+  absl::Cleanup abort_expired = [&expired] {
+    for (const auto& e : expired) {
+      e->StartAbort(errors::DeadlineExceeded("step ", e->step_id(), " was not run within ",
+                                             absl::FormatDuration(kUnclaimedStepLifetime),
+                                             " of a tensor pushed for it"));
+    }
+  };
+  {
+    absl::MutexLock lock(&mu_);
+    if (!push_.accept) return false;
+    held = push_.held;
+    if (held->fetch_add(bytes) + bytes > kMaxPushedBytes) {
+      held->fetch_sub(bytes);
+      return false;
+    }
+    auto it = table_.find(step_id);
+    if (it != table_.end()) {
+      r = it->second;
+    } else {
+      expired = TakeExpiredLocked();
+      if (unclaimed_.size() >= kMaxUnclaimedSteps || cleaned_.contains(step_id)) {
+        held->fetch_sub(bytes);
+        return false;
+      }
+      // Unclaimed with no receive: it lives until its RunGraph claims it or
+      // it expires.
+      RefPtr<RemoteRendezvous>& slot = table_[step_id];
+      slot.reset(new RemoteRendezvous(task_name_, step_id, push_));
+      unclaimed_[step_id] = Unclaimed{absl::Now(), 0};
+      r = slot;
+    }
+  }
+  if (r->DeliverPushed(key, value, is_dead, bytes)) return true;
+  held->fetch_sub(bytes);
+  return false;
 }
 
 void RendezvousMgr::EndReceive(int64_t step_id) {
@@ -232,6 +394,14 @@ void RendezvousMgr::Cleanup(int64_t step_id) {
   RefPtr<RemoteRendezvous> r;
   {
     absl::MutexLock lock(&mu_);
+    // A push read after its step ended must not make the step anew.
+    if (push_.accept && cleaned_.insert(step_id).second) {
+      cleaned_order_.push_back(step_id);
+      if (cleaned_order_.size() > kRememberedCleanups) {
+        cleaned_.erase(cleaned_order_.front());
+        cleaned_order_.pop_front();
+      }
+    }
     auto it = table_.find(step_id);
     if (it == table_.end()) return;
     r = std::move(it->second);

@@ -21,12 +21,15 @@
 #include "distflow/distributed_runtime/rpc/grpc_auth.h"
 #include "distflow/distributed_runtime/rpc/grpc_call_queue.h"
 #include "distflow/distributed_runtime/rpc/grpc_master_service.h"
+#include "distflow/distributed_runtime/rpc/grpc_tensor_coding.h"
 #include "distflow/distributed_runtime/rpc/grpc_util.h"
 #include "distflow/distributed_runtime/rpc/grpc_verbs_service.h"
 #include "distflow/distributed_runtime/rpc/grpc_worker_client.h"
 #include "distflow/distributed_runtime/rpc/grpc_worker_service.h"
 #include "distflow/distributed_runtime/rpc/side_channel_client.h"
+#include "distflow/distributed_runtime/rpc/side_channel_pusher.h"
 #include "distflow/distributed_runtime/rpc/side_channel_server.h"
+#include "distflow/distributed_runtime/transfer_stats.h"
 #include "distflow/distributed_runtime/verbs/rdma_mgr.h"
 #include "distflow/distributed_runtime/verbs/verbs_worker.h"
 #include "distflow/distributed_runtime/worker.h"
@@ -239,6 +242,38 @@ std::shared_ptr<ServerCallQueue> GrpcServer::call_queue() const {
   return impl_->queue;
 }
 
+void GrpcServer::StartPushes() {
+  SideChannelServer* side = impl_->side_channel.get();
+  SideChannelPusher::Options push_options;
+  push_options.token = options_.token;
+  auto pusher = std::make_shared<SideChannelPusher>(std::move(push_options));
+  PushSetup setup;
+  setup.pusher = pusher;
+  setup.accept = true;
+  rendezvous_mgr_->SetPush(std::move(setup));
+  // Producers learn where this task's side channel listens from the hellos
+  // of its keyed receives, and this task learns where its receivers do.
+  impl_->side_channel_client->SetOwnPort(side->port());
+  side->SetRouteListener([pusher](const std::string& key, const std::string& host, int port) {
+    Rendezvous::ParsedKey parsed;
+    if (Rendezvous::ParseKey(key, &parsed).ok()) {
+      pusher->Learn(TaskOfDevice(parsed.dst_device), host, port);
+    }
+  });
+  side->SetPushSink([mgr = rendezvous_mgr_.get()](int64_t step_id, const std::string& key,
+                                                  const std::string& payload) {
+    grpc::Slice slice(payload.data(), payload.size());
+    grpc::ByteBuffer bytes(&slice, 1);
+    Tensor value;
+    bool is_dead = false;
+    int64_t send_start = 0;
+    // A push that does not decode is dropped: its receive asks.
+    if (DecodeRecvTensorResponse(bytes, &value, &is_dead, &send_start).ok()) {
+      mgr->DeliverPushed(step_id, key, value, is_dead);
+    }
+  });
+}
+
 absl::Status GrpcServer::Start() {
   DF_ASSIGN_OR_RETURN(ClusterSpec cluster, ClusterSpec::FromClusterDef(server_def_.cluster()));
   DF_ASSIGN_OR_RETURN(std::string address,
@@ -270,6 +305,7 @@ absl::Status GrpcServer::Start() {
           request->set_side_channel_ok(true);
           AnswerRecvTensor(worker, side, cm, std::move(request), /*keyed=*/true, std::move(done));
         });
+    if (options_.tensor_push) StartPushes();
   }
   impl_->worker_service = std::make_unique<GrpcWorkerService>(impl_->worker.get(), options_.token,
                                                               impl_->side_channel.get());

@@ -56,6 +56,9 @@ struct GrpcServerOptions {
   // Serve large RecvTensor payloads over the tensor side channel, and fetch
   // them from other tasks that offer it. Ignored (off) with TLS.
   bool tensor_side_channel = true;
+  // With the side channel: push small tensors a step sends to another task
+  // before it asks (side_channel_pusher.h), and take such pushes.
+  bool tensor_push = true;
 };
 
 class GrpcServer {
@@ -117,6 +120,8 @@ class GrpcServer {
 
  private:
   GrpcServer() = default;
+  // Sets up pushes over the started side channel (options.tensor_push).
+  void StartPushes();
 
   ServerDef server_def_;
   GrpcServerOptions options_;

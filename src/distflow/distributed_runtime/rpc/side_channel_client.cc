@@ -492,11 +492,12 @@ absl::Status SideChannelClient::Keyed(const KeyedArgs& a, Early* early, bool* se
   }
 }
 
-std::string SideChannelClient::KeyedRequest(const Connection& c, const KeyedArgs& a) {
+std::string SideChannelClient::KeyedRequest(const Connection& c, const KeyedArgs& a) const {
   std::string request;
   std::array<char, kSideChannelRequestBytes> head;
   if (!c.greeted()) {
-    EncodeSideChannelHello(static_cast<uint32_t>(a.token.size()), &head);
+    EncodeSideChannelHello(static_cast<uint32_t>(a.token.size()),
+                           own_port_.load(std::memory_order_relaxed), &head);
     request.append(head.data(), head.size());
     request += a.token;
   }

@@ -33,6 +33,7 @@
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_SIDE_CHANNEL_CLIENT_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_SIDE_CHANNEL_CLIENT_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -134,6 +135,11 @@ class SideChannelClient {
   // once. Idempotent. May run in a fetch's `done`.
   void Shutdown();
 
+  // The port this process's own side channel listens on: hellos name it,
+  // so producers learn where to push this process tensors
+  // (side_channel_pusher.h). 0 (the default): none.
+  void SetOwnPort(int port) { own_port_.store(port, std::memory_order_relaxed); }
+
   // Idle connections to host:port, for tests.
   int IdleConnections(const std::string& host, int port);
 
@@ -164,7 +170,7 @@ class SideChannelClient {
   // that sent something.
   absl::Status Keyed(const KeyedArgs& a, Early* early, bool* sent);
   // The request's bytes: a hello first on a connection that has had none.
-  static std::string KeyedRequest(const Connection& c, const KeyedArgs& a);
+  std::string KeyedRequest(const Connection& c, const KeyedArgs& a) const;
   // Sends `request` from byte `offset` on, then reads the reply.
   Attempt KeyedTransfer(Connection* c, const KeyedArgs& a, const std::string& request,
                         size_t offset);
@@ -177,6 +183,7 @@ class SideChannelClient {
   void End(const std::shared_ptr<Connection>& c, CallOptions* opts);
 
   const Options options_;
+  std::atomic<int> own_port_{0};
   const std::shared_ptr<Pool> pool_;
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::vector<std::shared_ptr<Connection>>> idle_

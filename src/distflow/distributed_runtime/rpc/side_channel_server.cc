@@ -180,6 +180,16 @@ void SideChannelServer::SetKeyedSource(KeyedSource source) {
   keyed_source_ = std::move(source);
 }
 
+void SideChannelServer::SetPushSink(PushSink sink) {
+  absl::MutexLock lock(&mu_);
+  push_sink_ = std::move(sink);
+}
+
+void SideChannelServer::SetRouteListener(RouteListener listener) {
+  absl::MutexLock lock(&mu_);
+  route_listener_ = std::move(listener);
+}
+
 void SideChannelServer::MarkAuthenticated(Connection* c) {
   absl::MutexLock lock(&mu_);
   c->authenticated = true;
@@ -207,6 +217,10 @@ void SideChannelServer::Serve(Connection* c) {
         break;
       case SideChannelRequestHead::Kind::kHello:
         keep = ServeHello(c, head.length, &greeted);
+        if (keep) c->sender_port = head.sender_port;
+        break;
+      case SideChannelRequestHead::Kind::kPush:
+        keep = ServePush(c, head, greeted);
         break;
       case SideChannelRequestHead::Kind::kKeyed:
         keep = ServeKeyed(c, head, greeted);
@@ -284,14 +298,13 @@ bool SideChannelServer::ServeTicket(Connection* c, const SideChannelTicket& tick
   size_t moved = 0;
   int error = 0;
   const absl::Time no_deadline = absl::InfiniteFuture();
-  if (WriteFully(fd, head.data(), head.size(), no_deadline, options_.stall_timeout, &moved,
-                 &error) != IoOutcome::kDone ||
-      WriteFully(fd, tensor->raw_data(), header.payload_bytes, no_deadline, options_.stall_timeout,
-                 &moved, &error) != IoOutcome::kDone) {
-    return false;
-  }
+  // Counted before the bytes go, so the receiver never has its tensor
+  // before the count does.
   fetches_served_.fetch_add(1);
-  return true;
+  return WriteFully(fd, head.data(), head.size(), no_deadline, options_.stall_timeout, &moved,
+                    &error) == IoOutcome::kDone &&
+         WriteFully(fd, tensor->raw_data(), header.payload_bytes, no_deadline,
+                    options_.stall_timeout, &moved, &error) == IoOutcome::kDone;
 }
 
 bool SideChannelServer::ServeHello(Connection* c, uint32_t token_bytes, bool* greeted) {
@@ -329,6 +342,7 @@ bool SideChannelServer::ServeKeyed(Connection* c, const SideChannelRequestHead& 
                                          "hello with the cluster's token"));
     return false;
   }
+  if (c->sender_port > 0 && !c->route_told) TellRoute(c, key);
   KeyedSource source;
   {
     absl::MutexLock lock(&mu_);
@@ -418,6 +432,50 @@ bool SideChannelServer::ServeKeyed(Connection* c, const SideChannelRequestHead& 
   return !follows.IsInitialized() ||
          WriteFully(fd, follows.raw_data(), follows.TotalBytes(), no_deadline,
                     options_.stall_timeout, &moved, &error) == IoOutcome::kDone;
+}
+
+void SideChannelServer::TellRoute(Connection* c, const std::string& key) {
+  c->route_told = true;
+  RouteListener listener;
+  {
+    absl::MutexLock lock(&mu_);
+    listener = route_listener_;
+  }
+  if (listener == nullptr) return;
+  sockaddr_storage peer{};
+  socklen_t len = sizeof(peer);
+  if (getpeername(c->fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0) return;
+  char host[NI_MAXHOST];
+  if (getnameinfo(reinterpret_cast<sockaddr*>(&peer), len, host, sizeof(host), nullptr, 0,
+                  NI_NUMERICHOST) != 0) {
+    return;
+  }
+  listener(key, host, c->sender_port);
+}
+
+bool SideChannelServer::ServePush(Connection* c, const SideChannelRequestHead& head, bool greeted) {
+  // The key and payload are short (bounded by the head's decoding): read
+  // them whole, within the time an error reply gets.
+  std::string bytes(size_t{head.length} + head.payload_bytes, '\0');
+  size_t moved = 0;
+  int error = 0;
+  if (ReadFully(c->fd, bytes.data(), bytes.size(), absl::Now() + kErrorReplyTimeout,
+                kErrorReplyTimeout, &moved, &error) != IoOutcome::kDone) {
+    return false;
+  }
+  // A push gets no reply: one that did not follow a hello closes the
+  // connection.
+  if (!greeted) return false;
+  pushes_received_.fetch_add(1);
+  PushSink sink;
+  {
+    absl::MutexLock lock(&mu_);
+    sink = push_sink_;
+  }
+  if (sink != nullptr) {
+    sink(head.step_id, bytes.substr(0, head.length), bytes.substr(head.length));
+  }
+  return true;
 }
 
 }  // namespace distflow

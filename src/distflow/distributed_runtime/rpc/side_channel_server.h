@@ -24,6 +24,13 @@
 // cancelled). Only a connection whose hello carried the server's token may
 // ask; it then counts as authenticated.
 //
+// Pushes (side_channel_wire.h) go to the push sink set with SetPushSink,
+// on the connection's thread; only a connection whose hello carried the
+// token may push. A hello that names the sender's own side channel port
+// teaches the route listener (SetRouteListener) where the task that a keyed
+// receive on that connection is for listens: its host as the connection
+// comes from, and that port.
+//
 // The side channel is plaintext: a server speaking TLS must not start one
 // (GrpcServer does not), or tensors would leave the process unencrypted.
 // Thread-safe.
@@ -78,6 +85,16 @@ class SideChannelServer {
   using KeyedSource = std::function<void(int64_t step_id, const std::string& key,
                                          CancellationManager* cm, KeyedDone done)>;
 
+  // Takes a pushed tensor: the RecvTensorResponse bytes a producer sent,
+  // unread, for the rendezvous key of step `step_id`. Runs on the
+  // connection's thread and may run the receiving step's kernels there.
+  using PushSink =
+      std::function<void(int64_t step_id, const std::string& key, const std::string& payload)>;
+  // Hears that the task a rendezvous key's receiving device is on listens
+  // at host:port with its own side channel.
+  using RouteListener =
+      std::function<void(const std::string& key, const std::string& host, int port)>;
+
   // Listens on an ephemeral port of options.host. Unavailable naming the
   // host when it cannot.
   static absl::StatusOr<std::unique_ptr<SideChannelServer>> Start(Options options);
@@ -94,6 +111,9 @@ class SideChannelServer {
 
   // Keyed receives are refused (Unimplemented) until this is set.
   void SetKeyedSource(KeyedSource source) ABSL_LOCKS_EXCLUDED(mu_);
+  // Pushes are read and dropped until this is set.
+  void SetPushSink(PushSink sink) ABSL_LOCKS_EXCLUDED(mu_);
+  void SetRouteListener(RouteListener listener) ABSL_LOCKS_EXCLUDED(mu_);
 
   // A ticket under which `tensor`'s bytes wait to be fetched; nothing (send
   // the bytes over gRPC then) when the tensor is smaller than min_bytes or
@@ -102,11 +122,13 @@ class SideChannelServer {
   std::optional<SideChannelTicket> Offer(const Tensor& tensor);
 
   SideChannelTickets& tickets() { return tickets_; }
-  // Payloads sent in full since Start.
+  // Payloads sent by ticket since Start (counted as the reply starts).
   int64_t fetches_served() const { return fetches_served_.load(); }
   // Keyed receives answered with a tensor since Start (counted as the
   // reply starts).
   int64_t keyed_served() const { return keyed_served_.load(); }
+  // Pushes read in full since Start (whether the sink kept them or not).
+  int64_t pushes_received() const { return pushes_received_.load(); }
 
  private:
   struct Connection {
@@ -115,6 +137,8 @@ class SideChannelServer {
     bool done = false;
     bool authenticated = false;  // a valid ticket came on it
     bool evicted = false;        // shut down to free its slot
+    int sender_port = 0;         // its hello's; touched by its thread only
+    bool route_told = false;     // the route listener heard of it
   };
 
   explicit SideChannelServer(Options options)
@@ -125,6 +149,10 @@ class SideChannelServer {
   bool ServeTicket(Connection* c, const SideChannelTicket& ticket);
   bool ServeHello(Connection* c, uint32_t token_bytes, bool* greeted);
   bool ServeKeyed(Connection* c, const SideChannelRequestHead& head, bool greeted);
+  bool ServePush(Connection* c, const SideChannelRequestHead& head, bool greeted);
+  // Tells the route listener once per connection where the task `key` is
+  // received on listens.
+  void TellRoute(Connection* c, const std::string& key) ABSL_LOCKS_EXCLUDED(mu_);
   void MarkAuthenticated(Connection* c) ABSL_LOCKS_EXCLUDED(mu_);
   // Joins the connection threads that have finished.
   void Reap() ABSL_LOCKS_EXCLUDED(mu_);
@@ -141,6 +169,7 @@ class SideChannelServer {
   std::atomic<bool> stopped_{false};
   std::atomic<int64_t> fetches_served_{0};
   std::atomic<int64_t> keyed_served_{0};
+  std::atomic<int64_t> pushes_received_{0};
   absl::Mutex mu_;
   std::list<Connection> connections_ ABSL_GUARDED_BY(mu_);
   // Connections whose threads run; those evicted and not yet ended are not
@@ -148,6 +177,8 @@ class SideChannelServer {
   int live_ ABSL_GUARDED_BY(mu_) = 0;
   int evicted_ ABSL_GUARDED_BY(mu_) = 0;
   KeyedSource keyed_source_ ABSL_GUARDED_BY(mu_);
+  PushSink push_sink_ ABSL_GUARDED_BY(mu_);
+  RouteListener route_listener_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace distflow

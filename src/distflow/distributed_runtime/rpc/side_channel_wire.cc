@@ -24,6 +24,7 @@ constexpr char kRequestMagic[8] = {'d', 'f', 's', 'c', 'R', 'E', 'Q', '1'};
 constexpr char kReplyMagic[8] = {'d', 'f', 's', 'c', 'R', 'E', 'P', '1'};
 constexpr char kHelloMagic[8] = {'d', 'f', 's', 'c', 'H', 'E', 'L', '1'};
 constexpr char kKeyedMagic[8] = {'d', 'f', 's', 'c', 'R', 'C', 'V', '1'};
+constexpr char kPushMagic[8] = {'d', 'f', 's', 'c', 'P', 'S', 'H', '1'};
 
 template <typename T>
 void PutLe(char* p, T v) {
@@ -126,10 +127,21 @@ bool DecodeSideChannelRequest(const std::array<char, kSideChannelRequestBytes>& 
   return true;
 }
 
-void EncodeSideChannelHello(uint32_t token_bytes, std::array<char, kSideChannelRequestBytes>* out) {
+void EncodeSideChannelHello(uint32_t token_bytes, int sender_port,
+                            std::array<char, kSideChannelRequestBytes>* out) {
   out->fill(0);
   std::memcpy(out->data(), kHelloMagic, 8);
   PutLe<uint32_t>(out->data() + 8, token_bytes);
+  PutLe<uint32_t>(out->data() + 12, static_cast<uint32_t>(sender_port));
+}
+
+void EncodeSideChannelPush(int64_t step_id, uint32_t key_bytes, uint32_t payload_bytes,
+                           std::array<char, kSideChannelRequestBytes>* out) {
+  char* p = out->data();
+  std::memcpy(p, kPushMagic, 8);
+  PutLe<uint64_t>(p + 8, static_cast<uint64_t>(step_id));
+  PutLe<uint32_t>(p + 16, key_bytes);
+  PutLe<uint32_t>(p + 20, payload_bytes);
 }
 
 void EncodeSideChannelKeyed(int64_t step_id, uint32_t key_bytes, uint32_t timeout_ms,
@@ -151,7 +163,18 @@ bool DecodeSideChannelRequestHead(const std::array<char, kSideChannelRequestByte
   if (std::memcmp(p, kHelloMagic, 8) == 0) {
     head->kind = SideChannelRequestHead::Kind::kHello;
     head->length = GetLe<uint32_t>(p + 8);
+    const uint32_t port = GetLe<uint32_t>(p + 12);
+    if (port > 65535) return false;
+    head->sender_port = static_cast<int>(port);
     return head->length <= kSideChannelMaxToken;
+  }
+  if (std::memcmp(p, kPushMagic, 8) == 0) {
+    head->kind = SideChannelRequestHead::Kind::kPush;
+    head->step_id = static_cast<int64_t>(GetLe<uint64_t>(p + 8));
+    head->length = GetLe<uint32_t>(p + 16);
+    head->payload_bytes = GetLe<uint32_t>(p + 20);
+    return head->length > 0 && head->length <= kSideChannelMaxKey &&
+           head->payload_bytes <= kSideChannelMaxPush;
   }
   if (std::memcmp(p, kKeyedMagic, 8) == 0) {
     head->kind = SideChannelRequestHead::Kind::kKeyed;

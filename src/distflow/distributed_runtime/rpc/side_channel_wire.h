@@ -18,7 +18,8 @@
 // (grpc_auth.h; empty when the cluster has none):
 //
 //   hello   = "dfscHEL1" | token length (u32, <= kSideChannelMaxToken) |
-//             12 zero bytes                                        24 bytes
+//             the sender's own side channel port (u32, 0: none) |
+//             8 zero bytes                                         24 bytes
 //             then the token
 //   keyed   = "dfscRCV1" | step id (i64) | key length (u32, 1 to
 //             kSideChannelMaxKey) | timeout in ms (u32, 0: none)   24 bytes
@@ -31,6 +32,19 @@
 // dtype and shape and says the bytes follow (no ticket): they come right
 // after it, read straight into the tensor. A keyed request without a good
 // hello before it is answered Unauthenticated.
+//
+// A producer that knows where a receiver's side channel listens (the port
+// its hello named) may push it a small tensor before anyone asks, on a
+// connection of its own that has said hello:
+//
+//   push    = "dfscPSH1" | step id (i64) | key length (u32, 1 to
+//             kSideChannelMaxKey) | payload length (u32, <=
+//             kSideChannelMaxPush)                                 24 bytes
+//             then the rendezvous key, then the payload: the
+//             RecvTensorResponse a keyed reply would carry
+//
+// A push gets no reply. It is an offer the receiver may drop: whoever
+// needs the tensor and has not got it asks for it as above.
 //
 // Integers are little-endian; `code` is an absl::StatusCode. After a reply
 // with a nonzero code the producer closes the connection.
@@ -59,6 +73,8 @@ inline constexpr size_t kSideChannelRequestBytes = 24;
 // The longest token a hello may carry, and rendezvous key a keyed request.
 inline constexpr uint32_t kSideChannelMaxToken = 4096;
 inline constexpr uint32_t kSideChannelMaxKey = 64 << 10;
+// The longest payload a push may carry (its tensor is a little shorter).
+inline constexpr uint32_t kSideChannelMaxPush = 80 << 10;
 // The smallest tensor a keyed reply sends after its response.
 inline constexpr uint64_t kSideChannelFollowBytes = 64 << 10;
 inline constexpr size_t kSideChannelReplyHeaderBytes = 40;
@@ -86,18 +102,25 @@ bool DecodeSideChannelRequest(const std::array<char, kSideChannelRequestBytes>& 
                               SideChannelTicket* ticket);
 // A request's 24-byte head, any kind.
 struct SideChannelRequestHead {
-  enum class Kind { kTicket, kHello, kKeyed };
+  enum class Kind { kTicket, kHello, kKeyed, kPush };
   Kind kind = Kind::kTicket;
   SideChannelTicket ticket{};  // kTicket
-  int64_t step_id = 0;         // kKeyed
+  int64_t step_id = 0;         // kKeyed, kPush
   uint32_t timeout_ms = 0;     // kKeyed
-  // kHello: the token's length; kKeyed: the key's. That many bytes follow.
+  int sender_port = 0;         // kHello
+  uint32_t payload_bytes = 0;  // kPush: they follow the key
+  // kHello: the token's length; kKeyed, kPush: the key's. That many bytes
+  // follow.
   uint32_t length = 0;
 };
-void EncodeSideChannelHello(uint32_t token_bytes, std::array<char, kSideChannelRequestBytes>* out);
+void EncodeSideChannelHello(uint32_t token_bytes, int sender_port,
+                            std::array<char, kSideChannelRequestBytes>* out);
+void EncodeSideChannelPush(int64_t step_id, uint32_t key_bytes, uint32_t payload_bytes,
+                           std::array<char, kSideChannelRequestBytes>* out);
 void EncodeSideChannelKeyed(int64_t step_id, uint32_t key_bytes, uint32_t timeout_ms,
                             std::array<char, kSideChannelRequestBytes>* out);
-// False when the magic is none of the three or a length is over its bound.
+// False when the magic is none of the four, a length is over its bound or a
+// port is not one.
 bool DecodeSideChannelRequestHead(const std::array<char, kSideChannelRequestBytes>& in,
                                   SideChannelRequestHead* head);
 
