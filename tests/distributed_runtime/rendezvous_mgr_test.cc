@@ -266,6 +266,7 @@ TEST(RendezvousPushTest, PushThatComesWhileAskingAnswersAndTheReplyIsDropped) {
   // The reply comes after the step's manager is gone: it is dropped.
   ASSERT_EQ(pending->size(), 1u);
   (*pending)[0](absl::OkStatus());
+  pending->clear();  // its callback holds the step
   EXPECT_EQ(got.value.scalar<float>(), 8.0f);
   EXPECT_EQ(mgr.PushedBytesHeld(), 0);
   mgr.Cleanup(2);
@@ -288,6 +289,7 @@ TEST(RendezvousPushTest, ReplyBeforeThePushAnswersAndThePushIsFreedWithTheStep) 
   r->RecvAsync(Key("x", &k), args, Into(&got));
   ASSERT_EQ(pending->size(), 1u);
   (*pending)[0](absl::OkStatus());
+  pending->clear();  // its callback holds the step
   EXPECT_TRUE(got.called);
   EXPECT_EQ(got.value.scalar<float>(), 3.0f);
   // A push that comes late is kept until the step ends.
