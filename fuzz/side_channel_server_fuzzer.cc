@@ -6,6 +6,7 @@
 // offered (for a 4 KiB tensor). The server must close the connection within
 // its timeouts (a hang aborts, naming the input); when the bytes are exactly
 // one valid request, the reply must be code 0 and the tensor's own bytes.
+// Pushes that follow a hello reach a sink that decodes them.
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -20,6 +21,7 @@
 #include <memory>
 #include <string>
 
+#include "distflow/distributed_runtime/rpc/grpc_tensor_coding.h"
 #include "distflow/distributed_runtime/rpc/side_channel_server.h"
 #include "distflow/distributed_runtime/rpc/side_channel_wire.h"
 #include "distflow/framework/tensor.h"
@@ -44,6 +46,16 @@ SideChannelServer& Server() {
       std::fprintf(stderr, "cannot start the side channel: %s\n", s.status().ToString().c_str());
       std::abort();
     }
+    // Pushes (after a hello; the server has no token) are decoded as the
+    // worker decodes them.
+    (*s)->SetPushSink([](int64_t, const std::string&, const std::string& payload) {
+      grpc::Slice slice(payload.data(), payload.size());
+      grpc::ByteBuffer bytes(&slice, 1);
+      Tensor value;
+      bool is_dead = false;
+      int64_t send_start = 0;
+      DecodeRecvTensorResponse(bytes, &value, &is_dead, &send_start).IgnoreError();
+    });
     return s->release();
   }();
   return *server;

@@ -46,8 +46,11 @@ absl::Status RemoteRendezvous::Send(const ParsedKey& key, const Args& args, cons
   DF_RETURN_IF_ERROR(local_.Send(key, args, value, is_dead, &taken));
   // A receiver in another task that is not asking yet may get it now.
   if (!taken && push_.pusher != nullptr && !IsLocal(key.dst)) {
-    push_.pusher->TryPush(TaskOfDevice(key.dst_device), step_id_, std::string(key.FullKey()), value,
-                          is_dead);
+    const std::string task = TaskOfDevice(key.dst_device);
+    if (push_.pusher->TryPush(task, step_id_, std::string(key.FullKey()), value, is_dead)) {
+      CountTensorTransfer(true, TensorTransport::kSideChannel, task,
+                          static_cast<int64_t>(value.TotalBytes()));
+    }
   }
   return absl::OkStatus();
 }
