@@ -279,22 +279,17 @@ RefPtr<RemoteRendezvous> RendezvousMgr::Find(int64_t step_id) {
   return slot;
 }
 
-absl::StatusOr<RefPtr<RemoteRendezvous>> RendezvousMgr::FindForReceive(int64_t step_id) {
-  std::vector<RefPtr<RemoteRendezvous>> expired;
-  absl::Cleanup abort_expired = [&expired] {
-    for (const auto& r : expired) {
-      r->StartAbort(errors::DeadlineExceeded("step ", r->step_id(), " was not run within ",
-                                             absl::FormatDuration(kUnclaimedStepLifetime),
-                                             " of a receive asking for it"));
-    }
-  };
-  absl::MutexLock lock(&mu_);
-  auto it = table_.find(step_id);
-  if (it != table_.end()) {
-    if (auto u = unclaimed_.find(step_id); u != unclaimed_.end()) ++u->second.receives;
-    return it->second;
+void RendezvousMgr::AbortExpired(const std::vector<RefPtr<RemoteRendezvous>>& expired) {
+  for (const auto& r : expired) {
+    r->StartAbort(errors::DeadlineExceeded("step ", r->step_id(), " was not run within ",
+                                           absl::FormatDuration(kUnclaimedStepLifetime),
+                                           " of the first receive or push for it"));
   }
-  expired = TakeExpiredLocked();
+}
+
+absl::StatusOr<RefPtr<RemoteRendezvous>> RendezvousMgr::MakeUnclaimedLocked(
+    int64_t step_id, int receives, std::vector<RefPtr<RemoteRendezvous>>* expired) {
+  *expired = TakeExpiredLocked();
   if (unclaimed_.size() >= kMaxUnclaimedSteps) {
     return errors::ResourceExhausted("task ", task_name_, " holds receives for ", unclaimed_.size(),
                                      " steps it was never asked to run, the most it keeps; a "
@@ -303,8 +298,20 @@ absl::StatusOr<RefPtr<RemoteRendezvous>> RendezvousMgr::FindForReceive(int64_t s
   }
   RefPtr<RemoteRendezvous>& slot = table_[step_id];
   slot.reset(new RemoteRendezvous(task_name_, step_id, push_));
-  unclaimed_[step_id] = Unclaimed{absl::Now(), 1};
+  unclaimed_[step_id] = Unclaimed{absl::Now(), receives};
   return slot;
+}
+
+absl::StatusOr<RefPtr<RemoteRendezvous>> RendezvousMgr::FindForReceive(int64_t step_id) {
+  std::vector<RefPtr<RemoteRendezvous>> expired;
+  absl::Cleanup abort_expired = [&expired] { AbortExpired(expired); };
+  absl::MutexLock lock(&mu_);
+  auto it = table_.find(step_id);
+  if (it != table_.end()) {
+    if (auto u = unclaimed_.find(step_id); u != unclaimed_.end()) ++u->second.receives;
+    return it->second;
+  }
+  return MakeUnclaimedLocked(step_id, 1, &expired);
 }
 
 void RendezvousMgr::SetPush(PushSetup push) {
@@ -323,13 +330,7 @@ bool RendezvousMgr::DeliverPushed(int64_t step_id, const std::string& key, const
   std::shared_ptr<std::atomic<int64_t>> held;
   RefPtr<RemoteRendezvous> r;
   std::vector<RefPtr<RemoteRendezvous>> expired;
-  absl::Cleanup abort_expired = [&expired] {
-    for (const auto& e : expired) {
-      e->StartAbort(errors::DeadlineExceeded("step ", e->step_id(), " was not run within ",
-                                             absl::FormatDuration(kUnclaimedStepLifetime),
-                                             " of a tensor pushed for it"));
-    }
-  };
+  absl::Cleanup abort_expired = [&expired] { AbortExpired(expired); };
   {
     absl::MutexLock lock(&mu_);
     if (!push_.accept) return false;
@@ -342,17 +343,16 @@ bool RendezvousMgr::DeliverPushed(int64_t step_id, const std::string& key, const
     if (it != table_.end()) {
       r = it->second;
     } else {
-      expired = TakeExpiredLocked();
-      if (unclaimed_.size() >= kMaxUnclaimedSteps || cleaned_.contains(step_id)) {
+      // Unclaimed with no receive: it lives until its RunGraph claims it or
+      // it expires.
+      absl::StatusOr<RefPtr<RemoteRendezvous>> made =
+          cleaned_.contains(step_id) ? errors::Cancelled("step ", step_id, " was cleaned up")
+                                     : MakeUnclaimedLocked(step_id, 0, &expired);
+      if (!made.ok()) {
         held->fetch_sub(bytes);
         return false;
       }
-      // Unclaimed with no receive: it lives until its RunGraph claims it or
-      // it expires.
-      RefPtr<RemoteRendezvous>& slot = table_[step_id];
-      slot.reset(new RemoteRendezvous(task_name_, step_id, push_));
-      unclaimed_[step_id] = Unclaimed{absl::Now(), 0};
-      r = slot;
+      r = *std::move(made);
     }
   }
   if (r->DeliverPushed(key, value, is_dead, bytes)) return true;

@@ -201,6 +201,14 @@ class RendezvousMgr {
   // Removes the unclaimed steps older than kUnclaimedStepLifetime from the
   // tables and returns them, to be aborted outside the lock.
   std::vector<RefPtr<RemoteRendezvous>> TakeExpiredLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Makes step_id's rendezvous, unclaimed, with `receives` receives counted
+  // (after moving the expired steps to *expired); ResourceExhausted when
+  // kMaxUnclaimedSteps are there.
+  absl::StatusOr<RefPtr<RemoteRendezvous>> MakeUnclaimedLocked(
+      int64_t step_id, int receives, std::vector<RefPtr<RemoteRendezvous>>* expired)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Aborts steps TakeExpiredLocked took, outside the lock.
+  static void AbortExpired(const std::vector<RefPtr<RemoteRendezvous>>& expired);
 
   const std::string task_name_;
   mutable absl::Mutex mu_;

@@ -38,6 +38,16 @@ T GetLe(const char* p) {
   return v;
 }
 
+// A keyed or push request's head: magic | step id | key length | a u32.
+void EncodeStepKeyHead(const char (&magic)[8], int64_t step_id, uint32_t key_bytes, uint32_t last,
+                       std::array<char, kSideChannelRequestBytes>* out) {
+  char* p = out->data();
+  std::memcpy(p, magic, 8);
+  PutLe<uint64_t>(p + 8, static_cast<uint64_t>(step_id));
+  PutLe<uint32_t>(p + 16, key_bytes);
+  PutLe<uint32_t>(p + 20, last);
+}
+
 // Milliseconds poll() may wait: until the deadline, and no longer than the
 // stall time measured from the last byte moved. Negative when either passed.
 int PollBudgetMs(absl::Time now, absl::Time deadline, absl::Time stall_at) {
@@ -137,20 +147,12 @@ void EncodeSideChannelHello(uint32_t token_bytes, int sender_port,
 
 void EncodeSideChannelPush(int64_t step_id, uint32_t key_bytes, uint32_t payload_bytes,
                            std::array<char, kSideChannelRequestBytes>* out) {
-  char* p = out->data();
-  std::memcpy(p, kPushMagic, 8);
-  PutLe<uint64_t>(p + 8, static_cast<uint64_t>(step_id));
-  PutLe<uint32_t>(p + 16, key_bytes);
-  PutLe<uint32_t>(p + 20, payload_bytes);
+  EncodeStepKeyHead(kPushMagic, step_id, key_bytes, payload_bytes, out);
 }
 
 void EncodeSideChannelKeyed(int64_t step_id, uint32_t key_bytes, uint32_t timeout_ms,
                             std::array<char, kSideChannelRequestBytes>* out) {
-  char* p = out->data();
-  std::memcpy(p, kKeyedMagic, 8);
-  PutLe<uint64_t>(p + 8, static_cast<uint64_t>(step_id));
-  PutLe<uint32_t>(p + 16, key_bytes);
-  PutLe<uint32_t>(p + 20, timeout_ms);
+  EncodeStepKeyHead(kKeyedMagic, step_id, key_bytes, timeout_ms, out);
 }
 
 bool DecodeSideChannelRequestHead(const std::array<char, kSideChannelRequestBytes>& in,
