@@ -22,6 +22,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "loopback_socket.h"
+#include "queue_graph.h"
 
 namespace distflow {
 namespace {
@@ -333,56 +334,16 @@ TEST_F(ClusterTest, CallablesAndPartialRuns) {
   EXPECT_FALSE(session->PRun(prun, {}, {"y"}, &out).ok());
 }
 
-// A queue on ps:0: `deq` blocks until `enq` has run.
-constexpr char kQueueGraph[] = R"pb(
-  node {
-    name: "q"
-    op: "FIFOQueueV2"
-    device: "/job:ps/task:0"
-    attr {
-      key: "component_types"
-      value { list { type: DT_FLOAT } }
-    }
+// test::kQueueGraph with the queue on ps:0 and its value on worker:1.
+GraphDef PlacedQueueGraph() {
+  GraphDef g;
+  EXPECT_TRUE(ParseGraphDefText(test::kQueueGraph, &g).ok());
+  for (NodeDef& n : *g.mutable_node()) {
+    if (n.name() == "q") n.set_device("/job:ps/task:0");
+    if (n.name() == "v") n.set_device("/job:worker/task:1");
   }
-  node {
-    name: "v"
-    op: "Const"
-    device: "/job:worker/task:1"
-    attr {
-      key: "dtype"
-      value { type: DT_FLOAT }
-    }
-    attr {
-      key: "value"
-      value {
-        tensor {
-          dtype: DT_FLOAT
-          tensor_shape {}
-          float_val: 7
-        }
-      }
-    }
-  }
-  node {
-    name: "enq"
-    op: "QueueEnqueueV2"
-    input: "q"
-    input: "v"
-    attr {
-      key: "Tcomponents"
-      value { list { type: DT_FLOAT } }
-    }
-  }
-  node {
-    name: "deq"
-    op: "QueueDequeueV2"
-    input: "q"
-    attr {
-      key: "component_types"
-      value { list { type: DT_FLOAT } }
-    }
-  }
-)pb";
+  return g;
+}
 
 TEST_F(ClusterTest, BlockedStepsHoldNoMasterThread) {
   SessionOptions opts;
@@ -390,9 +351,7 @@ TEST_F(ClusterTest, BlockedStepsHoldNoMasterThread) {
   auto created = GrpcSession::Create(opts);
   ASSERT_TRUE(created.ok()) << created.status();
   std::unique_ptr<GrpcSession> session = std::move(*created);
-  GraphDef g;
-  ASSERT_TRUE(ParseGraphDefText(kQueueGraph, &g).ok());
-  ASSERT_TRUE(session->Create(g).ok());
+  ASSERT_TRUE(session->Create(PlacedQueueGraph()).ok());
   // More blocked steps than the master has pool threads: each waits on the
   // empty queue, and none may hold a thread of the master while it waits.
   constexpr int kBlocked = 24;

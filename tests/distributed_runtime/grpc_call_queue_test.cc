@@ -39,14 +39,11 @@ class CallQueuesTest : public ::testing::Test {
   }
 
   void StartServer(std::string token = "") {
-    ServerDef def;
-    *def.mutable_cluster() = ClusterSpec::FromFlag("worker=127.0.0.1:0")->def();
-    def.set_job_name("worker");
-    def.set_task_index(0);
-    def.set_protocol("grpc");
+    absl::StatusOr<ServerDef> def = MakeServerDef("worker=127.0.0.1:0", "worker", 0);
+    ASSERT_TRUE(def.ok()) << def.status();
     GrpcServerOptions options;
     options.token = std::move(token);
-    auto server = GrpcServer::Create(def, options);
+    auto server = GrpcServer::Create(*def, options);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
     ASSERT_TRUE(server_->Start().ok());

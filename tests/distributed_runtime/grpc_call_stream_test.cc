@@ -75,14 +75,12 @@ struct Outcome {
 };
 
 std::unique_ptr<GrpcServer> StartServer(const std::string& address, std::string token = "") {
-  ServerDef def;
-  *def.mutable_cluster() = ClusterSpec::FromFlag("worker=" + address)->def();
-  def.set_job_name("worker");
-  def.set_task_index(0);
-  def.set_protocol("grpc");
+  absl::StatusOr<ServerDef> def = MakeServerDef("worker=" + address, "worker", 0);
+  EXPECT_TRUE(def.ok()) << def.status();
+  if (!def.ok()) return nullptr;
   GrpcServerOptions options;
   options.token = std::move(token);
-  auto server = GrpcServer::Create(def, options);
+  auto server = GrpcServer::Create(*def, options);
   EXPECT_TRUE(server.ok()) << server.status();
   if (!server.ok()) return nullptr;
   EXPECT_TRUE((*server)->Start().ok());
@@ -353,15 +351,12 @@ TEST(CallStreamClusterTest, CrossTaskStepsAndTheirReceivesGoOnStreams) {
   }
   const std::string spec = absl::StrCat("worker=127.0.0.1:", ports[0], ",127.0.0.1:", ports[1]);
   for (int i = 0; i < 2; ++i) {
-    ServerDef def;
-    *def.mutable_cluster() = ClusterSpec::FromFlag(spec)->def();
-    def.set_job_name("worker");
-    def.set_task_index(i);
-    def.set_protocol("grpc");
+    absl::StatusOr<ServerDef> def = MakeServerDef(spec, "worker", i);
+    ASSERT_TRUE(def.ok()) << def.status();
     // Every receive goes over gRPC: no side channel.
     GrpcServerOptions options;
     options.tensor_side_channel = false;
-    auto server = GrpcServer::Create(def, options);
+    auto server = GrpcServer::Create(*def, options);
     ASSERT_TRUE(server.ok()) << server.status();
     ASSERT_TRUE((*server)->Start().ok());
     servers.push_back(*std::move(server));

@@ -92,9 +92,9 @@ TEST(RendezvousMgrTest, CancelledReceiveDropsItsStep) {
 // Records what the rendezvous pushes.
 class RecordingPusher : public TensorPusher {
  public:
-  bool TryPush(const std::string& task, int64_t step_id, const std::string& key,
-               const Tensor& value, bool is_dead) override {
-    pushes.push_back({task, step_id, key, value, is_dead});
+  bool TryPush(const std::string& task, int64_t step_id, absl::string_view key, const Tensor& value,
+               bool is_dead) override {
+    pushes.push_back({task, step_id, std::string(key), value, is_dead});
     return true;
   }
   struct Push {

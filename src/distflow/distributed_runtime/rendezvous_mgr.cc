@@ -47,7 +47,7 @@ absl::Status RemoteRendezvous::Send(const ParsedKey& key, const Args& args, cons
   // A receiver in another task that is not asking yet may get it now.
   if (!taken && push_.pusher != nullptr && !IsLocal(key.dst)) {
     const std::string task = TaskOfDevice(key.dst_device);
-    if (push_.pusher->TryPush(task, step_id_, std::string(key.FullKey()), value, is_dead)) {
+    if (push_.pusher->TryPush(task, step_id_, key.FullKey(), value, is_dead)) {
       CountTensorTransfer(true, TensorTransport::kSideChannel, task,
                           static_cast<int64_t>(value.TotalBytes()));
     }
@@ -335,27 +335,18 @@ bool RendezvousMgr::DeliverPushed(int64_t step_id, const std::string& key, const
     absl::MutexLock lock(&mu_);
     if (!push_.accept) return false;
     held = push_.held;
-    if (held->fetch_add(bytes) + bytes > kMaxPushedBytes) {
-      held->fetch_sub(bytes);
-      return false;
-    }
-    auto it = table_.find(step_id);
-    if (it != table_.end()) {
-      r = it->second;
-    } else {
-      // Unclaimed with no receive: it lives until its RunGraph claims it or
-      // it expires.
-      absl::StatusOr<RefPtr<RemoteRendezvous>> made =
-          cleaned_.contains(step_id) ? errors::Cancelled("step ", step_id, " was cleaned up")
-                                     : MakeUnclaimedLocked(step_id, 0, &expired);
-      if (!made.ok()) {
-        held->fetch_sub(bytes);
-        return false;
+    if (held->fetch_add(bytes) + bytes <= kMaxPushedBytes) {
+      if (auto it = table_.find(step_id); it != table_.end()) {
+        r = it->second;
+      } else if (!cleaned_.contains(step_id)) {
+        // Unclaimed with no receive: it lives until its RunGraph claims it
+        // or it expires. A step cleaned up already is not made anew.
+        absl::StatusOr<RefPtr<RemoteRendezvous>> made = MakeUnclaimedLocked(step_id, 0, &expired);
+        if (made.ok()) r = *std::move(made);
       }
-      r = *std::move(made);
     }
   }
-  if (r->DeliverPushed(key, value, is_dead, bytes)) return true;
+  if (r != nullptr && r->DeliverPushed(key, value, is_dead, bytes)) return true;
   held->fetch_sub(bytes);
   return false;
 }

@@ -57,7 +57,7 @@ class TensorPusher {
   virtual ~TensorPusher() = default;
   // True when the value went to `task` ("/job:J/replica:R/task:T", the
   // receiving device's); false when nothing went. Never blocks.
-  virtual bool TryPush(const std::string& task, int64_t step_id, const std::string& key,
+  virtual bool TryPush(const std::string& task, int64_t step_id, absl::string_view key,
                        const Tensor& value, bool is_dead) = 0;
 };
 

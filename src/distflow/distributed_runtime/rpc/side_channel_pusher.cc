@@ -96,7 +96,7 @@ bool SideChannelPusher::Connect(Route* r) {
   return true;
 }
 
-bool SideChannelPusher::TryPush(const std::string& task, int64_t step_id, const std::string& key,
+bool SideChannelPusher::TryPush(const std::string& task, int64_t step_id, absl::string_view key,
                                 const Tensor& value, bool is_dead) {
   if (key.empty() || key.size() > kSideChannelMaxKey) return false;
   if (!is_dead && value.TotalBytes() > options_.max_tensor_bytes) return false;
@@ -124,7 +124,7 @@ bool SideChannelPusher::TryPush(const std::string& task, int64_t step_id, const 
   EncodeSideChannelPush(step_id, static_cast<uint32_t>(key.size()),
                         static_cast<uint32_t>(payload.Length()), &head);
   frame.append(head.data(), head.size());
-  frame += key;
+  frame.append(key.data(), key.size());
   std::vector<grpc::Slice> slices;
   if (!payload.Dump(&slices).ok()) return false;
   for (const grpc::Slice& s : slices)

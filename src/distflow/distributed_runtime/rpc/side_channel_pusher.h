@@ -46,8 +46,8 @@ class SideChannelPusher : public TensorPusher {
   // and its connection.
   void Learn(const std::string& task, const std::string& host, int port);
 
-  bool TryPush(const std::string& task, int64_t step_id, const std::string& key,
-               const Tensor& value, bool is_dead) override;
+  bool TryPush(const std::string& task, int64_t step_id, absl::string_view key, const Tensor& value,
+               bool is_dead) override;
 
   // Pushes sent in full since construction.
   int64_t pushes_sent() const { return pushes_sent_.load(); }
