@@ -61,6 +61,19 @@ TEST(RendezvousMgrTest, ClaimedStepsStayAfterTheirReceives) {
   EXPECT_EQ(mgr.NumSteps(), 0u);
 }
 
+// A receive that asks after its step was cleaned up (its request was
+// overtaken by a push that ended the step) is refused at once and makes no
+// step that nothing would ever answer.
+TEST(RendezvousMgrTest, ReceiveForACleanedUpStepIsRefused) {
+  RendezvousMgr mgr(kTask);
+  mgr.Find(6);
+  mgr.Cleanup(6);
+  absl::StatusOr<RefPtr<RemoteRendezvous>> late = mgr.FindForReceive(6);
+  EXPECT_EQ(late.status().code(), absl::StatusCode::kCancelled) << late.status();
+  EXPECT_THAT(late.status().message(), HasSubstr("cleaned up"));
+  EXPECT_EQ(mgr.NumSteps(), 0u);
+}
+
 // A receive whose caller went away (its call's CancellationManager) ends
 // with Cancelled, and the step it alone held is gone.
 TEST(RendezvousMgrTest, CancelledReceiveDropsItsStep) {

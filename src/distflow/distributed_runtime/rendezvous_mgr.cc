@@ -311,6 +311,11 @@ absl::StatusOr<RefPtr<RemoteRendezvous>> RendezvousMgr::FindForReceive(int64_t s
     if (auto u = unclaimed_.find(step_id); u != unclaimed_.end()) ++u->second.receives;
     return it->second;
   }
+  // A push can end a step while its receive's request is still on the way
+  // to the producer: that request is answered at once.
+  if (cleaned_.contains(step_id)) {
+    return errors::Cancelled("step ", step_id, " was cleaned up on task ", task_name_);
+  }
   return MakeUnclaimedLocked(step_id, 1, &expired);
 }
 
@@ -388,8 +393,9 @@ void RendezvousMgr::Cleanup(int64_t step_id) {
   RefPtr<RemoteRendezvous> r;
   {
     absl::MutexLock lock(&mu_);
-    // A push read after its step ended must not make the step anew.
-    if (push_.accept && cleaned_.insert(step_id).second) {
+    // A receive or push that comes after its step ended must not make the
+    // step anew: nothing would ever answer or take it.
+    if (cleaned_.insert(step_id).second) {
       cleaned_order_.push_back(step_id);
       if (cleaned_order_.size() > kRememberedCleanups) {
         cleaned_.erase(cleaned_order_.front());

@@ -180,7 +180,8 @@ class RendezvousMgr {
   RefPtr<RemoteRendezvous> Find(int64_t step_id);
   // The rendezvous of `step_id` for one receive served to a peer, created
   // (unclaimed) when new; the caller calls EndReceive(step_id) once the
-  // receive is over. ResourceExhausted when kMaxUnclaimedSteps are there.
+  // receive is over. ResourceExhausted when kMaxUnclaimedSteps are there,
+  // Cancelled when the step was cleaned up lately.
   absl::StatusOr<RefPtr<RemoteRendezvous>> FindForReceive(int64_t step_id);
   // A receive FindForReceive counted is over: an unclaimed step whose last
   // receive it was is dropped.
@@ -215,8 +216,9 @@ class RendezvousMgr {
   absl::flat_hash_map<int64_t, RefPtr<RemoteRendezvous>> table_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<int64_t, Unclaimed> unclaimed_ ABSL_GUARDED_BY(mu_);
   PushSetup push_ ABSL_GUARDED_BY(mu_);
-  // With pushes accepted, the last kRememberedCleanups steps cleaned up:
-  // a push for one of them (read after its step ended) is dropped.
+  // The last kRememberedCleanups steps cleaned up: a receive for one of
+  // them (a request that a push overtook) is refused at once, and a push
+  // for one is dropped; neither makes the step anew.
   static constexpr size_t kRememberedCleanups = 4096;
   absl::flat_hash_set<int64_t> cleaned_ ABSL_GUARDED_BY(mu_);
   std::deque<int64_t> cleaned_order_ ABSL_GUARDED_BY(mu_);
