@@ -70,9 +70,13 @@ def test_linear_model_on_in_process_servers():
         values.append(coordinator.schedule(train_step, args=(x, y)))
     coordinator.join()
     assert coordinator.done()
-    first, last = values[0].fetch()[1], values[-1].fetch()[1]
-    assert first > 1.0 and last < 1e-3
-    assert all(v.fetch()[1] >= 0 for v in values)
+    losses = [v.fetch()[1] for v in values]
+    # Several closures run at once, so the first one scheduled may read the
+    # variables after others updated them. Whichever read them first saw the
+    # untrained model (loss about 6.6); the last ones see it trained.
+    assert max(losses) > 1.0, losses[:20]
+    assert max(losses[-10:]) < 1e-3, losses[-10:]
+    assert all(v >= 0 for v in losses)
     coordinator.close()
     for s in servers:
         s.stop()
