@@ -290,6 +290,91 @@ TEST_F(KeyedTest, CancelOnAPooledConnectionFreesTheProducersWait) {
   ExpectCancelFreesTheWait(&client);
 }
 
+// Leaves one connection of `client` pooled, so that its next keyed
+// receive waits on the watcher.
+void Warm(SideChannelClient* client, Source* source, const SideChannelClient::KeyedArgs& a) {
+  Outcome warm;
+  ASSERT_TRUE(client->TryRecvAsync(warm.Into(a), warm.Fn()));
+  std::shared_ptr<Source::Request> r = source->Next();
+  ASSERT_NE(r, nullptr);
+  source->Answer(r, absl::OkStatus(), Pattern(3));
+  ASSERT_TRUE(warm.Wait());
+  ASSERT_TRUE(warm.status.ok()) << warm.status;
+  ASSERT_EQ(client->IdleConnections(a.host, a.port), 1);
+}
+
+TEST_F(KeyedTest, WatchedReceivesTakeRepliesOfEverySizeAndErrors) {
+  SideChannelClient client;
+  Warm(&client, &source_, Args("warm"));
+  const int64_t watched_before = client.keyed_watched();
+  // In the reply, just past it, and far past what one read takes.
+  for (int elements : {1, 20000, 1 << 20}) {
+    Outcome out;
+    ASSERT_TRUE(client.TryRecvAsync(out.Into(Args("edge")), out.Fn()));
+    std::shared_ptr<Source::Request> r = source_.Next();
+    ASSERT_NE(r, nullptr);
+    const Tensor sent = Pattern(elements);
+    source_.Answer(r, absl::OkStatus(), sent);
+    ASSERT_TRUE(out.Wait());
+    ASSERT_TRUE(out.status.ok()) << out.status;
+    ASSERT_EQ(out.tensor.NumElements(), elements);
+    EXPECT_EQ(std::memcmp(out.tensor.raw_data(), sent.raw_data(), sent.TotalBytes()), 0);
+  }
+  Outcome failed;
+  ASSERT_TRUE(client.TryRecvAsync(failed.Into(Args("edge")), failed.Fn()));
+  std::shared_ptr<Source::Request> r = source_.Next();
+  ASSERT_NE(r, nullptr);
+  source_.Answer(r, absl::AbortedError("step 5 was aborted"));
+  ASSERT_TRUE(failed.Wait());
+  EXPECT_TRUE(absl::IsAborted(failed.status)) << failed.status;
+  EXPECT_THAT(failed.status.message(), HasSubstr("step 5 was aborted"));
+  EXPECT_EQ(client.keyed_watched() - watched_before, 4);
+}
+
+TEST_F(KeyedTest, WatchedReceiveEndsAtItsDeadline) {
+  SideChannelClient client;
+  Warm(&client, &source_, Args("warm"));
+  Outcome out;
+  SideChannelClient::KeyedArgs a = Args("never");
+  a.deadline = absl::Now() + absl::Milliseconds(300);
+  ASSERT_TRUE(client.TryRecvAsync(out.Into(a), out.Fn()));
+  ASSERT_TRUE(out.Wait());
+  EXPECT_TRUE(absl::IsDeadlineExceeded(out.status)) << out.status;
+  EXPECT_THAT(out.status.message(), HasSubstr(kTask));
+  EXPECT_EQ(client.keyed_watched(), 1);
+  EXPECT_EQ(source_.WaitForCancelled(), 1);
+}
+
+TEST_F(KeyedTest, ShutdownEndsAWatchedReceive) {
+  SideChannelClient client;
+  Warm(&client, &source_, Args("warm"));
+  Outcome out;
+  ASSERT_TRUE(client.TryRecvAsync(out.Into(Args("never")), out.Fn()));
+  std::shared_ptr<Source::Request> r = source_.Next();  // held: it is cancelled
+  ASSERT_NE(r, nullptr);
+  client.Shutdown();
+  ASSERT_TRUE(out.done.HasBeenNotified());  // ended within Shutdown
+  EXPECT_TRUE(absl::IsCancelled(out.status)) << out.status;
+  EXPECT_EQ(source_.WaitForCancelled(), 1);
+  Outcome later;
+  EXPECT_FALSE(client.TryRecvAsync(later.Into(Args("later")), later.Fn()));
+}
+
+TEST_F(KeyedTest, WatchedReceiveWhoseProducerStopsIsUnavailable) {
+  SideChannelClient client;
+  Warm(&client, &source_, Args("warm"));
+  Outcome out;
+  ASSERT_TRUE(client.TryRecvAsync(out.Into(Args("never")), out.Fn()));
+  std::shared_ptr<Source::Request> r = source_.Next();  // held: it is cancelled
+  ASSERT_NE(r, nullptr);
+  server_->Stop();
+  ASSERT_TRUE(out.Wait());
+  EXPECT_TRUE(absl::IsUnavailable(out.status)) << out.status;
+  EXPECT_THAT(out.status.message(), HasSubstr(kTask));
+  // Nothing answered and nothing listens: gRPC may ask.
+  EXPECT_FALSE(out.sent);
+}
+
 TEST_F(KeyedTest, WrongTokenIsUnauthenticated) {
   SideChannelClient client;
   Outcome out;

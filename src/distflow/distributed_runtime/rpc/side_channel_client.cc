@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -307,6 +308,8 @@ void SideChannelClient::Shutdown() {
     shut_down_ = true;
     for (auto& [c, generation] : busy_) c->Cancel(generation);
   }
+  // Replies still watched end Cancelled here; their connections are cut.
+  watcher_.Stop();
   for (const std::shared_ptr<Waiting>& w : queue) {
     FailWaiting(pool_, w,
                 errors::Cancelled("RecvTensor from ", w->args.task,
@@ -371,60 +374,82 @@ void SideChannelClient::End(const std::shared_ptr<Connection>& c, CallOptions* o
   busy_.erase(c);
 }
 
-// What the caller of TryRecvAsync sent: `ready` once it is done trying.
-struct SideChannelClient::Early {
-  absl::Notification ready;
-  std::shared_ptr<Connection> c;  // null: nothing sent
-  std::string request;
-  size_t sent = 0;
-};
+void SideChannelClient::KeyedFinished() {
+  absl::MutexLock lock(&pool_->mu);
+  --pool_->keyed;
+}
 
 bool SideChannelClient::TryRecvAsync(KeyedArgs args, KeyedDone done) {
-  auto w = std::make_shared<Waiting>();
+  {
+    absl::MutexLock lock(&pool_->mu);
+    if (pool_->stopping || pool_->keyed >= options_.keyed_threads) return false;
+    ++pool_->keyed;
+  }
   auto a = std::make_shared<const KeyedArgs>(std::move(args));
-  auto early = std::make_shared<Early>();
-  // The job and the failure share `done`; exactly one of them runs.
   auto shared_done = std::make_shared<KeyedDone>(std::move(done));
-  std::weak_ptr<Pool> weak = pool_;
-  auto finished = [weak] {
-    if (std::shared_ptr<Pool> pool = weak.lock()) {
-      absl::MutexLock lock(&pool->mu);
-      --pool->keyed;
-    }
-  };
-  w->job = [this, a, early, shared_done, finished] {
-    early->ready.WaitForNotification();
+  if (WatchKeyed(a, shared_done)) return true;
+  // No pooled connection to send on at once: a thread connects, asks and
+  // waits. It starts only when a thread is free for it at once, never
+  // queued behind a fetch or another keyed receive, so receives that wait
+  // on each other's producers cannot starve the pool.
+  auto w = std::make_shared<Waiting>();
+  w->job = [this, a, shared_done] {
     bool sent = false;
-    const absl::Status s = Keyed(*a, early.get(), &sent);
-    finished();
+    const absl::Status s = Keyed(*a, 0, &sent);
+    KeyedFinished();
     (*shared_done)(s, sent);
   };
-  w->done = [this, a, early, shared_done, finished](const absl::Status& s) {
-    early->ready.WaitForNotification();
-    if (early->c != nullptr) End(early->c, a->opts);
-    finished();
+  w->done = [this, shared_done](const absl::Status& s) {
+    KeyedFinished();
     (*shared_done)(s, true);
   };
   {
     absl::MutexLock lock(&pool_->mu);
-    if (pool_->stopping || pool_->keyed >= options_.keyed_threads) return false;
-    if (pool_->idle > pool_->waiting) {
+    bool started = !pool_->stopping;
+    if (!started) {
+    } else if (pool_->idle > pool_->waiting) {
       pool_->work.Signal();
     } else if (static_cast<int>(pool_->threads.size()) <
                options_.fetch_threads + options_.keyed_threads) {
       pool_->threads.emplace_back([pool = pool_, this] { FetchLoop(pool, this); });
     } else {
+      started = false;
+    }
+    if (!started) {
+      --pool_->keyed;
       return false;
     }
-    ++pool_->keyed;
     pool_->queue.push_back(std::move(w));
     pool_->queue.back()->queued = true;
     ++pool_->waiting;
   }
-  // The request leaves from this thread while the fetcher wakes up.
-  SendEarly(*a, early.get());
-  early->ready.Notify();
   return true;
+}
+
+void SideChannelClient::RunOnPool(std::function<void()> job) {
+  auto w = std::make_shared<Waiting>();
+  w->job = job;
+  // At shutdown the job runs where the pool is failed: its connection is
+  // cut by then, so it ends at once.
+  w->done = [job = std::move(job)](const absl::Status&) { job(); };
+  {
+    absl::MutexLock lock(&pool_->mu);
+    if (!pool_->stopping) {
+      if (pool_->idle > pool_->waiting) {
+        pool_->work.Signal();
+      } else if (static_cast<int>(pool_->threads.size()) <
+                 options_.fetch_threads + options_.keyed_threads) {
+        pool_->threads.emplace_back([pool = pool_, this] { FetchLoop(pool, this); });
+      }
+      // Otherwise the next free thread takes it: what it reads is on its
+      // way already, so it waits for no other receive.
+      pool_->queue.push_back(w);
+      w->queued = true;
+      ++pool_->waiting;
+      return;
+    }
+  }
+  w->job();
 }
 
 std::shared_ptr<SideChannelClient::Connection> SideChannelClient::TakeIdle(
@@ -439,43 +464,146 @@ std::shared_ptr<SideChannelClient::Connection> SideChannelClient::TakeIdle(
   return nullptr;
 }
 
-void SideChannelClient::SendEarly(const KeyedArgs& a, Early* early) {
-  if (!FitsTheWire(a)) {
-    return;  // the fetcher says what is wrong
+bool SideChannelClient::WatchKeyed(const std::shared_ptr<const KeyedArgs>& a,
+                                   const std::shared_ptr<KeyedDone>& done) {
+  if (!FitsTheWire(*a)) return false;  // the thread path says what is wrong
+  const std::string endpoint = Endpoint(a->host, a->port);
+  std::shared_ptr<Connection> c = TakeIdle(endpoint);
+  if (c == nullptr) return false;
+  if (!Begin(c, c->generation(), a->opts, a->task).ok()) {
+    GiveBack(endpoint, std::move(c));
+    return false;  // cancelled already: the thread path says so
   }
-  std::shared_ptr<Connection> c = TakeIdle(Endpoint(a.host, a.port));
-  if (c == nullptr) return;
-  if (!Begin(c, c->generation(), a.opts, a.task).ok()) return;  // the fetcher fails it
-  early->request = KeyedRequest(*c, a);
-  // One try, never waiting: the fetcher sends what is left.
-  const ssize_t n =
-      send(c->fd(), early->request.data(), early->request.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-  early->sent = n > 0 ? static_cast<size_t>(n) : 0;
-  early->c = std::move(c);
+  const std::string request = KeyedRequest(*c, *a);
+  // One try, never waiting. A request that did not go whole leaves the
+  // connection unusable, and the producer drops the part it read: the
+  // thread path asks again on a fresh one.
+  const ssize_t n = send(c->fd(), request.data(), request.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (n != static_cast<ssize_t>(request.size())) {
+    End(c, a->opts);
+    c->EndFetch();
+    return false;
+  }
+  c->set_greeted();
+  keyed_watched_.fetch_add(1, std::memory_order_relaxed);
+  const bool watched = watcher_.Watch(c->fd(), a->deadline, [this, a, c, done](Watched e) {
+    OnKeyedReply(a, c, e, done, /*may_wait=*/false);
+  });
+  // Asked, and not watched (the client is stopping): a thread waits.
+  if (!watched) {
+    RunOnPool([this, a, c, done] { OnKeyedReply(a, c, Watched::kReadable, done, true); });
+  }
+  return true;
 }
 
-absl::Status SideChannelClient::Keyed(const KeyedArgs& a, Early* early, bool* sent) {
-  *sent = false;
-  for (int attempt = 0;; ++attempt) {
-    std::shared_ptr<Connection> c;
-    bool reused = false;
-    Attempt r;
-    if (attempt == 0 && early->c != nullptr) {
-      // Taken and begun by the caller, the request maybe sent.
-      c = std::move(early->c);
-      reused = true;
-      *sent = true;
-      r = KeyedTransfer(c.get(), a, early->request, early->sent);
-    } else {
-      if (absl::Now() >= a.deadline) {
-        *sent = true;  // too late for gRPC as well
-        return errors::DeadlineExceeded("RecvTensor from ", a.task, " timed out");
-      }
-      DF_ASSIGN_OR_RETURN(c, Take(a.host, a.port, a.deadline, a.task, &reused));
-      *sent = true;
-      DF_RETURN_IF_ERROR(Begin(c, c->generation(), a.opts, a.task));
-      r = KeyedTransfer(c.get(), a, KeyedRequest(*c, a), 0);
+namespace {
+
+// Bytes the kernel holds to be read on `fd` (0 when it cannot say).
+uint64_t Readable(int fd) {
+  int n = 0;
+  return ioctl(fd, FIONREAD, &n) == 0 && n > 0 ? static_cast<uint64_t>(n) : 0;
+}
+
+// Whether a whole keyed reply (its header and what the header announces)
+// can be read from `fd` without waiting, or a read would fail at once.
+bool WholeReplyIsIn(int fd) {
+  std::array<char, kSideChannelReplyHeaderBytes> head;
+  const ssize_t n = recv(fd, head.data(), head.size(), MSG_PEEK | MSG_DONTWAIT);
+  if (n == 0) return true;  // end of file
+  if (n < 0) return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+  if (static_cast<size_t>(n) < head.size()) return false;
+  SideChannelReplyHeader header;
+  if (!DecodeSideChannelReplyHeader(head, &header)) return true;  // DataLoss at once
+  const uint64_t body =
+      header.code != absl::StatusCode::kOk ? header.message_bytes : header.payload_bytes;
+  return Readable(fd) >= head.size() + body;
+}
+
+}  // namespace
+
+void SideChannelClient::OnKeyedReply(const std::shared_ptr<const KeyedArgs>& a,
+                                     const std::shared_ptr<Connection>& c, Watched event,
+                                     const std::shared_ptr<KeyedDone>& done, bool may_wait) {
+  switch (event) {
+    case Watched::kStopped:
+      FinishKeyed(a, c,
+                  {errors::Cancelled("RecvTensor from ", a->task,
+                                     " was cancelled: the tensor side channel client is shut "
+                                     "down")},
+                  done);
+      return;
+    case Watched::kDeadline:
+      FinishKeyed(a, c,
+                  {errors::DeadlineExceeded("RecvTensor from ", a->task,
+                                            " timed out on the tensor side channel while waiting "
+                                            "for a keyed reply")},
+                  done);
+      return;
+    case Watched::kReadable:
+      break;
+  }
+  // On the watcher's thread only what is in already is read: anything
+  // that could wait goes to a thread of the pool.
+  if (!may_wait && !WholeReplyIsIn(c->fd())) {
+    RunOnPool([this, a, c, done] { OnKeyedReply(a, c, Watched::kReadable, done, true); });
+    return;
+  }
+  uint64_t follows = 0;
+  Attempt r = ReadKeyedReply(c.get(), *a, &follows);
+  if (r.status.ok() && follows > 0) {
+    if (!may_wait && Readable(c->fd()) < follows) {
+      RunOnPool([this, a, c, done, follows] {
+        FinishKeyed(a, c, ReadFollowingBytes(c.get(), *a, follows), done);
+      });
+      return;
     }
+    r = ReadFollowingBytes(c.get(), *a, follows);
+  }
+  FinishKeyed(a, c, std::move(r), done);
+}
+
+void SideChannelClient::FinishKeyed(const std::shared_ptr<const KeyedArgs>& a,
+                                    const std::shared_ptr<Connection>& c, Attempt r,
+                                    const std::shared_ptr<KeyedDone>& done) {
+  End(c, a->opts);
+  absl::Status s;
+  if (c->EndFetch()) {
+    s = errors::Cancelled("RecvTensor from ", a->task, " was cancelled");
+  } else if (r.status.ok()) {
+    GiveBack(Endpoint(a->host, a->port), c);
+  } else if (r.stale) {
+    // The pooled connection was closed before any byte of a reply: the
+    // producer read no request. A thread asks again on a fresh one.
+    RunOnPool([this, a, done] {
+      bool sent = false;
+      const absl::Status s = Keyed(*a, 1, &sent);
+      KeyedFinished();
+      (*done)(s, sent);
+    });
+    return;
+  } else {
+    s = std::move(r.status);
+  }
+  KeyedFinished();
+  (*done)(s, true);
+}
+
+absl::Status SideChannelClient::Keyed(const KeyedArgs& a, int first_attempt, bool* sent) {
+  *sent = false;
+  for (int attempt = first_attempt;; ++attempt) {
+    if (absl::Now() >= a.deadline) {
+      *sent = true;  // too late for gRPC as well
+      return errors::DeadlineExceeded("RecvTensor from ", a.task, " timed out");
+    }
+    bool reused = false;
+    DF_ASSIGN_OR_RETURN(std::shared_ptr<Connection> c,
+                        Take(a.host, a.port, a.deadline, a.task, &reused));
+    *sent = true;
+    DF_RETURN_IF_ERROR(Begin(c, c->generation(), a.opts, a.task));
+    Attempt r = SendKeyedRequest(c.get(), a);
+    uint64_t follows = 0;
+    if (r.status.ok()) r = ReadKeyedReply(c.get(), a, &follows);
+    if (r.status.ok() && follows > 0) r = ReadFollowingBytes(c.get(), a, follows);
     End(c, a.opts);
     if (c->EndFetch()) return errors::Cancelled("RecvTensor from ", a.task, " was cancelled");
     if (r.status.ok()) {
@@ -513,30 +641,37 @@ std::string SideChannelClient::KeyedRequest(const Connection& c, const KeyedArgs
   return request;
 }
 
-SideChannelClient::Attempt SideChannelClient::KeyedTransfer(Connection* c, const KeyedArgs& a,
-                                                            const std::string& request,
-                                                            size_t offset) {
-  const absl::Duration stall = options_.stall_timeout;
+SideChannelClient::Attempt SideChannelClient::SendKeyedRequest(Connection* c, const KeyedArgs& a) {
   if (!FitsTheWire(a)) {
     return {errors::InvalidArgument("RecvTensor from ", a.task,
                                     ": the token or rendezvous key is too long for the tensor "
                                     "side channel")};
   }
+  const std::string request = KeyedRequest(*c, a);
   size_t moved = 0;
   int error = 0;
-  IoOutcome o = WriteFully(c->fd(), request.data() + offset, request.size() - offset, a.deadline,
-                           stall, &moved, &error);
+  const IoOutcome o = WriteFully(c->fd(), request.data(), request.size(), a.deadline,
+                                 options_.stall_timeout, &moved, &error);
   if (o != IoOutcome::kDone) {
-    return {IoFailure(o, error, "sending a keyed request", offset + moved, request.size(), stall,
-                      a.task),
+    return {IoFailure(o, error, "sending a keyed request", moved, request.size(),
+                      options_.stall_timeout, a.task),
             o == IoOutcome::kClosed};
   }
   c->set_greeted();
+  return {};
+}
+
+SideChannelClient::Attempt SideChannelClient::ReadKeyedReply(Connection* c, const KeyedArgs& a,
+                                                             uint64_t* follows) {
+  *follows = 0;
+  const absl::Duration stall = options_.stall_timeout;
+  size_t moved = 0;
+  int error = 0;
   // The producer answers when the tensor is there: no stall bound, the
   // deadline only.
   std::array<char, kSideChannelReplyHeaderBytes> reply_head;
-  o = ReadFully(c->fd(), reply_head.data(), reply_head.size(), a.deadline, absl::InfiniteDuration(),
-                &moved, &error);
+  IoOutcome o = ReadFully(c->fd(), reply_head.data(), reply_head.size(), a.deadline,
+                          absl::InfiniteDuration(), &moved, &error);
   if (o != IoOutcome::kDone) {
     return {
         IoFailure(o, error, "waiting for a keyed reply", moved, reply_head.size(), stall, a.task),
@@ -575,21 +710,30 @@ SideChannelClient::Attempt SideChannelClient::KeyedTransfer(Connection* c, const
                                                   &send_start, &offer);
   if (!decoded.ok())
     return {errors::Annotate(decoded, absl::StrCat("keyed reply from ", a.task, ": "))};
-  if (!offer.has_value()) return {absl::OkStatus()};
+  if (!offer.has_value()) return {};
   if (!offer->follows) {
     return {errors::DataLoss("a keyed reply on the tensor side channel from ", a.task,
                              " offered a ticket")};
   }
-  // The tensor's bytes come next, straight into its buffer.
-  AdviseHugePages(a.tensor->raw_data(), offer->payload_bytes);
-  o = ReadFully(c->fd(), a.tensor->raw_data(), offer->payload_bytes, a.deadline, stall, &moved,
-                &error);
+  *follows = offer->payload_bytes;
+  return {};
+}
+
+SideChannelClient::Attempt SideChannelClient::ReadFollowingBytes(Connection* c, const KeyedArgs& a,
+                                                                 uint64_t bytes) {
+  // The tensor's bytes come after its reply, straight into its buffer.
+  AdviseHugePages(a.tensor->raw_data(), bytes);
+  size_t moved = 0;
+  int error = 0;
+  const IoOutcome o = ReadFully(c->fd(), a.tensor->raw_data(), bytes, a.deadline,
+                                options_.stall_timeout, &moved, &error);
   if (o != IoOutcome::kDone) {
     *a.tensor = Tensor();
-    return {IoFailure(o, error, "reading the tensor", moved, offer->payload_bytes, stall, a.task)};
+    return {
+        IoFailure(o, error, "reading the tensor", moved, bytes, options_.stall_timeout, a.task)};
   }
   CanonicalizeBools(a.tensor);
-  return {absl::OkStatus()};
+  return {};
 }
 
 SideChannelClient::Attempt SideChannelClient::Transfer(Connection* c,

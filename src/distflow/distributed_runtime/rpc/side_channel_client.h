@@ -22,13 +22,17 @@
 // waiting ones, cuts the running ones short and joins the threads.
 //
 // TryRecvAsync asks a producer for a tensor by its rendezvous key (a keyed
-// receive, side_channel_wire.h) and waits for the producer's answer on a
-// thread of the same pool. At most `keyed_threads` keyed receives run at
-// once, and one starts only when a thread is free for it at once: never
-// queued behind another, so receives that wait on each other's producers
-// cannot starve a pool. Otherwise the caller asks over gRPC. Threads that
-// keyed receives hold do not count against `fetch_threads`, so a fetch
-// never waits behind a keyed receive.
+// receive, side_channel_wire.h). On a pooled connection the request leaves
+// from the calling thread and one thread of the client's own waits for
+// every such reply at once (core/readable_watcher.h); it reads a reply
+// that is in whole and runs `done` there, and hands a longer read to the
+// pool. Without a pooled connection a pool thread connects, asks and
+// waits; it starts only when a thread is free for it at once: never queued
+// behind another, so receives that wait on each other's producers cannot
+// starve a pool. At most `keyed_threads` keyed receives run at once (each
+// holds a thread at its producer); otherwise the caller asks over gRPC.
+// Threads that keyed receives hold do not count against `fetch_threads`,
+// so a fetch never waits behind a keyed receive.
 // Thread-safe.
 #ifndef DISTFLOW_DISTRIBUTED_RUNTIME_RPC_SIDE_CHANNEL_CLIENT_H_
 #define DISTFLOW_DISTRIBUTED_RUNTIME_RPC_SIDE_CHANNEL_CLIENT_H_
@@ -44,6 +48,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "distflow/core/readable_watcher.h"
 #include "distflow/distributed_runtime/rpc/side_channel_wire.h"
 #include "distflow/distributed_runtime/worker_interface.h"
 #include "distflow/framework/tensor.h"
@@ -62,10 +67,10 @@ class SideChannelClient {
     int fetch_threads = 4;
     int max_waiting_fetches = 256;
     absl::Duration max_wait_to_start = absl::Seconds(30);
-    // Each keyed receive holds a thread here and one at the producer until
-    // its tensor comes, where gRPC multiplexes waiting calls on one: past
-    // about one per core, more of them cost more in thread switches than
-    // they save (measured on 2 cores with 32 closures in flight).
+    // Each keyed receive holds a thread at the producer until its tensor
+    // comes, where gRPC multiplexes waiting calls on one: past about one
+    // per core, more of them cost more in thread switches than they save
+    // (measured on 2 cores with 32 closures in flight).
     int keyed_threads = DefaultKeyedThreads();
   };
 
@@ -142,6 +147,8 @@ class SideChannelClient {
 
   // Idle connections to host:port, for tests.
   int IdleConnections(const std::string& host, int port);
+  // Keyed receives whose reply the watcher waited for, for tests.
+  int64_t keyed_watched() const { return keyed_watched_.load(std::memory_order_relaxed); }
 
  private:
   class Connection;
@@ -162,18 +169,36 @@ class SideChannelClient {
   void GiveBack(const std::string& endpoint, std::shared_ptr<Connection> c);
   Attempt Transfer(Connection* c, const SideChannelTicket& ticket, void* dst, uint64_t bytes,
                    absl::Time deadline, const std::string& task);
-  // A keyed request sent by TryRecvAsync's caller on a pooled connection,
-  // for the fetcher thread to finish.
-  struct Early;
-  void SendEarly(const KeyedArgs& a, Early* early);
-  // A keyed receive, on the calling thread, going on from `early` when
-  // that sent something.
-  absl::Status Keyed(const KeyedArgs& a, Early* early, bool* sent);
+  using Watched = ReadableWatcher::Event;
+  // Sends a keyed request on a pooled idle connection at once, without
+  // waiting, and leaves the reply to the watcher. False, with nothing
+  // asked, when there is no such connection or the request did not go
+  // whole.
+  bool WatchKeyed(const std::shared_ptr<const KeyedArgs>& a,
+                  const std::shared_ptr<KeyedDone>& done);
+  // The watched reply's `event`. Reads the reply where it is unless that
+  // could wait and `may_wait` is false: then a pool thread does.
+  void OnKeyedReply(const std::shared_ptr<const KeyedArgs>& a, const std::shared_ptr<Connection>& c,
+                    Watched event, const std::shared_ptr<KeyedDone>& done, bool may_wait);
+  // Ends a watched keyed receive with `r` (a stale pooled connection asks
+  // again from a pool thread) and runs `done`.
+  void FinishKeyed(const std::shared_ptr<const KeyedArgs>& a, const std::shared_ptr<Connection>& c,
+                   Attempt r, const std::shared_ptr<KeyedDone>& done);
+  // A keyed receive on the calling thread: connects, asks and waits.
+  // Tries from `first_attempt` (1: a pooled connection was found stale).
+  absl::Status Keyed(const KeyedArgs& a, int first_attempt, bool* sent);
+  // A keyed receive ended (its slot of `keyed_threads` is free).
+  void KeyedFinished();
+  // Runs `job` on a pool thread: one free now, a new one, or the next to
+  // come free; at shutdown on the calling thread.
+  void RunOnPool(std::function<void()> job);
   // The request's bytes: a hello first on a connection that has had none.
   std::string KeyedRequest(const Connection& c, const KeyedArgs& a) const;
-  // Sends `request` from byte `offset` on, then reads the reply.
-  Attempt KeyedTransfer(Connection* c, const KeyedArgs& a, const std::string& request,
-                        size_t offset);
+  Attempt SendKeyedRequest(Connection* c, const KeyedArgs& a);
+  // Reads a keyed reply into a.tensor; `follows` is the count of the
+  // tensor's bytes that come after it (0: none).
+  Attempt ReadKeyedReply(Connection* c, const KeyedArgs& a, uint64_t* follows);
+  Attempt ReadFollowingBytes(Connection* c, const KeyedArgs& a, uint64_t bytes);
   // An idle pooled connection to host:port that is still open, or null.
   std::shared_ptr<Connection> TakeIdle(const std::string& endpoint);
   // Takes `c` for one request: cancellable through `opts` and by Shutdown.
@@ -184,7 +209,10 @@ class SideChannelClient {
 
   const Options options_;
   std::atomic<int> own_port_{0};
+  std::atomic<int64_t> keyed_watched_{0};
   const std::shared_ptr<Pool> pool_;
+  // Waits for the replies of keyed receives.
+  ReadableWatcher watcher_;
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::vector<std::shared_ptr<Connection>>> idle_
       ABSL_GUARDED_BY(mu_);

@@ -108,6 +108,9 @@ SideChannelServer::~SideChannelServer() {
 
 void SideChannelServer::Stop() {
   if (stopped_.exchange(true)) return;
+  // No longer listening: a connection made now is refused at once, where
+  // one left in the backlog would wait for an answer that never comes.
+  if (listen_fd_ >= 0) shutdown(listen_fd_, SHUT_RDWR);
   if (wake_fd_ >= 0) {
     const uint64_t one = 1;
     (void)!write(wake_fd_, &one, sizeof(one));
