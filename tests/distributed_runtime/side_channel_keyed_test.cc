@@ -106,6 +106,18 @@ class Source {
     }
     Send(r, s, std::move(reply), follows);
   }
+  // Answers `r` with an offer of `value` and `missing` bytes more than
+  // its own, which never come.
+  void AnswerShort(const std::shared_ptr<Request>& r, const Tensor& value, uint64_t missing) {
+    grpc::ByteBuffer reply;
+    SideChannelOffer offer;
+    offer.follows = true;
+    offer.payload_bytes = value.TotalBytes() + missing;
+    Tensor claimed(value.dtype(), TensorShape({value.NumElements() +
+                                               static_cast<int64_t>(missing / sizeof(float))}));
+    EncodeRecvTensorOffer(claimed, offer, 0, &reply);
+    Send(r, absl::OkStatus(), std::move(reply), value);
+  }
   // Answers `r` with these bytes as the response.
   void AnswerRaw(const std::shared_ptr<Request>& r, const std::string& bytes) {
     Send(r, absl::OkStatus(), BufferOf(bytes), Tensor());
@@ -329,6 +341,33 @@ TEST_F(KeyedTest, WatchedReceivesTakeRepliesOfEverySizeAndErrors) {
   EXPECT_TRUE(absl::IsAborted(failed.status)) << failed.status;
   EXPECT_THAT(failed.status.message(), HasSubstr("step 5 was aborted"));
   EXPECT_EQ(client.keyed_watched() - watched_before, 4);
+}
+
+TEST_F(KeyedTest, WatchedReceiveWhoseTensorStopsComingIsUnavailable) {
+  SideChannelClient::Options o;
+  o.stall_timeout = absl::Milliseconds(300);
+  SideChannelClient client(o);
+  Warm(&client, &source_, Args("warm"));
+  Outcome out;
+  ASSERT_TRUE(client.TryRecvAsync(out.Into(Args("edge")), out.Fn()));
+  std::shared_ptr<Source::Request> r = source_.Next();
+  ASSERT_NE(r, nullptr);
+  source_.AnswerShort(r, Pattern(1 << 16), 4096);  // 256 KiB of 260
+  ASSERT_TRUE(out.Wait());
+  EXPECT_TRUE(absl::IsUnavailable(out.status)) << out.status;
+  EXPECT_THAT(out.status.message(), HasSubstr("stalled"));
+  EXPECT_THAT(out.status.message(), HasSubstr("262144 of 266240 bytes"));
+  EXPECT_THAT(out.status.message(), HasSubstr(kTask));
+  EXPECT_FALSE(out.tensor.IsInitialized());
+  // That connection is not pooled again; the next receive works.
+  EXPECT_EQ(client.IdleConnections("127.0.0.1", server_->port()), 0);
+  Outcome next;
+  ASSERT_TRUE(client.TryRecvAsync(next.Into(Args("next")), next.Fn()));
+  r = source_.Next();
+  ASSERT_NE(r, nullptr);
+  source_.Answer(r, absl::OkStatus(), Pattern(5));
+  ASSERT_TRUE(next.Wait());
+  EXPECT_TRUE(next.status.ok()) << next.status;
 }
 
 TEST_F(KeyedTest, WatchedReceiveEndsAtItsDeadline) {

@@ -551,15 +551,77 @@ void SideChannelClient::OnKeyedReply(const std::shared_ptr<const KeyedArgs>& a,
   uint64_t follows = 0;
   Attempt r = ReadKeyedReply(c.get(), *a, &follows);
   if (r.status.ok() && follows > 0) {
-    if (!may_wait && Readable(c->fd()) < follows) {
-      RunOnPool([this, a, c, done, follows] {
-        FinishKeyed(a, c, ReadFollowingBytes(c.get(), *a, follows), done);
-      });
+    if (!may_wait) {
+      AdviseHugePages(a->tensor->raw_data(), follows);
+      ReadFollowsAsTheyCome(a, c, done, follows, 0);
       return;
     }
     r = ReadFollowingBytes(c.get(), *a, follows);
   }
   FinishKeyed(a, c, std::move(r), done);
+}
+
+void SideChannelClient::ReadFollowsAsTheyCome(const std::shared_ptr<const KeyedArgs>& a,
+                                              const std::shared_ptr<Connection>& c,
+                                              const std::shared_ptr<KeyedDone>& done,
+                                              uint64_t follows, uint64_t got) {
+  char* dst = static_cast<char*>(a->tensor->raw_data());
+  IoOutcome failed = IoOutcome::kDone;
+  int error = 0;
+  while (got < follows) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(follows - got, SSIZE_MAX));
+    const ssize_t n = recv(c->fd(), dst + got, want, MSG_DONTWAIT);
+    if (n > 0) {
+      got += static_cast<uint64_t>(n);
+    } else if (n == 0) {
+      failed = IoOutcome::kClosed;
+      break;
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      break;
+    } else if (errno != EINTR) {
+      error = errno;
+      failed = error == ECONNRESET || error == EPIPE ? IoOutcome::kClosed : IoOutcome::kError;
+      break;
+    }
+  }
+  const absl::Duration stall = options_.stall_timeout;
+  auto fail = [&](IoOutcome o) {
+    *a->tensor = Tensor();
+    FinishKeyed(a, c, {IoFailure(o, error, "reading the tensor", got, follows, stall, a->task)},
+                done);
+  };
+  if (failed != IoOutcome::kDone) return fail(failed);
+  if (got == follows) {
+    CanonicalizeBools(a->tensor);
+    FinishKeyed(a, c, {}, done);
+    return;
+  }
+  // The rest as it comes: by the call's deadline, and never a stall longer
+  // than the stall bound.
+  const absl::Time stalled_at = absl::Now() + stall;
+  const bool watched = watcher_.Watch(
+      c->fd(), std::min(a->deadline, stalled_at),
+      [this, a, c, done, follows, got, stalled_at](Watched e) {
+        switch (e) {
+          case Watched::kReadable:
+            ReadFollowsAsTheyCome(a, c, done, follows, got);
+            return;
+          case Watched::kDeadline:
+            *a->tensor = Tensor();
+            FinishKeyed(
+                a, c,
+                {IoFailure(a->deadline <= stalled_at ? IoOutcome::kDeadline : IoOutcome::kStalled,
+                           0, "reading the tensor", got, follows, options_.stall_timeout, a->task)},
+                done);
+            return;
+          case Watched::kStopped:
+            *a->tensor = Tensor();
+            FinishKeyed(a, c, {errors::Cancelled("RecvTensor from ", a->task, " was cancelled")},
+                        done);
+            return;
+        }
+      });
+  if (!watched) fail(IoOutcome::kClosed);  // the client is stopping
 }
 
 void SideChannelClient::FinishKeyed(const std::shared_ptr<const KeyedArgs>& a,
