@@ -412,6 +412,7 @@ TEST_F(KeyedTest, WatchedReceiveWhoseProducerStopsIsUnavailable) {
   EXPECT_THAT(out.status.message(), HasSubstr(kTask));
   // Nothing answered and nothing listens: gRPC may ask.
   EXPECT_FALSE(out.sent);
+  EXPECT_EQ(source_.WaitForCancelled(), 1);
 }
 
 TEST_F(KeyedTest, WrongTokenIsUnauthenticated) {
