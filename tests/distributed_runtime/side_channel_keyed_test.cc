@@ -199,6 +199,7 @@ class KeyedTest : public ::testing::Test {
   }
 
   void ExpectCancelFreesTheWait(SideChannelClient* client);
+  void ExpectSourceErrorReachesTheReceiver(SideChannelClient* client);
 
   Source source_;
   std::unique_ptr<SideChannelServer> server_;
@@ -229,10 +230,11 @@ TEST_F(KeyedTest, ReplyComesWhenTheSourceAnswers) {
   EXPECT_EQ(client.IdleConnections("127.0.0.1", server_->port()), 1);
 }
 
-TEST_F(KeyedTest, SourceErrorReachesTheReceiver) {
-  SideChannelClient client;
+// A keyed receive through `client` whose source fails ends with the
+// source's error, naming the producer's task.
+void KeyedTest::ExpectSourceErrorReachesTheReceiver(SideChannelClient* client) {
   Outcome out;
-  ASSERT_TRUE(client.TryRecvAsync(out.Into(Args("edge")), out.Fn()));
+  ASSERT_TRUE(client->TryRecvAsync(out.Into(Args("edge")), out.Fn()));
   std::shared_ptr<Source::Request> r = source_.Next();
   ASSERT_NE(r, nullptr);
   source_.Answer(r, absl::AbortedError("step 5 was aborted"));
@@ -240,6 +242,11 @@ TEST_F(KeyedTest, SourceErrorReachesTheReceiver) {
   EXPECT_TRUE(absl::IsAborted(out.status)) << out.status;
   EXPECT_THAT(out.status.message(), HasSubstr("step 5 was aborted"));
   EXPECT_THAT(out.status.message(), HasSubstr(kTask));
+}
+
+TEST_F(KeyedTest, SourceErrorReachesTheReceiver) {
+  SideChannelClient client;
+  ExpectSourceErrorReachesTheReceiver(&client);
 }
 
 TEST_F(KeyedTest, ReplyThatIsNoRecvTensorResponseIsDataLoss) {
@@ -332,14 +339,7 @@ TEST_F(KeyedTest, WatchedReceivesTakeRepliesOfEverySizeAndErrors) {
     ASSERT_EQ(out.tensor.NumElements(), elements);
     EXPECT_EQ(std::memcmp(out.tensor.raw_data(), sent.raw_data(), sent.TotalBytes()), 0);
   }
-  Outcome failed;
-  ASSERT_TRUE(client.TryRecvAsync(failed.Into(Args("edge")), failed.Fn()));
-  std::shared_ptr<Source::Request> r = source_.Next();
-  ASSERT_NE(r, nullptr);
-  source_.Answer(r, absl::AbortedError("step 5 was aborted"));
-  ASSERT_TRUE(failed.Wait());
-  EXPECT_TRUE(absl::IsAborted(failed.status)) << failed.status;
-  EXPECT_THAT(failed.status.message(), HasSubstr("step 5 was aborted"));
+  ExpectSourceErrorReachesTheReceiver(&client);
   EXPECT_EQ(client.keyed_watched() - watched_before, 4);
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 
 namespace distflow {
 
