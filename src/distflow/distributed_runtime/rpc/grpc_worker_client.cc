@@ -110,9 +110,8 @@ GrpcWorkerClient::GrpcWorkerClient(std::string task, std::shared_ptr<grpc::Chann
                                    std::shared_ptr<SideChannelClient> side_channel,
                                    std::string host, std::shared_ptr<ServerCallQueue> queue)
     : task_(task),
-      channel_(channel),
       queue_(queue),
-      recv_(std::make_shared<RecvPath>(std::move(task), channel, std::move(side_channel),
+      recv_(std::make_shared<RecvPath>(std::move(task), std::move(channel), std::move(side_channel),
                                        std::move(host), queue)),
       run_graph_stream_(queue.get(), [this](grpc::ClientContext* ctx, grpc::CompletionQueue* cq) {
         return recv_->stub->PrepareAsyncRunGraphStream(ctx, cq);

@@ -106,7 +106,6 @@ class GrpcWorkerClient : public WorkerInterface {
                          StatusCallback done);
 
   const std::string task_;
-  std::shared_ptr<grpc::Channel> channel_;
   const std::shared_ptr<ServerCallQueue> queue_;
   const std::shared_ptr<RecvPath> recv_;
   ClientCallStreamSlot<RunGraphStreamRequest, RunGraphStreamResponse> run_graph_stream_;
