@@ -64,6 +64,14 @@ class SideChannelClient::Connection {
   // a connection, so no lock).
   bool greeted() const { return greeted_; }
   void set_greeted() { greeted_ = true; }
+  // Asks the kernel to call the connection readable only once `bytes` are
+  // in (or the receive window is nearly full, or it closed), so a large
+  // tensor wakes its reader a few times rather than once per segment. 1
+  // is the default; a pooled connection always goes back with it.
+  void SetReadLowWater(int bytes) {
+    if (bytes == low_water_) return;
+    if (setsockopt(fd_, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof(bytes)) == 0) low_water_ = bytes;
+  }
 
  private:
   const int fd_;
@@ -71,6 +79,7 @@ class SideChannelClient::Connection {
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   bool greeted_ = false;
+  int low_water_ = 1;
 };
 
 // How one try of a fetch went. `stale`: the connection was found closed
@@ -117,6 +126,9 @@ bool FitsTheWire(const SideChannelClient::KeyedArgs& a) {
 
 // The longest keyed reply taken: gRPC's own bound on a message.
 constexpr uint64_t kMaxKeyedReplyBytes = uint64_t{2} << 30;
+
+// The most bytes a reader waits to be in before it is woken.
+constexpr uint64_t kMaxReadLowWater = uint64_t{1} << 20;
 
 // Buffers this large come from fresh mappings (malloc maps anything over
 // 32 MiB), so every page of them faults when the payload first lands; with
@@ -598,6 +610,7 @@ void SideChannelClient::ReadFollowsAsTheyCome(const std::shared_ptr<const KeyedA
   }
   // The rest as it comes: by the call's deadline, and never a stall longer
   // than the stall bound.
+  c->SetReadLowWater(static_cast<int>(std::min<uint64_t>(follows - got, kMaxReadLowWater)));
   const absl::Time stalled_at = absl::Now() + stall;
   const bool watched = watcher_.Watch(
       c->fd(), std::min(a->deadline, stalled_at),
@@ -628,6 +641,7 @@ void SideChannelClient::FinishKeyed(const std::shared_ptr<const KeyedArgs>& a,
                                     const std::shared_ptr<Connection>& c, Attempt r,
                                     const std::shared_ptr<KeyedDone>& done) {
   End(c, a->opts);
+  c->SetReadLowWater(1);
   absl::Status s;
   if (c->EndFetch()) {
     s = errors::Cancelled("RecvTensor from ", a->task, " was cancelled");
