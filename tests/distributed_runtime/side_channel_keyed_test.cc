@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -468,6 +469,122 @@ TEST_F(KeyedTest, OverlongKeyClosesTheConnection) {
   std::string message;
   EXPECT_FALSE(ReadErrorAndClose(fd, &reply, &message));  // closed with nothing sent
   close(fd);
+}
+
+// A producer the test writes by hand: it answers each request it reads
+// with the next of `replies`, byte for byte, pausing `pause` (or until the
+// test ends) before the last reply's second half.
+class RawProducer {
+ public:
+  RawProducer(std::vector<std::string> replies, absl::Duration pause)
+      : replies_(std::move(replies)), pause_(pause) {
+    listen_fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr = test::LoopbackAddress(0);
+    EXPECT_EQ(bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    EXPECT_EQ(listen(listen_fd_, 4), 0);
+    socklen_t len = sizeof(addr);
+    getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~RawProducer() {
+    done_.Notify();
+    shutdown(listen_fd_, SHUT_RDWR);
+    thread_.join();
+    close(listen_fd_);
+  }
+  int port() const { return port_; }
+
+  // A whole keyed reply carrying `t`.
+  static std::string Reply(const Tensor& t) {
+    grpc::ByteBuffer response;
+    EncodeRecvTensorResponse(t, false, 0, &response);
+    std::vector<grpc::Slice> slices;
+    EXPECT_TRUE(response.Dump(&slices).ok());
+    std::string body;
+    for (const grpc::Slice& s : slices)
+      body.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    SideChannelReplyHeader header;
+    header.payload_bytes = body.size();
+    std::array<char, kSideChannelReplyHeaderBytes> head;
+    EncodeSideChannelReplyHeader(header, &head);
+    return std::string(head.data(), head.size()) + body;
+  }
+
+ private:
+  void Serve() {
+    const int fd = accept(listen_fd_, nullptr, nullptr);
+    if (fd < 0) return;
+    for (size_t i = 0; i < replies_.size(); ++i) {
+      pollfd pfd{fd, POLLIN, 0};
+      if (poll(&pfd, 1, 20000) != 1) break;
+      char request[4096];
+      if (recv(fd, request, sizeof(request), 0) <= 0) break;  // one request, whole
+      const std::string& reply = replies_[i];
+      const size_t half = reply.size() / 2;
+      send(fd, reply.data(), half, MSG_NOSIGNAL);
+      if (i + 1 == replies_.size() && done_.WaitForNotificationWithTimeout(pause_)) break;
+      send(fd, reply.data() + half, reply.size() - half, MSG_NOSIGNAL);
+    }
+    done_.WaitForNotificationWithTimeout(absl::Seconds(30));
+    close(fd);
+  }
+
+  std::vector<std::string> replies_;
+  const absl::Duration pause_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  absl::Notification done_;
+  std::thread thread_;
+};
+
+// Keyed receives from a RawProducer, the first on a new connection and
+// the rest on it pooled; the outcome of the last.
+void ReceiveFromRaw(const RawProducer& producer, int receives, SideChannelClient* client,
+                    Outcome* last) {
+  SideChannelClient::KeyedArgs a;
+  a.host = "127.0.0.1";
+  a.port = producer.port();
+  a.key = "edge";
+  a.token = kToken;
+  a.task = kTask;
+  for (int i = 0; i + 1 < receives; ++i) {
+    Outcome out;
+    ASSERT_TRUE(client->TryRecvAsync(out.Into(a), out.Fn()));
+    ASSERT_TRUE(out.Wait());
+    ASSERT_TRUE(out.status.ok()) << out.status;
+  }
+  ASSERT_TRUE(client->TryRecvAsync(last->Into(a), last->Fn()));
+  ASSERT_TRUE(last->Wait());
+}
+
+TEST(KeyedClientTest, WatchedReplyThatComesInPiecesIsTakenWhole) {
+  const Tensor sent = Pattern(8000);  // 32 000 bytes in the reply itself
+  RawProducer producer({RawProducer::Reply(Pattern(2)), RawProducer::Reply(sent)},
+                       absl::Milliseconds(50));
+  SideChannelClient client;
+  Outcome out;
+  ReceiveFromRaw(producer, 2, &client, &out);
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  EXPECT_EQ(client.keyed_watched(), 1);
+  ASSERT_EQ(out.tensor.NumElements(), sent.NumElements());
+  EXPECT_EQ(std::memcmp(out.tensor.raw_data(), sent.raw_data(), sent.TotalBytes()), 0);
+}
+
+TEST(KeyedClientTest, WatchedReplyThatStopsHalfwayIsUnavailable) {
+  SideChannelClient::Options o;
+  o.stall_timeout = absl::Milliseconds(300);
+  SideChannelClient client(o);
+  // The second reply's second half would come long after the stall bound.
+  RawProducer producer({RawProducer::Reply(Pattern(2)), RawProducer::Reply(Pattern(8000))},
+                       absl::Seconds(20));
+  Outcome out;
+  ReceiveFromRaw(producer, 2, &client, &out);
+  EXPECT_TRUE(absl::IsUnavailable(out.status)) << out.status;
+  EXPECT_THAT(out.status.message(), HasSubstr("stalled"));
+  EXPECT_THAT(out.status.message(), HasSubstr("reading a keyed reply"));
+  EXPECT_THAT(out.status.message(), HasSubstr(kTask));
+  EXPECT_EQ(client.IdleConnections("127.0.0.1", producer.port()), 0);
 }
 
 TEST(KeyedClientTest, NothingListeningMeansNotSent) {

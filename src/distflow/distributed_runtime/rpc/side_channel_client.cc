@@ -516,19 +516,30 @@ uint64_t Readable(int fd) {
   return ioctl(fd, FIONREAD, &n) == 0 && n > 0 ? static_cast<uint64_t>(n) : 0;
 }
 
-// Whether a whole keyed reply (its header and what the header announces)
-// can be read from `fd` without waiting, or a read would fail at once.
-bool WholeReplyIsIn(int fd) {
+// What a watched keyed reply still waits for: `bytes`, the size of the
+// whole reply (its header and what the header announces; the header
+// alone while that is not in), 0 when it is all in or a read would fail at
+// once; `partial` when some of it is in.
+struct ReplyWait {
+  uint64_t bytes = 0;
+  bool partial = false;
+};
+ReplyWait WhatTheReplyWaitsFor(int fd) {
   std::array<char, kSideChannelReplyHeaderBytes> head;
   const ssize_t n = recv(fd, head.data(), head.size(), MSG_PEEK | MSG_DONTWAIT);
-  if (n == 0) return true;  // end of file
-  if (n < 0) return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
-  if (static_cast<size_t>(n) < head.size()) return false;
+  if (n == 0) return {};  // end of file
+  if (n < 0) {
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return {};
+    return {head.size(), false};
+  }
+  if (static_cast<size_t>(n) < head.size()) return {head.size(), true};
   SideChannelReplyHeader header;
-  if (!DecodeSideChannelReplyHeader(head, &header)) return true;  // DataLoss at once
+  if (!DecodeSideChannelReplyHeader(head, &header)) return {};  // DataLoss at once
   const uint64_t body =
       header.code != absl::StatusCode::kOk ? header.message_bytes : header.payload_bytes;
-  return Readable(fd) >= head.size() + body;
+  const uint64_t whole = head.size() + body;
+  if (whole < body || Readable(fd) >= whole) return {};  // DataLoss at once, or in
+  return {whole, true};
 }
 
 }  // namespace
@@ -554,11 +565,19 @@ void SideChannelClient::OnKeyedReply(const std::shared_ptr<const KeyedArgs>& a,
     case Watched::kReadable:
       break;
   }
-  // On the watcher's thread only what is in already is read: anything
-  // that could wait goes to a thread of the pool.
-  if (!may_wait && !WholeReplyIsIn(c->fd())) {
-    RunOnPool([this, a, c, done] { OnKeyedReply(a, c, Watched::kReadable, done, true); });
-    return;
+  // On the watcher's thread only what is in already is read. A reply not
+  // all in is watched again, to wake once it is (SO_RCVLOWAT), by the
+  // deadline and, once it has begun, the stall bound; one longer than the
+  // low-water bound is read on a thread of the pool.
+  if (!may_wait) {
+    const ReplyWait wait = WhatTheReplyWaitsFor(c->fd());
+    if (wait.bytes > 0) {
+      if (wait.bytes > kMaxReadLowWater ||
+          !WatchTheRestOfTheReply(a, c, done, wait.bytes, wait.partial)) {
+        RunOnPool([this, a, c, done] { OnKeyedReply(a, c, Watched::kReadable, done, true); });
+      }
+      return;
+    }
   }
   uint64_t follows = 0;
   Attempt r = ReadKeyedReply(c.get(), *a, &follows);
@@ -571,6 +590,26 @@ void SideChannelClient::OnKeyedReply(const std::shared_ptr<const KeyedArgs>& a,
     r = ReadFollowingBytes(c.get(), *a, follows);
   }
   FinishKeyed(a, c, std::move(r), done);
+}
+
+bool SideChannelClient::WatchTheRestOfTheReply(const std::shared_ptr<const KeyedArgs>& a,
+                                               const std::shared_ptr<Connection>& c,
+                                               const std::shared_ptr<KeyedDone>& done,
+                                               uint64_t bytes, bool begun) {
+  c->SetReadLowWater(static_cast<int>(bytes));
+  const absl::Time stalled_at =
+      begun ? absl::Now() + options_.stall_timeout : absl::InfiniteFuture();
+  return watcher_.Watch(c->fd(), std::min(a->deadline, stalled_at),
+                        [this, a, c, done, bytes, stalled_at](Watched e) {
+                          if (e == Watched::kDeadline && stalled_at < a->deadline) {
+                            FinishKeyed(a, c,
+                                        {IoFailure(IoOutcome::kStalled, 0, "reading a keyed reply",
+                                                   0, bytes, options_.stall_timeout, a->task)},
+                                        done);
+                            return;
+                          }
+                          OnKeyedReply(a, c, e, done, /*may_wait=*/false);
+                        });
 }
 
 void SideChannelClient::ReadFollowsAsTheyCome(const std::shared_ptr<const KeyedArgs>& a,

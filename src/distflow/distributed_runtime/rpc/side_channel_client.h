@@ -180,6 +180,12 @@ class SideChannelClient {
   // could wait and `may_wait` is false: then a pool thread does.
   void OnKeyedReply(const std::shared_ptr<const KeyedArgs>& a, const std::shared_ptr<Connection>& c,
                     Watched event, const std::shared_ptr<KeyedDone>& done, bool may_wait);
+  // Watches a reply whose `bytes` are not all in again, to wake once they
+  // are; the stall bound counts once the reply has `begun`. False when the
+  // watcher took nothing (it is stopping).
+  bool WatchTheRestOfTheReply(const std::shared_ptr<const KeyedArgs>& a,
+                              const std::shared_ptr<Connection>& c,
+                              const std::shared_ptr<KeyedDone>& done, uint64_t bytes, bool begun);
   // Reads the `follows` bytes of a.tensor after a watched reply from byte
   // `got` on, as far as they are in, and watches for the rest.
   void ReadFollowsAsTheyCome(const std::shared_ptr<const KeyedArgs>& a,
