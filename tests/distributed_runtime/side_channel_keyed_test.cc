@@ -201,6 +201,8 @@ class KeyedTest : public ::testing::Test {
 
   void ExpectCancelFreesTheWait(SideChannelClient* client);
   void ExpectSourceErrorReachesTheReceiver(SideChannelClient* client);
+  void StartAWatchedWait(SideChannelClient* client, Outcome* out,
+                         std::shared_ptr<Source::Request>* request);
 
   Source source_;
   std::unique_ptr<SideChannelServer> server_;
@@ -385,13 +387,22 @@ TEST_F(KeyedTest, WatchedReceiveEndsAtItsDeadline) {
   EXPECT_EQ(source_.WaitForCancelled(), 1);
 }
 
+// Starts a keyed receive through `client` that waits on the watcher for a
+// tensor that never comes; holds its request in *request (to be cancelled).
+void KeyedTest::StartAWatchedWait(SideChannelClient* client, Outcome* out,
+                                  std::shared_ptr<Source::Request>* request) {
+  Warm(client, &source_, Args("warm"));
+  ASSERT_TRUE(client->TryRecvAsync(out->Into(Args("never")), out->Fn()));
+  *request = source_.Next();
+  ASSERT_NE(*request, nullptr);
+  EXPECT_EQ(client->keyed_watched(), 1);
+}
+
 TEST_F(KeyedTest, ShutdownEndsAWatchedReceive) {
   SideChannelClient client;
-  Warm(&client, &source_, Args("warm"));
   Outcome out;
-  ASSERT_TRUE(client.TryRecvAsync(out.Into(Args("never")), out.Fn()));
-  std::shared_ptr<Source::Request> r = source_.Next();  // held: it is cancelled
-  ASSERT_NE(r, nullptr);
+  std::shared_ptr<Source::Request> r;
+  ASSERT_NO_FATAL_FAILURE(StartAWatchedWait(&client, &out, &r));
   client.Shutdown();
   ASSERT_TRUE(out.done.HasBeenNotified());  // ended within Shutdown
   EXPECT_TRUE(absl::IsCancelled(out.status)) << out.status;
@@ -402,11 +413,9 @@ TEST_F(KeyedTest, ShutdownEndsAWatchedReceive) {
 
 TEST_F(KeyedTest, WatchedReceiveWhoseProducerStopsIsUnavailable) {
   SideChannelClient client;
-  Warm(&client, &source_, Args("warm"));
   Outcome out;
-  ASSERT_TRUE(client.TryRecvAsync(out.Into(Args("never")), out.Fn()));
-  std::shared_ptr<Source::Request> r = source_.Next();  // held: it is cancelled
-  ASSERT_NE(r, nullptr);
+  std::shared_ptr<Source::Request> r;
+  ASSERT_NO_FATAL_FAILURE(StartAWatchedWait(&client, &out, &r));
   server_->Stop();
   ASSERT_TRUE(out.Wait());
   EXPECT_TRUE(absl::IsUnavailable(out.status)) << out.status;
