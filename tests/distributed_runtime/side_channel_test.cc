@@ -203,6 +203,76 @@ absl::Status OfferAndFetchPattern(SideChannelServer* server, SideChannelClient* 
   return absl::OkStatus();
 }
 
+// A TCP connection on loopback: both ends, non-blocking as the side
+// channel's are.
+struct TcpPair {
+  TcpPair() {
+    const int listener = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr = test::LoopbackAddress(0);
+    EXPECT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    EXPECT_EQ(listen(listener, 1), 0);
+    socklen_t len = sizeof(addr);
+    getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+    writer = test::Dial(ntohs(addr.sin_port));
+    reader = accept(listener, nullptr, nullptr);
+    close(listener);
+    EXPECT_TRUE(PrepareSideChannelSocket(reader));
+  }
+  ~TcpPair() {
+    close(reader);
+    close(writer);
+  }
+  int reader = -1;
+  int writer = -1;
+};
+
+TEST(SideChannelWireTest, ReadWokenLateTakesEveryByteAndResetsTheLowWaterMark) {
+  TcpPair pair;
+  // 2.5 MiB in uneven pieces with pauses, so the reader waits mid-way and
+  // its last wait is for less than the low-water bound.
+  std::vector<char> sent(5 << 19);
+  for (size_t i = 0; i < sent.size(); ++i) sent[i] = static_cast<char>(i * 131 + 7);
+  std::thread writer([&] {
+    size_t off = 0;
+    for (size_t piece : {size_t{1000}, size_t{700000}, size_t{1} << 20, size_t{3}}) {
+      ASSERT_EQ(send(pair.writer, sent.data() + off, piece, 0), static_cast<ssize_t>(piece));
+      off += piece;
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    ASSERT_EQ(send(pair.writer, sent.data() + off, sent.size() - off, 0),
+              static_cast<ssize_t>(sent.size() - off));
+  });
+  std::vector<char> got(sent.size());
+  size_t moved = 0;
+  int error = 0;
+  EXPECT_EQ(ReadFullyWokenLate(pair.reader, got.data(), got.size(), absl::Now() + absl::Seconds(20),
+                               absl::Seconds(20), 1 << 20, &moved, &error),
+            IoOutcome::kDone);
+  writer.join();
+  EXPECT_EQ(moved, sent.size());
+  EXPECT_TRUE(got == sent);
+  int low_water = 0;
+  socklen_t len = sizeof(low_water);
+  ASSERT_EQ(getsockopt(pair.reader, SOL_SOCKET, SO_RCVLOWAT, &low_water, &len), 0);
+  EXPECT_EQ(low_water, 1);
+}
+
+TEST(SideChannelWireTest, ReadWokenLateStallsWhenTheRestNeverComes) {
+  TcpPair pair;
+  std::vector<char> buf(1 << 20);
+  ASSERT_EQ(send(pair.writer, buf.data(), 4096, 0), 4096);
+  size_t moved = 0;
+  int error = 0;
+  EXPECT_EQ(ReadFullyWokenLate(pair.reader, buf.data(), buf.size(), absl::Now() + absl::Seconds(20),
+                               absl::Milliseconds(200), 1 << 20, &moved, &error),
+            IoOutcome::kStalled);
+  EXPECT_EQ(moved, 4096u);
+  int low_water = 0;
+  socklen_t len = sizeof(low_water);
+  ASSERT_EQ(getsockopt(pair.reader, SOL_SOCKET, SO_RCVLOWAT, &low_water, &len), 0);
+  EXPECT_EQ(low_water, 1);
+}
+
 TEST(SideChannelServerTest, LargeTensorArrivesIntact) {
   auto server = StartServer();
   ASSERT_NE(server, nullptr);

@@ -840,8 +840,9 @@ SideChannelClient::Attempt SideChannelClient::ReadFollowingBytes(Connection* c, 
   AdviseHugePages(a.tensor->raw_data(), bytes);
   size_t moved = 0;
   int error = 0;
-  const IoOutcome o = ReadFully(c->fd(), a.tensor->raw_data(), bytes, a.deadline,
-                                options_.stall_timeout, &moved, &error);
+  const IoOutcome o =
+      ReadFullyWokenLate(c->fd(), a.tensor->raw_data(), bytes, a.deadline, options_.stall_timeout,
+                         static_cast<int>(kMaxReadLowWater), &moved, &error);
   if (o != IoOutcome::kDone) {
     *a.tensor = Tensor();
     return {
@@ -889,7 +890,8 @@ SideChannelClient::Attempt SideChannelClient::Transfer(Connection* c,
     return {errors::DataLoss("tensor side channel from ", task, " announced ", header.payload_bytes,
                              " bytes where the RecvTensor reply said ", bytes)};
   }
-  o = ReadFully(c->fd(), dst, bytes, deadline, stall, &moved, &error);
+  o = ReadFullyWokenLate(c->fd(), dst, bytes, deadline, stall, static_cast<int>(kMaxReadLowWater),
+                         &moved, &error);
   if (o != IoOutcome::kDone) {
     return {IoFailure(o, error, "reading the tensor", moved, bytes, stall, task)};
   }

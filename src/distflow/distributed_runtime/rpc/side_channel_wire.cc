@@ -220,6 +220,31 @@ IoOutcome ReadFully(int fd, void* buf, size_t n, absl::Time deadline, absl::Dura
   });
 }
 
+IoOutcome ReadFullyWokenLate(int fd, void* buf, size_t n, absl::Time deadline, absl::Duration stall,
+                             int max_low_water, size_t* moved, int* error) {
+  char* p = static_cast<char*>(buf);
+  int low_water = 1;
+  const IoOutcome o =
+      MoveFully(fd, n, POLLIN, deadline, stall, moved, error, [&](size_t off, size_t len) {
+        const ssize_t r = recv(fd, p + off, len, MSG_DONTWAIT);
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+          // Never more than is still to come: the wait must end with it.
+          const int want = static_cast<int>(std::min<size_t>(len, max_low_water));
+          if (want != low_water &&
+              setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &want, sizeof(want)) == 0) {
+            low_water = want;
+          }
+          errno = EAGAIN;
+        }
+        return r;
+      });
+  if (low_water != 1) {
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
+  }
+  return o;
+}
+
 IoOutcome WriteFully(int fd, const void* buf, size_t n, absl::Time deadline, absl::Duration stall,
                      size_t* moved, int* error) {
   const char* p = static_cast<const char*>(buf);

@@ -146,6 +146,12 @@ IoOutcome ReadFully(int fd, void* buf, size_t n, absl::Time deadline, absl::Dura
                     size_t* moved, int* error);
 IoOutcome WriteFully(int fd, const void* buf, size_t n, absl::Time deadline, absl::Duration stall,
                      size_t* moved, int* error);
+// ReadFully for a large read: while it waits, the socket's low-water mark
+// (SO_RCVLOWAT) is what is still to come, up to `max_low_water`, so the
+// kernel wakes it once that much is in (or the receive window is nearly
+// full) rather than once per segment. The mark is back at 1 on return.
+IoOutcome ReadFullyWokenLate(int fd, void* buf, size_t n, absl::Time deadline, absl::Duration stall,
+                             int max_low_water, size_t* moved, int* error);
 
 // TCP_NODELAY and non-blocking mode; false (errno set) on failure.
 bool PrepareSideChannelSocket(int fd);
