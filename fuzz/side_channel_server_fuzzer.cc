@@ -48,7 +48,7 @@ SideChannelServer& Server() {
     }
     // Pushes (after a hello; the server has no token) are decoded as the
     // worker decodes them.
-    (*s)->SetPushSink([](int64_t, const std::string&, const std::string& payload) {
+    (*s)->SetPushSink([](int64_t, const std::string&, absl::string_view payload) {
       grpc::Slice slice(payload.data(), payload.size());
       grpc::ByteBuffer bytes(&slice, 1);
       Tensor value;

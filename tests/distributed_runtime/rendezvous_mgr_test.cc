@@ -225,12 +225,18 @@ TEST(RendezvousPushTest, ProducerPushesWhatNobodyAsksForYet) {
   mgr.Cleanup(9);
 }
 
+// Makes `mgr` keep the tensors producers push to it (with no pusher of its
+// own).
+void AcceptPushes(RendezvousMgr* mgr) {
+  PushSetup setup;
+  setup.accept = true;
+  mgr->SetPush(setup);
+}
+
 TEST(RendezvousPushTest, ReceiveTakesAValuePushedBeforeItWithoutAsking) {
   Consumer c = MakeConsumerCache();
   RendezvousMgr mgr(kConsumer);
-  PushSetup setup;
-  setup.accept = true;
-  mgr.SetPush(setup);
+  AcceptPushes(&mgr);
   std::string k;
   Key("x", &k);
   // The push comes before the step's run: the step is made for it.
@@ -255,9 +261,7 @@ TEST(RendezvousPushTest, PushThatComesWhileAskingAnswersAndTheReplyIsDropped) {
   auto asked = c.peer->asked;
   auto pending = c.peer->pending;
   RendezvousMgr mgr(kConsumer);
-  PushSetup setup;
-  setup.accept = true;
-  mgr.SetPush(setup);
+  AcceptPushes(&mgr);
   RefPtr<RemoteRendezvous> r = mgr.Find(2);
   r->Initialize(c.cache);
   Received got;
@@ -289,9 +293,7 @@ TEST(RendezvousPushTest, ReplyBeforeThePushAnswersAndThePushIsFreedWithTheStep) 
   Consumer c = MakeConsumerCache();
   auto pending = c.peer->pending;
   RendezvousMgr mgr(kConsumer);
-  PushSetup setup;
-  setup.accept = true;
-  mgr.SetPush(setup);
+  AcceptPushes(&mgr);
   RefPtr<RemoteRendezvous> r = mgr.Find(3);
   r->Initialize(c.cache);
   Received got;
@@ -319,9 +321,7 @@ TEST(RendezvousPushTest, PushesAreDroppedPastTheirBoundsOrWhenNotAccepted) {
   EXPECT_FALSE(off.DeliverPushed(1, k, Tensor::Scalar<float>(1.0f), false));
   EXPECT_EQ(off.NumSteps(), 0u);
   RendezvousMgr mgr(kConsumer);
-  PushSetup setup;
-  setup.accept = true;
-  mgr.SetPush(setup);
+  AcceptPushes(&mgr);
   // Over kMaxPushedBytes held: dropped, the step not made.
   Tensor big(DT_FLOAT, TensorShape({RendezvousMgr::kMaxPushedBytes / 4 + 1}));
   EXPECT_FALSE(mgr.DeliverPushed(1, k, big, false));

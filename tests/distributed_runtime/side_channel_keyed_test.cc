@@ -203,6 +203,18 @@ class KeyedTest : public ::testing::Test {
   void ExpectSourceErrorReachesTheReceiver(SideChannelClient* client);
   void StartAWatchedWait(SideChannelClient* client, Outcome* out,
                          std::shared_ptr<Source::Request>* request);
+  void Warm(SideChannelClient* client);
+  void ReceiveUntilTheDeadline(SideChannelClient* client, Outcome* out);
+  // A keyed receive of `key` through `client` that the source answers
+  // with `value`, waited for.
+  void ReceiveAnswered(SideChannelClient* client, const std::string& key, const Tensor& value,
+                       Outcome* out) {
+    ASSERT_TRUE(client->TryRecvAsync(out->Into(Args(key)), out->Fn()));
+    std::shared_ptr<Source::Request> r = source_.Next();
+    ASSERT_NE(r, nullptr);
+    source_.Answer(r, absl::OkStatus(), value);
+    ASSERT_TRUE(out->Wait());
+  }
 
   Source source_;
   std::unique_ptr<SideChannelServer> server_;
@@ -264,14 +276,20 @@ TEST_F(KeyedTest, ReplyThatIsNoRecvTensorResponseIsDataLoss) {
   EXPECT_THAT(out.status.message(), HasSubstr(kTask));
 }
 
+// A keyed receive through `client`, 300 ms from its deadline, of a tensor
+// that never comes: it ends DeadlineExceeded.
+void KeyedTest::ReceiveUntilTheDeadline(SideChannelClient* client, Outcome* out) {
+  SideChannelClient::KeyedArgs a = Args("never");
+  a.deadline = absl::Now() + absl::Milliseconds(300);
+  ASSERT_TRUE(client->TryRecvAsync(out->Into(a), out->Fn()));
+  ASSERT_TRUE(out->Wait());
+  EXPECT_TRUE(absl::IsDeadlineExceeded(out->status)) << out->status;
+}
+
 TEST_F(KeyedTest, DeadlineCancelsTheProducersWait) {
   SideChannelClient client;
   Outcome out;
-  SideChannelClient::KeyedArgs a = Args("never");
-  a.deadline = absl::Now() + absl::Milliseconds(300);
-  ASSERT_TRUE(client.TryRecvAsync(out.Into(a), out.Fn()));
-  ASSERT_TRUE(out.Wait());
-  EXPECT_TRUE(absl::IsDeadlineExceeded(out.status)) << out.status;
+  ASSERT_NO_FATAL_FAILURE(ReceiveUntilTheDeadline(&client, &out));
   // The producer gave up at the same time and freed its wait.
   EXPECT_EQ(source_.WaitForCancelled(), 1);
 }
@@ -301,33 +319,22 @@ TEST_F(KeyedTest, CancelOnAPooledConnectionFreesTheProducersWait) {
   SideChannelClient client;
   // A first receive leaves a connection pooled: the next request leaves
   // from the caller's thread.
-  Outcome warm;
-  ASSERT_TRUE(client.TryRecvAsync(warm.Into(Args("warm")), warm.Fn()));
-  std::shared_ptr<Source::Request> first = source_.Next();
-  ASSERT_NE(first, nullptr);
-  source_.Answer(first, absl::OkStatus(), Pattern(3));
-  ASSERT_TRUE(warm.Wait());
-  ASSERT_TRUE(warm.status.ok()) << warm.status;
-  ASSERT_EQ(client.IdleConnections("127.0.0.1", server_->port()), 1);
+  ASSERT_NO_FATAL_FAILURE(Warm(&client));
   ExpectCancelFreesTheWait(&client);
 }
 
 // Leaves one connection of `client` pooled, so that its next keyed
 // receive waits on the watcher.
-void Warm(SideChannelClient* client, Source* source, const SideChannelClient::KeyedArgs& a) {
+void KeyedTest::Warm(SideChannelClient* client) {
   Outcome warm;
-  ASSERT_TRUE(client->TryRecvAsync(warm.Into(a), warm.Fn()));
-  std::shared_ptr<Source::Request> r = source->Next();
-  ASSERT_NE(r, nullptr);
-  source->Answer(r, absl::OkStatus(), Pattern(3));
-  ASSERT_TRUE(warm.Wait());
+  ASSERT_NO_FATAL_FAILURE(ReceiveAnswered(client, "warm", Pattern(3), &warm));
   ASSERT_TRUE(warm.status.ok()) << warm.status;
-  ASSERT_EQ(client->IdleConnections(a.host, a.port), 1);
+  ASSERT_EQ(client->IdleConnections("127.0.0.1", server_->port()), 1);
 }
 
 TEST_F(KeyedTest, WatchedReceivesTakeRepliesOfEverySizeAndErrors) {
   SideChannelClient client;
-  Warm(&client, &source_, Args("warm"));
+  ASSERT_NO_FATAL_FAILURE(Warm(&client));
   const int64_t watched_before = client.keyed_watched();
   // In the reply, just past it, and far past what one read takes.
   for (int elements : {1, 20000, 1 << 20}) {
@@ -350,7 +357,7 @@ TEST_F(KeyedTest, WatchedReceiveWhoseTensorStopsComingIsUnavailable) {
   SideChannelClient::Options o;
   o.stall_timeout = absl::Milliseconds(300);
   SideChannelClient client(o);
-  Warm(&client, &source_, Args("warm"));
+  ASSERT_NO_FATAL_FAILURE(Warm(&client));
   Outcome out;
   ASSERT_TRUE(client.TryRecvAsync(out.Into(Args("edge")), out.Fn()));
   std::shared_ptr<Source::Request> r = source_.Next();
@@ -365,23 +372,15 @@ TEST_F(KeyedTest, WatchedReceiveWhoseTensorStopsComingIsUnavailable) {
   // That connection is not pooled again; the next receive works.
   EXPECT_EQ(client.IdleConnections("127.0.0.1", server_->port()), 0);
   Outcome next;
-  ASSERT_TRUE(client.TryRecvAsync(next.Into(Args("next")), next.Fn()));
-  r = source_.Next();
-  ASSERT_NE(r, nullptr);
-  source_.Answer(r, absl::OkStatus(), Pattern(5));
-  ASSERT_TRUE(next.Wait());
+  ASSERT_NO_FATAL_FAILURE(ReceiveAnswered(&client, "next", Pattern(5), &next));
   EXPECT_TRUE(next.status.ok()) << next.status;
 }
 
 TEST_F(KeyedTest, WatchedReceiveEndsAtItsDeadline) {
   SideChannelClient client;
-  Warm(&client, &source_, Args("warm"));
+  ASSERT_NO_FATAL_FAILURE(Warm(&client));
   Outcome out;
-  SideChannelClient::KeyedArgs a = Args("never");
-  a.deadline = absl::Now() + absl::Milliseconds(300);
-  ASSERT_TRUE(client.TryRecvAsync(out.Into(a), out.Fn()));
-  ASSERT_TRUE(out.Wait());
-  EXPECT_TRUE(absl::IsDeadlineExceeded(out.status)) << out.status;
+  ASSERT_NO_FATAL_FAILURE(ReceiveUntilTheDeadline(&client, &out));
   EXPECT_THAT(out.status.message(), HasSubstr(kTask));
   EXPECT_EQ(client.keyed_watched(), 1);
   EXPECT_EQ(source_.WaitForCancelled(), 1);
@@ -391,7 +390,7 @@ TEST_F(KeyedTest, WatchedReceiveEndsAtItsDeadline) {
 // tensor that never comes; holds its request in *request (to be cancelled).
 void KeyedTest::StartAWatchedWait(SideChannelClient* client, Outcome* out,
                                   std::shared_ptr<Source::Request>* request) {
-  Warm(client, &source_, Args("warm"));
+  ASSERT_NO_FATAL_FAILURE(Warm(client));
   ASSERT_TRUE(client->TryRecvAsync(out->Into(Args("never")), out->Fn()));
   *request = source_.Next();
   ASSERT_NE(*request, nullptr);
@@ -657,11 +656,7 @@ TEST_F(KeyedTest, NoFreeThreadMeansNotStarted) {
   EXPECT_TRUE(first.status.ok()) << first.status;
   // Free again.
   Outcome third;
-  ASSERT_TRUE(client.TryRecvAsync(third.Into(Args("third")), third.Fn()));
-  r = source_.Next();
-  ASSERT_NE(r, nullptr);
-  source_.Answer(r, absl::OkStatus(), Pattern(2));
-  ASSERT_TRUE(third.Wait());
+  ASSERT_NO_FATAL_FAILURE(ReceiveAnswered(&client, "third", Pattern(2), &third));
   EXPECT_EQ(third.tensor.NumElements(), 2);
 }
 

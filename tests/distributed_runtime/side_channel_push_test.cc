@@ -38,8 +38,8 @@ class Sink {
     bool is_dead;
   };
   SideChannelServer::PushSink Fn() {
-    return [this](int64_t step_id, const std::string& key, const std::string& payload) {
-      grpc::Slice slice(payload);
+    return [this](int64_t step_id, const std::string& key, absl::string_view payload) {
+      grpc::Slice slice(payload.data(), payload.size());
       grpc::ByteBuffer bytes(&slice, 1);
       Push p{step_id, key, Tensor(), false};
       int64_t start = 0;

@@ -261,7 +261,7 @@ void GrpcServer::StartPushes() {
     }
   });
   side->SetPushSink([mgr = rendezvous_mgr_.get()](int64_t step_id, const std::string& key,
-                                                  const std::string& payload) {
+                                                  absl::string_view payload) {
     grpc::Slice slice(payload.data(), payload.size());
     grpc::ByteBuffer bytes(&slice, 1);
     Tensor value;

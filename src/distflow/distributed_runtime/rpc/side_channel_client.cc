@@ -70,7 +70,7 @@ class SideChannelClient::Connection {
   // is the default; a pooled connection always goes back with it.
   void SetReadLowWater(int bytes) {
     if (bytes == low_water_) return;
-    if (setsockopt(fd_, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof(bytes)) == 0) low_water_ = bytes;
+    if (distflow::SetReadLowWater(fd_, bytes)) low_water_ = bytes;
   }
 
  private:
@@ -116,6 +116,13 @@ absl::Status IoFailure(IoOutcome outcome, int error, absl::string_view what, siz
       return errors::Unavailable("tensor side channel from ", task, " failed while ", what,
                                  progress, ": ", ErrnoText(error));
   }
+}
+
+// The status of work the client refused or cut short because it is shut
+// down, naming the producer's task.
+absl::Status ShutDown(const std::string& task) {
+  return errors::Cancelled("RecvTensor from ", task,
+                           " was cancelled: the tensor side channel client is shut down");
 }
 
 // Whether a keyed request's token and key are within the wire's bounds.
@@ -209,8 +216,7 @@ void SideChannelClient::FetchAsync(FetchArgs args, FetchDone done) {
     absl::MutexLock lock(&pool_->mu);
     if (w->settled) return;  // cancelled meanwhile
     if (pool_->stopping) {
-      refused = errors::Cancelled("RecvTensor from ", task,
-                                  " was cancelled: the tensor side channel client is shut down");
+      refused = ShutDown(task);
     } else if (pool_->waiting >= options_.max_waiting_fetches) {
       refused = errors::ResourceExhausted(
           "RecvTensor from ", task, ": ", pool_->waiting,
@@ -323,9 +329,7 @@ void SideChannelClient::Shutdown() {
   // Replies still watched end Cancelled here; their connections are cut.
   watcher_.Stop();
   for (const std::shared_ptr<Waiting>& w : queue) {
-    FailWaiting(pool_, w,
-                errors::Cancelled("RecvTensor from ", w->args.task,
-                                  " was cancelled: the tensor side channel client is shut down"));
+    FailWaiting(pool_, w, ShutDown(w->args.task));
   }
   for (std::thread& t : threads) {
     // A fetch's `done` that shuts the client down ends its own thread:
@@ -367,8 +371,7 @@ absl::Status SideChannelClient::Begin(const std::shared_ptr<Connection>& c, uint
   {
     absl::MutexLock lock(&mu_);
     if (shut_down_) {
-      return errors::Cancelled("RecvTensor from ", task,
-                               " was cancelled: the tensor side channel client is shut down");
+      return ShutDown(task);
     }
     busy_[c] = generation;
   }
@@ -417,17 +420,7 @@ bool SideChannelClient::TryRecvAsync(KeyedArgs args, KeyedDone done) {
   };
   {
     absl::MutexLock lock(&pool_->mu);
-    bool started = !pool_->stopping;
-    if (!started) {
-    } else if (pool_->idle > pool_->waiting) {
-      pool_->work.Signal();
-    } else if (static_cast<int>(pool_->threads.size()) <
-               options_.fetch_threads + options_.keyed_threads) {
-      pool_->threads.emplace_back([pool = pool_, this] { FetchLoop(pool, this); });
-    } else {
-      started = false;
-    }
-    if (!started) {
+    if (pool_->stopping || !ThreadForWorkLocked()) {
       --pool_->keyed;
       return false;
     }
@@ -436,6 +429,18 @@ bool SideChannelClient::TryRecvAsync(KeyedArgs args, KeyedDone done) {
     ++pool_->waiting;
   }
   return true;
+}
+
+bool SideChannelClient::ThreadForWorkLocked() {
+  if (pool_->idle > pool_->waiting) {
+    pool_->work.Signal();
+    return true;
+  }
+  if (static_cast<int>(pool_->threads.size()) < options_.fetch_threads + options_.keyed_threads) {
+    pool_->threads.emplace_back([pool = pool_, this] { FetchLoop(pool, this); });
+    return true;
+  }
+  return false;
 }
 
 void SideChannelClient::RunOnPool(std::function<void()> job) {
@@ -447,14 +452,10 @@ void SideChannelClient::RunOnPool(std::function<void()> job) {
   {
     absl::MutexLock lock(&pool_->mu);
     if (!pool_->stopping) {
-      if (pool_->idle > pool_->waiting) {
-        pool_->work.Signal();
-      } else if (static_cast<int>(pool_->threads.size()) <
-                 options_.fetch_threads + options_.keyed_threads) {
-        pool_->threads.emplace_back([pool = pool_, this] { FetchLoop(pool, this); });
-      }
-      // Otherwise the next free thread takes it: what it reads is on its
-      // way already, so it waits for no other receive.
+      // With no thread free or startable, the next free thread takes it:
+      // what it reads is on its way already, so it waits for no other
+      // receive.
+      ThreadForWorkLocked();
       pool_->queue.push_back(w);
       w->queued = true;
       ++pool_->waiting;
@@ -549,11 +550,7 @@ void SideChannelClient::OnKeyedReply(const std::shared_ptr<const KeyedArgs>& a,
                                      const std::shared_ptr<KeyedDone>& done, bool may_wait) {
   switch (event) {
     case Watched::kStopped:
-      FinishKeyed(a, c,
-                  {errors::Cancelled("RecvTensor from ", a->task,
-                                     " was cancelled: the tensor side channel client is shut "
-                                     "down")},
-                  done);
+      FinishKeyed(a, c, {ShutDown(a->task)}, done);
       return;
     case Watched::kDeadline:
       FinishKeyed(a, c,
@@ -573,7 +570,10 @@ void SideChannelClient::OnKeyedReply(const std::shared_ptr<const KeyedArgs>& a,
     const ReplyWait wait = WhatTheReplyWaitsFor(c->fd());
     if (wait.bytes > 0) {
       if (wait.bytes > kMaxReadLowWater ||
-          !WatchTheRestOfTheReply(a, c, done, wait.bytes, wait.partial)) {
+          !WatchAgain(a, c, done, wait.bytes, wait.partial, "reading a keyed reply", 0, wait.bytes,
+                      [this, a, c, done] {
+                        OnKeyedReply(a, c, Watched::kReadable, done, /*may_wait=*/false);
+                      })) {
         RunOnPool([this, a, c, done] { OnKeyedReply(a, c, Watched::kReadable, done, true); });
       }
       return;
@@ -592,24 +592,36 @@ void SideChannelClient::OnKeyedReply(const std::shared_ptr<const KeyedArgs>& a,
   FinishKeyed(a, c, std::move(r), done);
 }
 
-bool SideChannelClient::WatchTheRestOfTheReply(const std::shared_ptr<const KeyedArgs>& a,
-                                               const std::shared_ptr<Connection>& c,
-                                               const std::shared_ptr<KeyedDone>& done,
-                                               uint64_t bytes, bool begun) {
-  c->SetReadLowWater(static_cast<int>(bytes));
+bool SideChannelClient::WatchAgain(const std::shared_ptr<const KeyedArgs>& a,
+                                   const std::shared_ptr<Connection>& c,
+                                   const std::shared_ptr<KeyedDone>& done, uint64_t low_water,
+                                   bool begun, const char* what, uint64_t moved, uint64_t total,
+                                   std::function<void()> on_readable) {
+  c->SetReadLowWater(static_cast<int>(low_water));
   const absl::Time stalled_at =
       begun ? absl::Now() + options_.stall_timeout : absl::InfiniteFuture();
-  return watcher_.Watch(c->fd(), std::min(a->deadline, stalled_at),
-                        [this, a, c, done, bytes, stalled_at](Watched e) {
-                          if (e == Watched::kDeadline && stalled_at < a->deadline) {
-                            FinishKeyed(a, c,
-                                        {IoFailure(IoOutcome::kStalled, 0, "reading a keyed reply",
-                                                   0, bytes, options_.stall_timeout, a->task)},
-                                        done);
-                            return;
-                          }
-                          OnKeyedReply(a, c, e, done, /*may_wait=*/false);
-                        });
+  return watcher_.Watch(
+      c->fd(), std::min(a->deadline, stalled_at),
+      [this, a, c, done, stalled_at, what, moved, total,
+       on_readable = std::move(on_readable)](Watched e) {
+        switch (e) {
+          case Watched::kReadable:
+            on_readable();
+            return;
+          case Watched::kDeadline:
+            *a->tensor = Tensor();
+            FinishKeyed(
+                a, c,
+                {IoFailure(stalled_at < a->deadline ? IoOutcome::kStalled : IoOutcome::kDeadline, 0,
+                           what, moved, total, options_.stall_timeout, a->task)},
+                done);
+            return;
+          case Watched::kStopped:
+            *a->tensor = Tensor();
+            FinishKeyed(a, c, {ShutDown(a->task)}, done);
+            return;
+        }
+      });
 }
 
 void SideChannelClient::ReadFollowsAsTheyCome(const std::shared_ptr<const KeyedArgs>& a,
@@ -649,30 +661,10 @@ void SideChannelClient::ReadFollowsAsTheyCome(const std::shared_ptr<const KeyedA
   }
   // The rest as it comes: by the call's deadline, and never a stall longer
   // than the stall bound.
-  c->SetReadLowWater(static_cast<int>(std::min<uint64_t>(follows - got, kMaxReadLowWater)));
-  const absl::Time stalled_at = absl::Now() + stall;
-  const bool watched = watcher_.Watch(
-      c->fd(), std::min(a->deadline, stalled_at),
-      [this, a, c, done, follows, got, stalled_at](Watched e) {
-        switch (e) {
-          case Watched::kReadable:
-            ReadFollowsAsTheyCome(a, c, done, follows, got);
-            return;
-          case Watched::kDeadline:
-            *a->tensor = Tensor();
-            FinishKeyed(
-                a, c,
-                {IoFailure(a->deadline <= stalled_at ? IoOutcome::kDeadline : IoOutcome::kStalled,
-                           0, "reading the tensor", got, follows, options_.stall_timeout, a->task)},
-                done);
-            return;
-          case Watched::kStopped:
-            *a->tensor = Tensor();
-            FinishKeyed(a, c, {errors::Cancelled("RecvTensor from ", a->task, " was cancelled")},
-                        done);
-            return;
-        }
-      });
+  const bool watched = WatchAgain(
+      a, c, done, std::min<uint64_t>(follows - got, kMaxReadLowWater), /*begun=*/true,
+      "reading the tensor", got, follows,
+      [this, a, c, done, follows, got] { ReadFollowsAsTheyCome(a, c, done, follows, got); });
   if (!watched) fail(IoOutcome::kClosed);  // the client is stopping
 }
 

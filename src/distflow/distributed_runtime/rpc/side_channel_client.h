@@ -180,12 +180,15 @@ class SideChannelClient {
   // could wait and `may_wait` is false: then a pool thread does.
   void OnKeyedReply(const std::shared_ptr<const KeyedArgs>& a, const std::shared_ptr<Connection>& c,
                     Watched event, const std::shared_ptr<KeyedDone>& done, bool may_wait);
-  // Watches a reply whose `bytes` are not all in again, to wake once they
-  // are; the stall bound counts once the reply has `begun`. False when the
+  // Watches `c` again, to run `on_readable` once `low_water` bytes are in.
+  // Ends the receive at its deadline (DeadlineExceeded), past the stall
+  // bound once the reply has `begun` (Unavailable, naming `what` and
+  // `moved` of `total` bytes), and at shutdown (Cancelled). False when the
   // watcher took nothing (it is stopping).
-  bool WatchTheRestOfTheReply(const std::shared_ptr<const KeyedArgs>& a,
-                              const std::shared_ptr<Connection>& c,
-                              const std::shared_ptr<KeyedDone>& done, uint64_t bytes, bool begun);
+  bool WatchAgain(const std::shared_ptr<const KeyedArgs>& a, const std::shared_ptr<Connection>& c,
+                  const std::shared_ptr<KeyedDone>& done, uint64_t low_water, bool begun,
+                  const char* what, uint64_t moved, uint64_t total,
+                  std::function<void()> on_readable);
   // Reads the `follows` bytes of a.tensor after a watched reply from byte
   // `got` on, as far as they are in, and watches for the rest.
   void ReadFollowsAsTheyCome(const std::shared_ptr<const KeyedArgs>& a,
@@ -201,6 +204,9 @@ class SideChannelClient {
   absl::Status Keyed(const KeyedArgs& a, int first_attempt, bool* sent);
   // A keyed receive ended (its slot of `keyed_threads` is free).
   void KeyedFinished();
+  // Wakes an idle pool thread for queued work, or starts one while there
+  // are fewer than fetch_threads + keyed_threads; false when neither.
+  bool ThreadForWorkLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pool_->mu);
   // Runs `job` on a pool thread: one free now, a new one, or the next to
   // come free; at shutdown on the calling thread.
   void RunOnPool(std::function<void()> job);

@@ -476,7 +476,7 @@ bool SideChannelServer::ServePush(Connection* c, const SideChannelRequestHead& h
     sink = push_sink_;
   }
   if (sink != nullptr) {
-    sink(head.step_id, bytes.substr(0, head.length), bytes.substr(head.length));
+    sink(head.step_id, bytes.substr(0, head.length), absl::string_view(bytes).substr(head.length));
   }
   return true;
 }

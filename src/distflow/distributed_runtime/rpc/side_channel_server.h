@@ -46,6 +46,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "distflow/distributed_runtime/rpc/side_channel_tickets.h"
@@ -89,7 +90,7 @@ class SideChannelServer {
   // unread, for the rendezvous key of step `step_id`. Runs on the
   // connection's thread and may run the receiving step's kernels there.
   using PushSink =
-      std::function<void(int64_t step_id, const std::string& key, const std::string& payload)>;
+      std::function<void(int64_t step_id, const std::string& key, absl::string_view payload)>;
   // Hears that the task a rendezvous key's receiving device is on listens
   // at host:port with its own side channel.
   using RouteListener =

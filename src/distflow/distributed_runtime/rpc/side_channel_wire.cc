@@ -220,6 +220,10 @@ IoOutcome ReadFully(int fd, void* buf, size_t n, absl::Time deadline, absl::Dura
   });
 }
 
+bool SetReadLowWater(int fd, int bytes) {
+  return setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof(bytes)) == 0;
+}
+
 IoOutcome ReadFullyWokenLate(int fd, void* buf, size_t n, absl::Time deadline, absl::Duration stall,
                              int max_low_water, size_t* moved, int* error) {
   char* p = static_cast<char*>(buf);
@@ -230,18 +234,12 @@ IoOutcome ReadFullyWokenLate(int fd, void* buf, size_t n, absl::Time deadline, a
         if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
           // Never more than is still to come: the wait must end with it.
           const int want = static_cast<int>(std::min<size_t>(len, max_low_water));
-          if (want != low_water &&
-              setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &want, sizeof(want)) == 0) {
-            low_water = want;
-          }
+          if (want != low_water && SetReadLowWater(fd, want)) low_water = want;
           errno = EAGAIN;
         }
         return r;
       });
-  if (low_water != 1) {
-    const int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
-  }
+  if (low_water != 1) SetReadLowWater(fd, 1);
   return o;
 }
 

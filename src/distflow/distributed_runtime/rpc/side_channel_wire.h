@@ -146,6 +146,10 @@ IoOutcome ReadFully(int fd, void* buf, size_t n, absl::Time deadline, absl::Dura
                     size_t* moved, int* error);
 IoOutcome WriteFully(int fd, const void* buf, size_t n, absl::Time deadline, absl::Duration stall,
                      size_t* moved, int* error);
+// Sets the socket's receive low-water mark (SO_RCVLOWAT): poll and epoll
+// call it readable once `bytes` are in (or the receive window is nearly
+// full, or it closed). False (errno set) on failure.
+bool SetReadLowWater(int fd, int bytes);
 // ReadFully for a large read: while it waits, the socket's low-water mark
 // (SO_RCVLOWAT) is what is still to come, up to `max_low_water`, so the
 // kernel wakes it once that much is in (or the receive window is nearly
