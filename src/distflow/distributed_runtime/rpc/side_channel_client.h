@@ -206,7 +206,7 @@ class SideChannelClient {
   void KeyedFinished();
   // Wakes an idle pool thread for queued work, or starts one while there
   // are fewer than fetch_threads + keyed_threads; false when neither.
-  bool ThreadForWorkLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pool_->mu);
+  bool ThreadForWorkLocked();  // pool_->mu held
   // Runs `job` on a pool thread: one free now, a new one, or the next to
   // come free; at shutdown on the calling thread.
   void RunOnPool(std::function<void()> job);
