@@ -1,6 +1,6 @@
 // Loopback sockets for the transport tests: a port nothing listens on (as
-// of the call), a blocking connection to a port, and a read until the peer
-// closes.
+// of the call), a blocking connection to a port, a read until the peer
+// closes, and both ends of one connection.
 #ifndef DISTFLOW_TESTS_DISTRIBUTED_RUNTIME_LOOPBACK_SOCKET_H_
 #define DISTFLOW_TESTS_DISTRIBUTED_RUNTIME_LOOPBACK_SOCKET_H_
 
@@ -11,6 +11,9 @@
 
 #include <cstdint>
 #include <string>
+
+#include "distflow/distributed_runtime/rpc/side_channel_wire.h"
+#include "gtest/gtest.h"
 
 namespace distflow {
 namespace test {
@@ -62,6 +65,31 @@ inline std::string ReadUntilClosed(int fd, bool* closed) {
     out.append(buf, static_cast<size_t>(n));
   }
 }
+
+// A TCP connection on loopback: the reading end non-blocking, as the side
+// channel's sockets are; the writing end blocking.
+struct TcpPair {
+  TcpPair() {
+    const int listener = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr = LoopbackAddress(0);
+    EXPECT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    EXPECT_EQ(listen(listener, 1), 0);
+    socklen_t len = sizeof(addr);
+    getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+    writer = Dial(ntohs(addr.sin_port));
+    reader = accept(listener, nullptr, nullptr);
+    close(listener);
+    EXPECT_TRUE(PrepareSideChannelSocket(reader));
+  }
+  ~TcpPair() {
+    close(reader);
+    close(writer);
+  }
+  TcpPair(const TcpPair&) = delete;
+  TcpPair& operator=(const TcpPair&) = delete;
+  int reader = -1;
+  int writer = -1;
+};
 
 }  // namespace test
 }  // namespace distflow

@@ -642,7 +642,7 @@ TEST_F(KeyedTest, ProducerWithNoSlotLeftMeansNotSent) {
 
 TEST_F(KeyedTest, NoFreeThreadMeansNotStarted) {
   SideChannelClient::Options o;
-  o.keyed_threads = 1;
+  o.max_keyed = 1;
   SideChannelClient client(o);
   Outcome first;
   ASSERT_TRUE(client.TryRecvAsync(first.Into(Args("first")), first.Fn()));
@@ -663,7 +663,7 @@ TEST_F(KeyedTest, NoFreeThreadMeansNotStarted) {
 TEST_F(KeyedTest, KeyedReceivesLeaveTheFetchersFree) {
   SideChannelClient::Options o;
   o.fetch_threads = 1;
-  o.keyed_threads = 2;
+  o.max_keyed = 2;
   SideChannelClient client(o);
   // Two keyed receives wait for producers, holding a thread each.
   Outcome first, second;

@@ -203,31 +203,8 @@ absl::Status OfferAndFetchPattern(SideChannelServer* server, SideChannelClient* 
   return absl::OkStatus();
 }
 
-// A TCP connection on loopback: both ends, non-blocking as the side
-// channel's are.
-struct TcpPair {
-  TcpPair() {
-    const int listener = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr = test::LoopbackAddress(0);
-    EXPECT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    EXPECT_EQ(listen(listener, 1), 0);
-    socklen_t len = sizeof(addr);
-    getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
-    writer = test::Dial(ntohs(addr.sin_port));
-    reader = accept(listener, nullptr, nullptr);
-    close(listener);
-    EXPECT_TRUE(PrepareSideChannelSocket(reader));
-  }
-  ~TcpPair() {
-    close(reader);
-    close(writer);
-  }
-  int reader = -1;
-  int writer = -1;
-};
-
 TEST(SideChannelWireTest, ReadWokenLateTakesEveryByteAndResetsTheLowWaterMark) {
-  TcpPair pair;
+  test::TcpPair pair;
   // 2.5 MiB in uneven pieces with pauses, so the reader waits mid-way and
   // its last wait is for less than the low-water bound.
   std::vector<char> sent(5 << 19);
@@ -258,7 +235,7 @@ TEST(SideChannelWireTest, ReadWokenLateTakesEveryByteAndResetsTheLowWaterMark) {
 }
 
 TEST(SideChannelWireTest, ReadWokenLateStallsWhenTheRestNeverComes) {
-  TcpPair pair;
+  test::TcpPair pair;
   std::vector<char> buf(1 << 20);
   ASSERT_EQ(send(pair.writer, buf.data(), 4096, 0), 4096);
   size_t moved = 0;
@@ -304,7 +281,9 @@ TEST(SideChannelServerTest, LargeTensorArrivesIntact) {
 TEST(SideChannelServerTest, ConcurrentFetchesUseSeveralConnections) {
   auto server = StartServer();
   ASSERT_NE(server, nullptr);
-  SideChannelClient client;
+  SideChannelClient::Options options;
+  options.max_idle_per_peer = 4;
+  SideChannelClient client(options);
   constexpr int kFetches = 6;
   const int64_t n = 1 << 20;
   std::vector<Tensor> sent, got;

@@ -260,6 +260,10 @@ class ServerCallQueue::UnaryCall final : public Call {
       case kFinish:
         Unref();
         return;
+      case kRead:
+      case kWrite:
+      case kStart:
+        return;  // a unary call posts none of these
     }
   }
 

@@ -181,10 +181,6 @@ struct SideChannelClient::Pool {
   std::vector<std::thread> threads ABSL_GUARDED_BY(mu);
 };
 
-int SideChannelClient::DefaultKeyedThreads() {
-  return std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
-}
-
 SideChannelClient::SideChannelClient(Options options)
     : options_(options), pool_(std::make_shared<Pool>()) {}
 
@@ -397,7 +393,7 @@ void SideChannelClient::KeyedFinished() {
 bool SideChannelClient::TryRecvAsync(KeyedArgs args, KeyedDone done) {
   {
     absl::MutexLock lock(&pool_->mu);
-    if (pool_->stopping || pool_->keyed >= options_.keyed_threads) return false;
+    if (pool_->stopping || pool_->keyed >= options_.max_keyed) return false;
     ++pool_->keyed;
   }
   auto a = std::make_shared<const KeyedArgs>(std::move(args));
@@ -436,7 +432,7 @@ bool SideChannelClient::ThreadForWorkLocked() {
     pool_->work.Signal();
     return true;
   }
-  if (static_cast<int>(pool_->threads.size()) < options_.fetch_threads + options_.keyed_threads) {
+  if (static_cast<int>(pool_->threads.size()) < options_.fetch_threads + options_.max_keyed) {
     pool_->threads.emplace_back([pool = pool_, this] { FetchLoop(pool, this); });
     return true;
   }

@@ -29,8 +29,8 @@
 // pool. Without a pooled connection a pool thread connects, asks and
 // waits; it starts only when a thread is free for it at once: never queued
 // behind another, so receives that wait on each other's producers cannot
-// starve a pool. At most `keyed_threads` keyed receives run at once (each
-// holds a thread at its producer); otherwise the caller asks over gRPC.
+// starve a pool. At most `max_keyed` keyed receives run at once (each
+// holds a connection at its producer); otherwise the caller asks over gRPC.
 // Threads that keyed receives hold do not count against `fetch_threads`,
 // so a fetch never waits behind a keyed receive.
 // Thread-safe.
@@ -57,21 +57,23 @@ namespace distflow {
 
 class SideChannelClient {
  public:
-  // The cores of the machine, at least 2.
-  static int DefaultKeyedThreads();
-
   struct Options {
-    int max_idle_per_peer = 4;
+    // A keyed receive takes an idle connection to its producer, or makes
+    // one; a step that asks one producer for all its variables at once
+    // keeps as many busy.
+    int max_idle_per_peer = 16;
     absl::Duration connect_timeout = absl::Seconds(10);
     absl::Duration stall_timeout = absl::Seconds(30);
     int fetch_threads = 4;
     int max_waiting_fetches = 256;
     absl::Duration max_wait_to_start = absl::Seconds(30);
-    // Each keyed receive holds a thread at the producer until its tensor
-    // comes, where gRPC multiplexes waiting calls on one: past about one
-    // per core, more of them cost more in thread switches than they save
-    // (measured on 2 cores with 32 closures in flight).
-    int keyed_threads = DefaultKeyedThreads();
+    // Keyed receives at once. A waiting one holds a connection and a
+    // sleeping thread at its producer, and nothing here; its reply is
+    // written by the producer's thread that made the tensor and read by the
+    // client's one watcher thread (docs/performance.md, "Keyed replies
+    // from the producing thread", measures 16 against one per core). One
+    // that must connect first holds a pool thread meanwhile.
+    int max_keyed = 16;
   };
 
   explicit SideChannelClient(Options options);
@@ -202,10 +204,10 @@ class SideChannelClient {
   // A keyed receive on the calling thread: connects, asks and waits.
   // Tries from `first_attempt` (1: a pooled connection was found stale).
   absl::Status Keyed(const KeyedArgs& a, int first_attempt, bool* sent);
-  // A keyed receive ended (its slot of `keyed_threads` is free).
+  // A keyed receive ended (its slot of `max_keyed` is free).
   void KeyedFinished();
   // Wakes an idle pool thread for queued work, or starts one while there
-  // are fewer than fetch_threads + keyed_threads; false when neither.
+  // are fewer than fetch_threads + max_keyed; false when neither.
   bool ThreadForWorkLocked();  // pool_->mu held
   // Runs `job` on a pool thread: one free now, a new one, or the next to
   // come free; at shutdown on the calling thread.

@@ -10,10 +10,8 @@
 
 #include <algorithm>
 #include <array>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "distflow/core/constant_time.h"
 #include "distflow/core/errno_text.h"
 #include "distflow/core/status.h"
@@ -27,9 +25,6 @@ constexpr int kHousekeepingMs = 1000;
 // An error reply is tiny; a peer that does not take it in this long is
 // dropped.
 constexpr absl::Duration kErrorReplyTimeout = absl::Seconds(1);
-// A keyed reply up to this long is copied behind its header and sent in
-// one call.
-constexpr uint64_t kGatherBytes = 64 << 10;
 
 // A listening socket on an ephemeral port of `host`, IPv4 first (so that
 // "localhost" listens where "127.0.0.1" dials), or -1 with *why set.
@@ -141,14 +136,17 @@ void SideChannelServer::AcceptLoop() {
     absl::MutexLock lock(&mu_);
     const bool room =
         live_ - evicted_ < options_.max_connections || EvictOldestUnauthenticatedLocked();
-    if (stopped_.load() || !room || !PrepareSideChannelSocket(fd)) {
+    const int wake_fd = stopped_.load() || !room ? -1 : eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (wake_fd < 0 || !PrepareSideChannelSocket(fd)) {
       close(fd);
+      if (wake_fd >= 0) close(wake_fd);
       continue;
     }
     ++live_;
     connections_.emplace_back();
     Connection* c = &connections_.back();
     c->fd = fd;
+    c->wake_fd = wake_fd;
     c->thread = std::thread([this, c] { Serve(c); });
   }
 }
@@ -234,7 +232,9 @@ void SideChannelServer::Serve(Connection* c) {
   }
   absl::MutexLock lock(&mu_);
   close(fd);
+  close(c->wake_fd);
   c->fd = -1;
+  c->wake_fd = -1;
   c->done = true;
   --live_;
   if (c->evicted) --evicted_;
@@ -259,22 +259,6 @@ void SendError(int fd, const SideChannelTicket& ticket, const absl::Status& stat
     WriteFully(fd, message.data(), message.size(), give_up, kErrorReplyTimeout, &moved, &error);
   }
 }
-
-// True when the receiver hung up or sent something while it should wait.
-bool PeerGone(int fd) {
-  pollfd pfd{fd, POLLIN | POLLRDHUP, 0};
-  return poll(&pfd, 1, 0) != 0;
-}
-
-// A keyed receive's outcome, shared with the source's callback (which may
-// come after the connection gave up on it).
-struct KeyedWait {
-  CancellationManager cm;
-  absl::Notification done;
-  absl::Status status;
-  grpc::ByteBuffer reply;
-  Tensor follows;
-};
 
 // How often a keyed receive's wait looks at the receiver and the server,
 // and how long it waits for a cancelled source to answer.
@@ -356,27 +340,69 @@ bool SideChannelServer::ServeKeyed(Connection* c, const SideChannelRequestHead& 
               errors::Unimplemented("this tensor side channel answers no keyed receives"));
     return false;
   }
-  auto wait = std::make_shared<KeyedWait>();
-  source(head.step_id, key, &wait->cm,
-         [wait](const absl::Status& s, grpc::ByteBuffer reply, Tensor follows) {
-           wait->status = s;
-           wait->reply = std::move(reply);
-           wait->follows = std::move(follows);
-           wait->done.Notify();
+  auto answer = std::make_shared<KeyedAnswer>(fd, c->wake_fd, &keyed_served_);
+  source(head.step_id, key, answer->cm(),
+         [answer](const absl::Status& s, grpc::ByteBuffer reply, Tensor follows) {
+           answer->Done(s, std::move(reply), std::move(follows));
          });
+  return AwaitKeyedAnswer(c, answer.get(), head, key);
+}
+
+bool SideChannelServer::AwaitKeyedAnswer(Connection* c, KeyedAnswer* answer,
+                                         const SideChannelRequestHead& head,
+                                         const std::string& key) {
   const absl::Time give_up = head.timeout_ms > 0 ? absl::Now() + absl::Milliseconds(head.timeout_ms)
                                                  : absl::InfiniteFuture();
   absl::Status why_cancelled;
   absl::Time cancelled_at = absl::InfiniteFuture();
   for (;;) {
+    switch (answer->state()) {
+      case KeyedAnswer::State::kSent:
+        return true;
+      case KeyedAnswer::State::kBroken:
+        return false;
+      case KeyedAnswer::State::kHandedBack: {
+        // A tensor that came as the wait was cancelled is sent all the same.
+        const absl::Status status = answer->status();
+        if (!status.ok()) {
+          SendError(c->fd, SideChannelTicket{}, why_cancelled.ok() ? status : why_cancelled);
+          return false;
+        }
+        return answer->SendRest(options_.stall_timeout);
+      }
+      case KeyedAnswer::State::kWaiting:
+        break;
+    }
     // Past the deadline the wait goes on for the cancelled source's answer,
     // in whole slices: a zero slice would spin.
     const absl::Time now = absl::Now();
     const absl::Duration slice = now < give_up ? std::min(kKeyedPoll, give_up - now) : kKeyedPoll;
-    if (wait->done.WaitForNotificationWithTimeout(slice)) break;
+    pollfd fds[2] = {{c->fd, POLLIN | POLLRDHUP, 0}, {c->wake_fd, POLLIN, 0}};
+    const int p =
+        poll(fds, 2,
+             static_cast<int>(absl::ToInt64Milliseconds(absl::Ceil(slice, absl::Milliseconds(1)))));
+    if (p < 0 && errno != EINTR) {
+      answer->Abandon();
+      return false;
+    }
+    if (p > 0) {
+      if (fds[1].revents != 0) {
+        uint64_t count = 0;
+        (void)!read(c->wake_fd, &count, sizeof(count));
+      }
+      // Before its reply has gone, the receiver only speaks to hang up.
+      if (fds[0].revents != 0 && answer->state() == KeyedAnswer::State::kWaiting) {
+        answer->Abandon();
+        return false;  // nobody to answer
+      }
+      continue;
+    }
     if (!why_cancelled.ok()) {
       // The source did not answer its cancellation: leave it the state.
-      if (absl::Now() - cancelled_at > kKeyedCancelGrace) return false;
+      if (absl::Now() - cancelled_at > kKeyedCancelGrace) {
+        answer->Abandon();
+        return false;
+      }
       continue;
     }
     if (stopped_.load()) {
@@ -384,57 +410,12 @@ bool SideChannelServer::ServeKeyed(Connection* c, const SideChannelRequestHead& 
     } else if (absl::Now() >= give_up) {
       why_cancelled = errors::DeadlineExceeded("keyed receive of '", key, "' (step ", head.step_id,
                                                ") found no tensor within ", head.timeout_ms, " ms");
-    } else if (PeerGone(fd)) {
-      wait->cm.StartCancel();
-      return false;  // nobody to answer
     } else {
       continue;
     }
     cancelled_at = absl::Now();
-    wait->cm.StartCancel();
+    answer->cm()->StartCancel();
   }
-  // A tensor that came as the wait was cancelled is sent all the same.
-  if (!wait->status.ok()) {
-    SendError(fd, SideChannelTicket{}, why_cancelled.ok() ? wait->status : why_cancelled);
-    return false;
-  }
-  std::vector<grpc::Slice> slices;
-  if (!wait->reply.Dump(&slices).ok()) {
-    SendError(fd, SideChannelTicket{}, errors::Internal("unreadable RecvTensor reply"));
-    return false;
-  }
-  SideChannelReplyHeader header;
-  header.payload_bytes = wait->reply.Length();
-  std::array<char, kSideChannelReplyHeaderBytes> reply_head;
-  EncodeSideChannelReplyHeader(header, &reply_head);
-  // A small reply goes in one send; a larger one piece by piece, each from
-  // where it lies.
-  const absl::Time no_deadline = absl::InfiniteFuture();
-  std::string gathered(reply_head.data(), reply_head.size());
-  if (header.payload_bytes <= kGatherBytes) {
-    for (const grpc::Slice& s : slices) {
-      gathered.append(reinterpret_cast<const char*>(s.begin()), s.size());
-    }
-    slices.clear();
-  }
-  // Counted before the bytes go, so the receiver never sees its tensor
-  // before the count does.
-  keyed_served_.fetch_add(1);
-  if (WriteFully(fd, gathered.data(), gathered.size(), no_deadline, options_.stall_timeout, &moved,
-                 &error) != IoOutcome::kDone) {
-    return false;
-  }
-  for (const grpc::Slice& s : slices) {
-    if (WriteFully(fd, s.begin(), s.size(), no_deadline, options_.stall_timeout, &moved, &error) !=
-        IoOutcome::kDone) {
-      return false;
-    }
-  }
-  // The bytes the response says follow, from the tensor's own buffer.
-  const Tensor& follows = wait->follows;
-  return !follows.IsInitialized() ||
-         WriteFully(fd, follows.raw_data(), follows.TotalBytes(), no_deadline,
-                    options_.stall_timeout, &moved, &error) == IoOutcome::kDone;
 }
 
 void SideChannelServer::TellRoute(Connection* c, const std::string& key) {

@@ -18,8 +18,10 @@
 // sends can crash the process or hold a thread without a bound.
 //
 // Keyed receives (side_channel_wire.h) are answered by the keyed source
-// set with SetKeyedSource, on the connection's own thread, which waits for
-// the tensor: until it comes, the request's timeout passes, the receiver
+// set with SetKeyedSource. The reply goes from the thread the source answers
+// on, as much as the socket takes at once (side_channel_keyed_answer.h);
+// the connection's thread waits for the answer, and finishes a reply the
+// socket did not take, until the request's timeout passes, the receiver
 // hangs up or the server stops (the source's CancellationManager is then
 // cancelled). Only a connection whose hello carried the server's token may
 // ask; it then counts as authenticated.
@@ -49,6 +51,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "distflow/distributed_runtime/rpc/side_channel_keyed_answer.h"
 #include "distflow/distributed_runtime/rpc/side_channel_tickets.h"
 #include "distflow/framework/cancellation.h"
 #include "distflow/framework/tensor.h"
@@ -133,7 +136,8 @@ class SideChannelServer {
 
  private:
   struct Connection {
-    int fd = -1;  // closed by its thread, under mu_
+    int fd = -1;       // closed by its thread, under mu_
+    int wake_fd = -1;  // an eventfd a keyed answer writes; closed with fd
     std::thread thread;
     bool done = false;
     bool authenticated = false;  // a valid ticket came on it
@@ -150,6 +154,10 @@ class SideChannelServer {
   bool ServeTicket(Connection* c, const SideChannelTicket& ticket);
   bool ServeHello(Connection* c, uint32_t token_bytes, bool* greeted);
   bool ServeKeyed(Connection* c, const SideChannelRequestHead& head, bool greeted);
+  // Waits until a keyed receive's answer has gone or the connection must
+  // close (false), cancelling the source past the request's timeout.
+  bool AwaitKeyedAnswer(Connection* c, KeyedAnswer* answer, const SideChannelRequestHead& head,
+                        const std::string& key);
   bool ServePush(Connection* c, const SideChannelRequestHead& head, bool greeted);
   // Tells the route listener once per connection where the task `key` is
   // received on listens.

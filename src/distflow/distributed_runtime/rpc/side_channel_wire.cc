@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -254,6 +255,55 @@ IoOutcome WriteFully(int fd, const void* buf, size_t n, absl::Time deadline, abs
                      if (r == 0) errno = EAGAIN;
                      return r == 0 ? -1 : r;
                    });
+}
+
+namespace {
+
+// One sendmsg of `pieces` from their byte `from` on, as a send(): -1 with
+// errno EAGAIN when the socket takes nothing now.
+ssize_t SendPieces(int fd, const WirePieces& pieces, size_t from) {
+  std::array<iovec, 8> iov;
+  size_t n = 0;
+  for (const absl::Span<const char>& p : pieces) {
+    if (from >= p.size()) {
+      from -= p.size();
+      continue;
+    }
+    if (n == iov.size()) break;  // the rest goes in the next call
+    iov[n].iov_base = const_cast<char*>(p.data() + from);
+    iov[n].iov_len = p.size() - from;
+    ++n;
+    from = 0;
+  }
+  msghdr msg{};
+  msg.msg_iov = iov.data();
+  msg.msg_iovlen = n;
+  const ssize_t r = sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (r == 0) errno = EAGAIN;
+  return r == 0 ? -1 : r;
+}
+
+size_t PiecesBytes(const WirePieces& pieces) {
+  size_t n = 0;
+  for (const absl::Span<const char>& p : pieces) n += p.size();
+  return n;
+}
+
+}  // namespace
+
+IoOutcome WriteGatheredFully(int fd, const WirePieces& pieces, size_t from, absl::Time deadline,
+                             absl::Duration stall, size_t* moved, int* error) {
+  const size_t total = PiecesBytes(pieces);
+  return MoveFully(
+      fd, total > from ? total - from : 0, POLLOUT, deadline, stall, moved, error,
+      [fd, &pieces, from](size_t off, size_t) { return SendPieces(fd, pieces, from + off); });
+}
+
+IoOutcome WriteGatheredNow(int fd, const WirePieces& pieces, size_t from, size_t* moved,
+                           int* error) {
+  // A deadline already past: the loop ends as soon as the socket is full.
+  return WriteGatheredFully(fd, pieces, from, absl::InfinitePast(), absl::ZeroDuration(), moved,
+                            error);
 }
 
 bool PrepareSideChannelSocket(int fd) {

@@ -60,9 +60,11 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 
 namespace distflow {
 
@@ -156,6 +158,17 @@ bool SetReadLowWater(int fd, int bytes);
 // full) rather than once per segment. The mark is back at 1 on return.
 IoOutcome ReadFullyWokenLate(int fd, void* buf, size_t n, absl::Time deadline, absl::Duration stall,
                              int max_low_water, size_t* moved, int* error);
+
+// Bytes that go in order, each from where it lies (one gathered write).
+using WirePieces = absl::InlinedVector<absl::Span<const char>, 4>;
+// Sends `pieces` from their byte `from` on, as much as the socket takes
+// without waiting; *moved says how many went. kDone when every byte went,
+// kDeadline when the rest must wait for room; otherwise as WriteFully.
+IoOutcome WriteGatheredNow(int fd, const WirePieces& pieces, size_t from, size_t* moved,
+                           int* error);
+// WriteFully for `pieces` from their byte `from` on.
+IoOutcome WriteGatheredFully(int fd, const WirePieces& pieces, size_t from, absl::Time deadline,
+                             absl::Duration stall, size_t* moved, int* error);
 
 // TCP_NODELAY and non-blocking mode; false (errno set) on failure.
 bool PrepareSideChannelSocket(int fd);
