@@ -7,17 +7,29 @@
 namespace distflow {
 
 void KeyedAnswer::Done(const absl::Status& status, grpc::ByteBuffer reply, Tensor follows) {
-  absl::MutexLock lock(&mu_);
-  if (abandoned_) return;
+  bool wake = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (abandoned_) return;
+    wake = Settle(status, std::move(reply), std::move(follows));
+  }
+  // Outside the lock, which the woken thread takes first thing.
+  if (wake) {
+    const uint64_t one = 1;
+    (void)!write(wake_fd_, &one, sizeof(one));
+  }
+}
+
+bool KeyedAnswer::Settle(const absl::Status& status, grpc::ByteBuffer reply, Tensor follows) {
   if (!status.ok()) {
     status_ = status;
-    HandBack();
-    return;
+    state_ = State::kHandedBack;
+    return true;
   }
   if (!Lay(std::move(reply), std::move(follows))) {
     status_ = errors::Internal("unreadable RecvTensor reply");
-    HandBack();
-    return;
+    state_ = State::kHandedBack;
+    return true;
   }
   // Counted before the bytes go, so the receiver never has its tensor
   // before the count does.
@@ -26,23 +38,22 @@ void KeyedAnswer::Done(const absl::Status& status, grpc::ByteBuffer reply, Tenso
     // 64 KiB or more: copying it into the socket here would hold up the
     // thread that made the tensor, where the connection's thread copies it
     // beside that thread's other work.
-    HandBack();
-    return;
+    state_ = State::kHandedBack;
+    return true;
   }
   size_t moved = 0;
   int error = 0;
   switch (WriteGatheredNow(fd_, pieces_, 0, &moved, &error)) {
     case IoOutcome::kDone:
       state_ = State::kSent;
-      return;
+      return false;
     case IoOutcome::kDeadline:  // the socket is full: the rest waits
       sent_ = moved;
-      HandBack();
-      return;
+      state_ = State::kHandedBack;
+      return true;
     default:
       state_ = State::kBroken;
-      WakeConnection();
-      return;
+      return true;
   }
 }
 
@@ -63,16 +74,6 @@ bool KeyedAnswer::Lay(grpc::ByteBuffer reply, Tensor follows) {
     pieces_.emplace_back(static_cast<const char*>(follows_.raw_data()), follows_.TotalBytes());
   }
   return true;
-}
-
-void KeyedAnswer::HandBack() {
-  state_ = State::kHandedBack;
-  WakeConnection();
-}
-
-void KeyedAnswer::WakeConnection() {
-  const uint64_t one = 1;
-  (void)!write(wake_fd_, &one, sizeof(one));
 }
 
 KeyedAnswer::State KeyedAnswer::state() {

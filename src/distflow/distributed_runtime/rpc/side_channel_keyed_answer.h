@@ -70,9 +70,10 @@ class KeyedAnswer {
   // Lays out the reply's pieces in the order they go; false when the
   // response's bytes cannot be read.
   bool Lay(grpc::ByteBuffer reply, Tensor follows) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Tells the connection's thread to look at the state.
-  void HandBack() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void WakeConnection() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes the source's answer and writes what it can; true when the
+  // connection's thread must look at the new state.
+  bool Settle(const absl::Status& status, grpc::ByteBuffer reply, Tensor follows)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const int fd_;
   const int wake_fd_;
