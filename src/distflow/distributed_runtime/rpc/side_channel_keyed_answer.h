@@ -2,10 +2,10 @@
 // channel (side_channel_server.h). The keyed source answers on whatever
 // thread makes the tensor, and the reply goes to the receiver from that
 // thread, as much of it as the socket takes at once: a receive that waited
-// for its tensor costs no wake-up of the connection's thread. The rest of a
-// reply the socket did not take, and an error, are handed back to the
-// connection's thread (its wake fd is written), which finishes them and may
-// wait.
+// for its tensor costs no wake-up of the connection's thread. A reply whose
+// tensor follows it (64 KiB or more), the rest of one the socket did not
+// take, and an error are handed back to the connection's thread (its wake
+// fd is written), which finishes them and may wait.
 //
 // Guarantees: the reply is written once, in order, and no byte of it after
 // Abandon() returns (the connection may then close); `served` counts a
