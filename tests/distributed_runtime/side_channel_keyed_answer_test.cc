@@ -6,13 +6,12 @@
 #include "distflow/distributed_runtime/rpc/side_channel_keyed_answer.h"
 
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,13 +33,12 @@ void SmallSendBuffer(int fd) {
 // A connection whose writing end is the producer's: non-blocking, with an
 // eventfd beside it for hand-backs.
 struct ProducerEnd {
-  ProducerEnd() : wake(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  ProducerEnd() : wake(EventFd::Make()) {
     EXPECT_TRUE(PrepareSideChannelSocket(pair.writer));
     SmallSendBuffer(pair.writer);
   }
-  ~ProducerEnd() { close(wake); }
   bool Woken() const {
-    pollfd pfd{wake, POLLIN, 0};
+    pollfd pfd{wake->fd(), POLLIN, 0};
     return poll(&pfd, 1, 0) == 1;
   }
   bool ReaderHasBytes() const {
@@ -64,7 +62,7 @@ struct ProducerEnd {
   }
 
   test::TcpPair pair;
-  const int wake;
+  const std::shared_ptr<EventFd> wake;
   std::atomic<int64_t> served{0};
 };
 

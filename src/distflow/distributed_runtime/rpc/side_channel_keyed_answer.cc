@@ -1,7 +1,5 @@
 #include "distflow/distributed_runtime/rpc/side_channel_keyed_answer.h"
 
-#include <unistd.h>
-
 #include "distflow/core/status.h"
 
 namespace distflow {
@@ -14,10 +12,7 @@ void KeyedAnswer::Done(const absl::Status& status, grpc::ByteBuffer reply, Tenso
     wake = Settle(status, std::move(reply), std::move(follows));
   }
   // Outside the lock, which the woken thread takes first thing.
-  if (wake) {
-    const uint64_t one = 1;
-    (void)!write(wake_fd_, &one, sizeof(one));
-  }
+  if (wake) wake_->Signal();
 }
 
 bool KeyedAnswer::Settle(const absl::Status& status, grpc::ByteBuffer reply, Tensor follows) {

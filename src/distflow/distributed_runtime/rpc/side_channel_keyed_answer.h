@@ -5,7 +5,7 @@
 // for its tensor costs no wake-up of the connection's thread. A reply whose
 // tensor follows it (64 KiB or more), the rest of one the socket did not
 // take, and an error are handed back to the connection's thread (its wake
-// fd is written), which finishes them and may wait.
+// eventfd is signalled), which finishes them and may wait.
 //
 // Guarantees: the reply is written once, in order, and no byte of it after
 // Abandon() returns (the connection may then close); `served` counts a
@@ -16,12 +16,14 @@
 
 #include <array>
 #include <atomic>
+#include <memory>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "distflow/core/event_fd.h"
 #include "distflow/distributed_runtime/rpc/side_channel_wire.h"
 #include "distflow/framework/cancellation.h"
 #include "distflow/framework/tensor.h"
@@ -39,10 +41,12 @@ class KeyedAnswer {
     kBroken,      // the connection failed as the reply went
   };
 
-  // `fd` is the connection's socket (non-blocking), `wake_fd` an eventfd
-  // its thread polls; both stay open until Abandon() or a settled state.
-  KeyedAnswer(int fd, int wake_fd, std::atomic<int64_t>* served)
-      : fd_(fd), wake_fd_(wake_fd), served_(served) {}
+  // `fd` is the connection's socket (non-blocking): it stays open until
+  // Abandon() or a settled state. `wake` is what the connection's thread
+  // polls; an answer signals it last thing, possibly after the connection
+  // has gone, which its shared ownership makes harmless.
+  KeyedAnswer(int fd, std::shared_ptr<EventFd> wake, std::atomic<int64_t>* served)
+      : fd_(fd), wake_(std::move(wake)), served_(served) {}
   KeyedAnswer(const KeyedAnswer&) = delete;
   KeyedAnswer& operator=(const KeyedAnswer&) = delete;
 
@@ -76,7 +80,7 @@ class KeyedAnswer {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const int fd_;
-  const int wake_fd_;
+  const std::shared_ptr<EventFd> wake_;
   std::atomic<int64_t>* const served_;
   CancellationManager cm_;
   absl::Mutex mu_;

@@ -4,7 +4,6 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -78,8 +77,8 @@ absl::StatusOr<std::unique_ptr<SideChannelServer>> SideChannelServer::Start(Opti
     return errors::Unavailable("cannot listen for the tensor side channel on ", s->options_.host,
                                ": ", why);
   }
-  s->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (s->wake_fd_ < 0) {
+  s->wake_ = EventFd::Make();
+  if (s->wake_ == nullptr) {
     return errors::Unavailable("eventfd for the tensor side channel: ", ErrnoText(errno));
   }
   SideChannelServer* raw = s.get();
@@ -98,7 +97,6 @@ SideChannelServer::~SideChannelServer() {
   }
   for (Connection& c : left) c.thread.join();
   if (listen_fd_ >= 0) close(listen_fd_);
-  if (wake_fd_ >= 0) close(wake_fd_);
 }
 
 void SideChannelServer::Stop() {
@@ -106,10 +104,7 @@ void SideChannelServer::Stop() {
   // No longer listening: a connection made now is refused at once, where
   // one left in the backlog would wait for an answer that never comes.
   if (listen_fd_ >= 0) shutdown(listen_fd_, SHUT_RDWR);
-  if (wake_fd_ >= 0) {
-    const uint64_t one = 1;
-    (void)!write(wake_fd_, &one, sizeof(one));
-  }
+  if (wake_ != nullptr) wake_->Signal();
   absl::MutexLock lock(&mu_);
   for (Connection& c : connections_) {
     if (c.fd >= 0) shutdown(c.fd, SHUT_RDWR);
@@ -126,7 +121,7 @@ std::optional<SideChannelTicket> SideChannelServer::Offer(const Tensor& tensor) 
 
 void SideChannelServer::AcceptLoop() {
   while (!stopped_.load()) {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_->fd(), POLLIN, 0}};
     const int p = poll(fds, 2, kHousekeepingMs);
     tickets_.Expire();
     Reap();
@@ -136,17 +131,16 @@ void SideChannelServer::AcceptLoop() {
     absl::MutexLock lock(&mu_);
     const bool room =
         live_ - evicted_ < options_.max_connections || EvictOldestUnauthenticatedLocked();
-    const int wake_fd = stopped_.load() || !room ? -1 : eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (wake_fd < 0 || !PrepareSideChannelSocket(fd)) {
+    std::shared_ptr<EventFd> wake = stopped_.load() || !room ? nullptr : EventFd::Make();
+    if (wake == nullptr || !PrepareSideChannelSocket(fd)) {
       close(fd);
-      if (wake_fd >= 0) close(wake_fd);
       continue;
     }
     ++live_;
     connections_.emplace_back();
     Connection* c = &connections_.back();
     c->fd = fd;
-    c->wake_fd = wake_fd;
+    c->wake = std::move(wake);
     c->thread = std::thread([this, c] { Serve(c); });
   }
 }
@@ -232,9 +226,8 @@ void SideChannelServer::Serve(Connection* c) {
   }
   absl::MutexLock lock(&mu_);
   close(fd);
-  close(c->wake_fd);
   c->fd = -1;
-  c->wake_fd = -1;
+  c->wake.reset();  // closed once no keyed answer holds it either
   c->done = true;
   --live_;
   if (c->evicted) --evicted_;
@@ -340,7 +333,7 @@ bool SideChannelServer::ServeKeyed(Connection* c, const SideChannelRequestHead& 
               errors::Unimplemented("this tensor side channel answers no keyed receives"));
     return false;
   }
-  auto answer = std::make_shared<KeyedAnswer>(fd, c->wake_fd, &keyed_served_);
+  auto answer = std::make_shared<KeyedAnswer>(fd, c->wake, &keyed_served_);
   source(head.step_id, key, answer->cm(),
          [answer](const absl::Status& s, grpc::ByteBuffer reply, Tensor follows) {
            answer->Done(s, std::move(reply), std::move(follows));
@@ -377,7 +370,7 @@ bool SideChannelServer::AwaitKeyedAnswer(Connection* c, KeyedAnswer* answer,
     // in whole slices: a zero slice would spin.
     const absl::Time now = absl::Now();
     const absl::Duration slice = now < give_up ? std::min(kKeyedPoll, give_up - now) : kKeyedPoll;
-    pollfd fds[2] = {{c->fd, POLLIN | POLLRDHUP, 0}, {c->wake_fd, POLLIN, 0}};
+    pollfd fds[2] = {{c->fd, POLLIN | POLLRDHUP, 0}, {c->wake->fd(), POLLIN, 0}};
     const int p =
         poll(fds, 2,
              static_cast<int>(absl::ToInt64Milliseconds(absl::Ceil(slice, absl::Milliseconds(1)))));
@@ -386,10 +379,7 @@ bool SideChannelServer::AwaitKeyedAnswer(Connection* c, KeyedAnswer* answer,
       return false;
     }
     if (p > 0) {
-      if (fds[1].revents != 0) {
-        uint64_t count = 0;
-        (void)!read(c->wake_fd, &count, sizeof(count));
-      }
+      if (fds[1].revents != 0) c->wake->Drain();
       // Before its reply has gone, the receiver only speaks to hang up.
       if (fds[0].revents != 0 && answer->state() == KeyedAnswer::State::kWaiting) {
         answer->Abandon();

@@ -51,6 +51,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "distflow/core/event_fd.h"
 #include "distflow/distributed_runtime/rpc/side_channel_keyed_answer.h"
 #include "distflow/distributed_runtime/rpc/side_channel_tickets.h"
 #include "distflow/framework/cancellation.h"
@@ -136,8 +137,8 @@ class SideChannelServer {
 
  private:
   struct Connection {
-    int fd = -1;       // closed by its thread, under mu_
-    int wake_fd = -1;  // an eventfd a keyed answer writes; closed with fd
+    int fd = -1;                    // closed by its thread, under mu_
+    std::shared_ptr<EventFd> wake;  // keyed answers signal it; shared with them
     std::thread thread;
     bool done = false;
     bool authenticated = false;  // a valid ticket came on it
@@ -172,7 +173,7 @@ class SideChannelServer {
   const Options options_;
   SideChannelTickets tickets_;
   int listen_fd_ = -1;
-  int wake_fd_ = -1;  // an eventfd that ends AcceptLoop
+  std::shared_ptr<EventFd> wake_;  // ends AcceptLoop
   int port_ = 0;
   std::thread acceptor_;
   std::atomic<bool> stopped_{false};
