@@ -180,9 +180,15 @@ void Worker::RunGraphAsync(CancellationManager* call_cm, const RunGraphRequest* 
   }
   uint64_t running_id;
   {
+    std::weak_ptr<RunGraphCall> weak = call;
     absl::MutexLock lock(&mu_);
     running_id = next_running_++;
-    running_.emplace(running_id, Running{step_id, handle, absl::Now(), call->rendezvous});
+    running_.emplace(running_id, Running{step_id, handle, absl::Now(), call->rendezvous, [weak] {
+                                           if (std::shared_ptr<RunGraphCall> c = weak.lock()) {
+                                             c->step_cm.StartCancel();
+                                           }
+                                         }});
+    ++steps_in_flight_;
   }
   graph_mgr_.ExecuteAsync(
       handle, step_id, call->rendezvous.get(), &call->step_cm, call->collector.get(),
@@ -232,6 +238,9 @@ void Worker::RunGraphAsync(CancellationManager* call_cm, const RunGraphRequest* 
           }
         }
         done(s);
+        // Last: the worker may go once no step is in flight.
+        absl::MutexLock lock(&mu_);
+        --steps_in_flight_;
       });
 }
 
@@ -406,6 +415,19 @@ void Worker::RecvTensorAsync(CancellationManager* call_cm, const RecvTensorReque
             done(s, value, is_dead);
             mgr->EndReceive(step_id);
           });
+}
+
+bool Worker::CancelStepsAndWait(absl::Time deadline) {
+  std::vector<std::function<void()>> cancels;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [id, r] : running_) cancels.push_back(r.cancel);
+  }
+  // Outside the lock: a step may end, and take it, as it is cancelled.
+  for (const std::function<void()>& cancel : cancels) cancel();
+  absl::MutexLock lock(&mu_);
+  auto none = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return steps_in_flight_ == 0; };
+  return mu_.AwaitWithDeadline(absl::Condition(&none), deadline);
 }
 
 std::vector<Worker::RunningStep> Worker::RunningSteps() {

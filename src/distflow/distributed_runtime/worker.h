@@ -58,6 +58,13 @@ class Worker {
   // Oldest first.
   std::vector<RunningStep> RunningSteps();
 
+  // Cancels every RunGraph step running and waits, until `deadline`, for
+  // the last one's completion (its caller's callback included) to return;
+  // false when one is still running then. The transport calls it as it
+  // shuts down, before this worker is destroyed: a step whose call was cut
+  // may still be ending on another thread.
+  bool CancelStepsAndWait(absl::Time deadline);
+
   // Runs one step of a registered graph: puts req.send into the step's
   // rendezvous, runs, and returns the tensors of req.recv_key. `call_cm` is
   // cancelled when the caller goes away (the step then stops).
@@ -97,9 +104,13 @@ class Worker {
     std::string graph_handle;
     absl::Time started;
     RefPtr<RemoteRendezvous> rendezvous;
+    // Cancels the step while it lives.
+    std::function<void()> cancel;
   };
   uint64_t next_running_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<uint64_t, Running> running_ ABSL_GUARDED_BY(mu_);
+  // RunGraph steps started and whose completion has not yet returned.
+  int steps_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace distflow

@@ -42,6 +42,8 @@ namespace {
 
 // Threads for the calls that may wait (sessions, graph registration).
 constexpr int kControlThreads = 4;
+// How long a stopped server waits for its cancelled steps to end.
+constexpr absl::Duration kStepDrainTimeout = absl::Seconds(10);
 
 // True iff `port` is held by another socket on every address `host`
 // resolves to. gRPC reports that failure only as a kilobyte of its own error
@@ -223,6 +225,11 @@ GrpcServer::~GrpcServer() {
   Stop();
   // The master's sessions talk to workers: close them before the workers go.
   if (impl_ != nullptr) {
+    // A step whose call the stop cut may still be ending on another thread:
+    // it ends (answering its call) before anything it runs on goes.
+    if (impl_->worker != nullptr) {
+      impl_->worker->CancelStepsAndWait(absl::Now() + kStepDrainTimeout);
+    }
     impl_->master.reset();
     // Channels serve peers from the worker: close them before it goes.
     if (rdma_mgr_ != nullptr) rdma_mgr_->Shutdown();
