@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include <climits>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <thread>
 #include <utility>
@@ -17,6 +17,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "distflow/core/event_fd.h"
 
 namespace distflow {
 
@@ -24,12 +25,6 @@ namespace {
 
 // The epoll key of the wake-up descriptor; watches count from 1.
 constexpr uint64_t kWakeKey = 0;
-
-void Wake(int event_fd) {
-  const uint64_t one = 1;
-  // A full counter already wakes the loop; nothing else can fail here.
-  (void)!write(event_fd, &one, sizeof(one));
-}
 
 // epoll_wait's timeout for `until`: -1 for never, else whole milliseconds
 // rounded up, so the loop never wakes just before a deadline.
@@ -44,18 +39,16 @@ int TimeoutMs(absl::Time until) {
 }  // namespace
 
 struct ReadableWatcher::State {
-  State()
-      : epoll_fd(epoll_create1(EPOLL_CLOEXEC)), event_fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
-    if (epoll_fd >= 0 && event_fd >= 0) {
+  State() : epoll_fd(epoll_create1(EPOLL_CLOEXEC)), wake(EventFd::Make()) {
+    if (epoll_fd >= 0 && wake != nullptr) {
       epoll_event ev{};
       ev.events = EPOLLIN;
       ev.data.u64 = kWakeKey;
-      usable = epoll_ctl(epoll_fd, EPOLL_CTL_ADD, event_fd, &ev) == 0;
+      usable = epoll_ctl(epoll_fd, EPOLL_CTL_ADD, wake->fd(), &ev) == 0;
     }
   }
   ~State() {
     if (epoll_fd >= 0) close(epoll_fd);
-    if (event_fd >= 0) close(event_fd);
   }
 
   struct Entry {
@@ -75,7 +68,7 @@ struct ReadableWatcher::State {
   }
 
   const int epoll_fd;
-  const int event_fd;
+  const std::shared_ptr<EventFd> wake;
   bool usable = false;
   absl::Mutex mu;
   std::map<uint64_t, Entry> entries ABSL_GUARDED_BY(mu);
@@ -115,7 +108,7 @@ bool ReadableWatcher::Watch(int fd, absl::Time deadline, Callback ready) {
     }
     wake = deadline < s.sleeping_until;
   }
-  if (wake) Wake(s.event_fd);
+  if (wake) s.wake->Signal();
   return true;
 }
 
@@ -140,8 +133,7 @@ void ReadableWatcher::Loop(const std::shared_ptr<State>& state) {
       for (int i = 0; i < n; ++i) {
         const uint64_t id = events[i].data.u64;
         if (id == kWakeKey) {
-          uint64_t count;
-          (void)!read(s.event_fd, &count, sizeof(count));
+          s.wake->Drain();
           continue;
         }
         auto it = s.entries.find(id);
@@ -170,7 +162,7 @@ void ReadableWatcher::Stop() {
     while (!s.entries.empty()) stopped.push_back(s.Take(s.entries.begin()));
     thread = std::move(s.thread);
   }
-  if (s.usable) Wake(s.event_fd);
+  if (s.usable) s.wake->Signal();
   if (thread.joinable()) {
     // A callback that stops the watcher ends its own thread: that thread
     // touches only the shared state from here on.

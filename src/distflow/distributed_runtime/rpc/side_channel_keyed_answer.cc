@@ -53,11 +53,11 @@ bool KeyedAnswer::Settle(const absl::Status& status, grpc::ByteBuffer reply, Ten
 }
 
 bool KeyedAnswer::Lay(grpc::ByteBuffer reply, Tensor follows) {
-  reply_ = std::move(reply);
-  if (!reply_.Dump(&slices_).ok()) return false;
+  // The slices hold the response's bytes on their own.
+  if (!reply.Dump(&slices_).ok()) return false;
   follows_ = std::move(follows);
   SideChannelReplyHeader header;
-  header.payload_bytes = reply_.Length();
+  header.payload_bytes = reply.Length();
   EncodeSideChannelReplyHeader(header, &head_);
   pieces_.clear();
   pieces_.emplace_back(head_.data(), head_.size());

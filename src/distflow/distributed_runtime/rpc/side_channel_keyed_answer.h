@@ -88,7 +88,6 @@ class KeyedAnswer {
   bool abandoned_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status status_ ABSL_GUARDED_BY(mu_);
   std::array<char, kSideChannelReplyHeaderBytes> head_ ABSL_GUARDED_BY(mu_){};
-  grpc::ByteBuffer reply_ ABSL_GUARDED_BY(mu_);
   std::vector<grpc::Slice> slices_ ABSL_GUARDED_BY(mu_);
   Tensor follows_ ABSL_GUARDED_BY(mu_);
   WirePieces pieces_ ABSL_GUARDED_BY(mu_);

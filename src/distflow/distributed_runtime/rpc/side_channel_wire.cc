@@ -244,19 +244,6 @@ IoOutcome ReadFullyWokenLate(int fd, void* buf, size_t n, absl::Time deadline, a
   return o;
 }
 
-IoOutcome WriteFully(int fd, const void* buf, size_t n, absl::Time deadline, absl::Duration stall,
-                     size_t* moved, int* error) {
-  const char* p = static_cast<const char*>(buf);
-  return MoveFully(fd, n, POLLOUT, deadline, stall, moved, error,
-                   [fd, p](size_t off, size_t len) -> ssize_t {
-                     const ssize_t r = send(fd, p + off, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-                     // A send never returns 0 for a nonzero length; keep 0
-                     // meaning "closed" for reads only.
-                     if (r == 0) errno = EAGAIN;
-                     return r == 0 ? -1 : r;
-                   });
-}
-
 namespace {
 
 // One sendmsg of `pieces` from their byte `from` on, as a send(): -1 with
@@ -279,6 +266,8 @@ ssize_t SendPieces(int fd, const WirePieces& pieces, size_t from) {
   msg.msg_iov = iov.data();
   msg.msg_iovlen = n;
   const ssize_t r = sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+  // A send never returns 0 for a nonzero length; keep 0 meaning "closed"
+  // for reads only.
   if (r == 0) errno = EAGAIN;
   return r == 0 ? -1 : r;
 }
@@ -304,6 +293,12 @@ IoOutcome WriteGatheredNow(int fd, const WirePieces& pieces, size_t from, size_t
   // A deadline already past: the loop ends as soon as the socket is full.
   return WriteGatheredFully(fd, pieces, from, absl::InfinitePast(), absl::ZeroDuration(), moved,
                             error);
+}
+
+IoOutcome WriteFully(int fd, const void* buf, size_t n, absl::Time deadline, absl::Duration stall,
+                     size_t* moved, int* error) {
+  return WriteGatheredFully(fd, {absl::Span<const char>(static_cast<const char*>(buf), n)}, 0,
+                            deadline, stall, moved, error);
 }
 
 bool PrepareSideChannelSocket(int fd) {
